@@ -1,0 +1,1177 @@
+//! build3: `retry_request`. Every fixture of the lesson's table, then the edges between them.
+//!
+//! Each check scripts the request's outcomes, records calls, waits and events (nothing really
+//! sleeps) and compares them with what the rules of `../shared/spec/build3-retry-request.md`
+//! demand. Failure messages say what was observed, what was expected, and the rule behind it.
+
+use super::{Check, CheckResult, Group};
+use crate::recording::{
+    describe_error, fmt_events, fmt_result, fmt_waits, record, Callback, DeliberatePanic,
+    Recording, Script,
+};
+use crate::{Implementation, Reply};
+use reference::{
+    PermanentError, PermanentKind, PolicyError, RequestError, RetryError, RetryEvent, RetryPolicy,
+    StopCause, TransientError, TransientReason,
+};
+use serde_json::json;
+use std::panic;
+
+/// The build3 group.
+pub const GROUP: Group = Group {
+    name: "build3",
+    function: "retry_request",
+    checks: CHECKS,
+};
+
+macro_rules! checks {
+    ($($module:ident :: $name:ident),* $(,)?) => {
+        const CHECKS: &[Check] = &[
+            $(Check { name: concat!(stringify!($module), "::", stringify!($name)), run: $module::$name },)*
+        ];
+    };
+}
+
+checks![
+    fixtures::third_attempt_success,
+    fixtures::capped_exhaustion,
+    fixtures::supported_retry_after,
+    fixtures::delay_budget_stop,
+    fixtures::input_refusal,
+    fixtures::permanent_error,
+    fixtures::sleep_panics,
+    fixtures::log_panics,
+    validation::method_must_be_exactly_get,
+    validation::attempts_outside_one_to_five,
+    validation::base_delay_not_finite_or_out_of_range,
+    validation::max_delay_not_finite_or_out_of_range,
+    validation::base_above_max,
+    validation::first_problem_in_order,
+    validation::boundaries_are_accepted,
+    attempts::first_call_is_attempt_one,
+    attempts::one_attempt_never_sleeps,
+    attempts::no_sleep_after_last_attempt,
+    attempts::attempt_limit_beats_delay_budget,
+    backoff::doubles_then_caps,
+    backoff::zero_delays_still_call_sleep,
+    server_wait::nan_is_ignored,
+    server_wait::negative_is_ignored,
+    server_wait::infinite_stops,
+    server_wait::huge_stops,
+    server_wait::equal_to_budget_is_honoured,
+    server_wait::just_above_budget_is_not_clamped,
+    server_wait::smaller_than_backoff_keeps_backoff,
+    server_wait::larger_than_backoff_is_honoured,
+    server_wait::zero_keeps_backoff,
+    outcomes::callers_own_value,
+    outcomes::first_call_success,
+    outcomes::permanent_after_transient,
+    outcomes::every_permanent_kind,
+    callbacks::request_panics,
+    callbacks::log_before_sleep,
+    events::each_event_is_fresh,
+    events::json_shape,
+    privacy::no_detail_in_events_or_display,
+];
+
+// ---------- building blocks ----------
+
+/// The reply of call `n`: distinct per call, so a check sees which one came back.
+fn value(n: u32) -> Reply {
+    json!({ "job_id": format!("fresh_{n}"), "state": "done" })
+}
+
+fn data(n: u32) -> Result<Reply, RequestError> {
+    Ok(value(n))
+}
+
+fn fail(reason: TransientReason) -> Result<Reply, RequestError> {
+    Err(TransientError::new(reason).into())
+}
+
+fn server_error() -> Result<Reply, RequestError> {
+    fail(TransientReason::ServerError)
+}
+
+fn rate_limited(wait: f64) -> Result<Reply, RequestError> {
+    Err(TransientError::new(TransientReason::RateLimited)
+        .with_retry_after(wait)
+        .into())
+}
+
+fn permanent(kind: PermanentKind, status: u16) -> Result<Reply, RequestError> {
+    Err(PermanentError::new(kind).with_status(status).into())
+}
+
+fn policy(max_attempts: u32, base_delay: f64, max_delay: f64) -> RetryPolicy {
+    RetryPolicy {
+        max_attempts,
+        base_delay,
+        max_delay,
+        ..RetryPolicy::default()
+    }
+}
+
+fn retry(attempt: u32, reason: TransientReason, delay: f64) -> RetryEvent {
+    RetryEvent::retry(attempt, reason, delay)
+}
+
+fn stop(attempt: u32, reason: TransientReason, cause: StopCause) -> RetryEvent {
+    RetryEvent::stop(attempt, reason, cause)
+}
+
+fn exhausted(
+    attempts: u32,
+    reason: TransientReason,
+    cause: StopCause,
+) -> Result<Reply, RetryError> {
+    Err(RetryError::Exhausted {
+        attempts,
+        reason,
+        cause,
+    })
+}
+
+use StopCause::{AttemptLimit, DelayBudget};
+use TransientReason::{Connection, RateLimited, ServerError, Timeout};
+
+/// What a run must look like.
+struct Expected {
+    calls: u32,
+    waits: Vec<f64>,
+    events: Vec<RetryEvent>,
+    result: Result<Reply, RetryError>,
+}
+
+impl Expected {
+    fn as_recording(&self) -> Recording {
+        Recording {
+            calls: self.calls,
+            waits: self.waits.clone(),
+            events: self.events.clone(),
+            order: Vec::new(),
+            result: Some(self.result.clone()),
+        }
+    }
+}
+
+fn same_secs(a: f64, b: f64) -> bool {
+    a == b || (a - b).abs() <= 1e-9 * a.abs().max(b.abs())
+}
+
+fn same_waits(a: &[f64], b: &[f64]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| same_secs(*x, *y))
+}
+
+fn same_event(a: &RetryEvent, b: &RetryEvent) -> bool {
+    let delay = match (a.delay, b.delay) {
+        (Some(x), Some(y)) => same_secs(x, y),
+        (x, y) => x.is_none() && y.is_none(),
+    };
+    delay
+        && a.attempt == b.attempt
+        && a.reason == b.reason
+        && a.action == b.action
+        && a.cause == b.cause
+}
+
+fn same_events(a: &[RetryEvent], b: &[RetryEvent]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| same_event(x, y))
+}
+
+/// Runs the implementation and compares the whole run with `expected`.
+fn expect_run(
+    imp: &Implementation,
+    policy: &RetryPolicy,
+    script: Script,
+    expected: Expected,
+    rule: &str,
+) -> CheckResult {
+    let (rec, panicked) = record(imp, policy, &script, None);
+    if let Some(payload) = panicked {
+        // Unfinished code and unexpected panics are classified by the harness.
+        panic::resume_unwind(payload);
+    }
+    compare(policy, &rec, &expected, rule)
+}
+
+fn compare(policy: &RetryPolicy, rec: &Recording, exp: &Expected, rule: &str) -> CheckResult {
+    let mismatch = if rec.calls != exp.calls {
+        Some((
+            format!(
+                "request was called {} time(s); expected {}.",
+                rec.calls, exp.calls
+            ),
+            calls_hint(policy, rec, exp),
+        ))
+    } else if !same_waits(&rec.waits, &exp.waits) {
+        Some((
+            format!(
+                "sleep received {}; expected {}.",
+                fmt_waits(&rec.waits),
+                fmt_waits(&exp.waits)
+            ),
+            waits_hint(policy, rec, exp),
+        ))
+    } else if !same_events(&rec.events, &exp.events) {
+        Some((
+            format!(
+                "log received {}; expected {}.",
+                fmt_events(&rec.events),
+                fmt_events(&exp.events)
+            ),
+            None,
+        ))
+    } else if rec.result.as_ref() != Some(&exp.result) {
+        Some((
+            format!(
+                "retry_request returned {}; expected {}.",
+                fmt_result(&rec.result),
+                fmt_result(&Some(exp.result.clone()))
+            ),
+            result_hint(rec, exp),
+        ))
+    } else {
+        None
+    };
+    match mismatch {
+        None => Ok(()),
+        Some((what, hint)) => {
+            let hint = hint.unwrap_or_else(|| rule.to_string());
+            Err(format!(
+                "{what}\n{hint}\n\npolicy: max_attempts = {}, base_delay = {}, max_delay = {}\nobserved:\n{rec}\nexpected:\n{}",
+                policy.max_attempts,
+                policy.base_delay,
+                policy.max_delay,
+                exp.as_recording()
+            ))
+        }
+    }
+}
+
+fn calls_hint(policy: &RetryPolicy, rec: &Recording, exp: &Expected) -> Option<String> {
+    let m = policy.max_attempts;
+    if exp.calls == 0 {
+        return Some(
+            "An invalid policy is refused before any callback runs: validate first.".into(),
+        );
+    }
+    match &exp.result {
+        Err(RetryError::Exhausted {
+            cause: AttemptLimit, ..
+        }) if rec.calls > exp.calls => Some(format!(
+            "{} calls under max_attempts = {m}: the first call is attempt 1, so {m} calls in all, then stop.",
+            rec.calls
+        )),
+        Err(RetryError::Exhausted {
+            cause: DelayBudget, ..
+        }) if rec.calls > exp.calls => Some(format!(
+            "A server wait above max_delay = {} ends the loop: log a delay_budget stop instead of retrying (never shorten the server's wait to the budget).",
+            policy.max_delay
+        )),
+        Err(RetryError::Permanent(_)) if rec.calls > exp.calls => Some(
+            "A permanent failure ends the loop at once: retrying cannot fix it.".into(),
+        ),
+        Ok(_) if rec.calls > exp.calls => {
+            Some("Return the request's Ok value as soon as it arrives.".into())
+        }
+        _ if rec.calls < exp.calls => Some(format!(
+            "The loop stopped early: a transient failure before attempt {m} is retried."
+        )),
+        _ => None,
+    }
+}
+
+fn waits_hint(policy: &RetryPolicy, rec: &Recording, exp: &Expected) -> Option<String> {
+    if rec.waits.len() == exp.waits.len() + 1 && rec.waits.starts_with(&exp.waits) {
+        return Some(
+            "Never sleep after the last failed attempt: once the loop stops, return.".into(),
+        );
+    }
+    if let Err(RetryError::Exhausted {
+        cause: DelayBudget, ..
+    }) = exp.result
+    {
+        if rec.waits.len() > exp.waits.len() {
+            return Some(format!(
+                "The server asked for more than max_delay = {}: never shorten its wait to the budget, stop with delay_budget.",
+                policy.max_delay
+            ));
+        }
+    }
+    Some(format!(
+        "After failed attempt n, plan min(max_delay, base_delay * 2^(n-1)) = min({}, {} * 2^(n-1)), \
+         or the server's supported wait when it is larger.",
+        policy.max_delay, policy.base_delay
+    ))
+}
+
+fn result_hint(rec: &Recording, exp: &Expected) -> Option<String> {
+    match (&rec.result, &exp.result) {
+        (Some(Ok(_)), Err(RetryError::Permanent(_))) => Some(
+            "A permanent refusal turned into success: remove the broad catch or fallback.".into(),
+        ),
+        (Some(Ok(got)), Ok(want)) if got != want => Some(
+            "Return the value the request returned, unchanged: never a made-up or earlier one."
+                .into(),
+        ),
+        (Some(Err(RetryError::Permanent(got))), Err(RetryError::Permanent(want)))
+            if got != want =>
+        {
+            Some("Return the request's own permanent error, unchanged.".into())
+        }
+        _ => None,
+    }
+}
+
+/// Runs with `panic_in` panicking, and demands that the panic comes out and nothing runs after it.
+fn expect_propagation(
+    imp: &Implementation,
+    script: Script,
+    panic_in: Callback,
+    calls: u32,
+) -> CheckResult {
+    let (rec, panicked) = record(imp, &RetryPolicy::default(), &script, Some(panic_in));
+    let payload = match panicked {
+        Some(p) => p,
+        None => {
+            return Err(format!(
+                "{panic_in} panicked, but retry_request returned {}.\n\
+                 A panic in a callback is a programming error, not a failure to retry: let it propagate.\n\nobserved:\n{rec}",
+                fmt_result(&rec.result)
+            ))
+        }
+    };
+    if !payload.is::<DeliberatePanic>() {
+        panic::resume_unwind(payload);
+    }
+    if rec.order.last() != Some(&panic_in) {
+        return Err(format!(
+            "callbacks ran after {panic_in} panicked: {:?}. Nothing runs after a callback's panic.",
+            rec.order
+        ));
+    }
+    if rec.calls != calls {
+        return Err(format!(
+            "request was called {} time(s) before {panic_in} panicked; expected {calls}.\n\nobserved:\n{rec}",
+            rec.calls
+        ));
+    }
+    if !rec.waits.is_empty() {
+        return Err(format!(
+            "sleep received {} before {panic_in} panicked; expected no sleep.\n\
+             For each retry: log the event first, then sleep.\n\nobserved:\n{rec}",
+            fmt_waits(&rec.waits)
+        ));
+    }
+    Ok(())
+}
+
+fn expect_refusal(imp: &Implementation, policy: RetryPolicy, error: PolicyError) -> CheckResult {
+    let expected = Expected {
+        calls: 0,
+        waits: vec![],
+        events: vec![],
+        result: Err(RetryError::InvalidPolicy(error.clone())),
+    };
+    let rule = format!(
+        "Refuse {policy:?} with InvalidPolicy({error:?}): checks run in order method, max_attempts, \
+         base_delay (finite, then 0..=60), max_delay (finite, then 0..=60), base_delay <= max_delay."
+    );
+    let (rec, panicked) = record(imp, &policy, &Script::repeating(vec![data(1)]), None);
+    if let Some(payload) = panicked {
+        panic::resume_unwind(payload);
+    }
+    if rec.order.is_empty() && rec.result.as_ref() != Some(&expected.result) {
+        let got = match &rec.result {
+            Some(Err(e)) => describe_error(e),
+            other => fmt_result(other),
+        };
+        return Err(format!("{policy:?} gave {got}.\n{rule}"));
+    }
+    compare(&policy, &rec, &expected, &rule)
+}
+
+fn each(cases: Vec<CheckResult>) -> CheckResult {
+    let failures: Vec<String> = cases.into_iter().filter_map(Result::err).collect();
+    if failures.is_empty() {
+        Ok(())
+    } else {
+        Err(failures.join("\n\n"))
+    }
+}
+
+// ---------- the checks ----------
+
+mod fixtures {
+    use super::*;
+
+    pub fn third_attempt_success(imp: &Implementation) -> CheckResult {
+        expect_run(
+            imp,
+            &RetryPolicy::default(),
+            Script::repeating(vec![server_error(), server_error(), data(3)]),
+            Expected {
+                calls: 3,
+                waits: vec![0.25, 0.5],
+                events: vec![retry(1, ServerError, 0.25), retry(2, ServerError, 0.5)],
+                result: Ok(value(3)),
+            },
+            "Two server errors, then data: retry twice (0.25 s, 0.5 s) and return the data.",
+        )
+    }
+
+    pub fn capped_exhaustion(imp: &Implementation) -> CheckResult {
+        expect_run(
+            imp,
+            &policy(5, 1.0, 1.5),
+            Script::repeating(vec![server_error()]),
+            Expected {
+                calls: 5,
+                waits: vec![1.0, 1.5, 1.5, 1.5],
+                events: vec![
+                    retry(1, ServerError, 1.0),
+                    retry(2, ServerError, 1.5),
+                    retry(3, ServerError, 1.5),
+                    retry(4, ServerError, 1.5),
+                    stop(5, ServerError, AttemptLimit),
+                ],
+                result: exhausted(5, ServerError, AttemptLimit),
+            },
+            "Backoff doubles from base_delay and never exceeds max_delay; the fifth failure stops.",
+        )
+    }
+
+    pub fn supported_retry_after(imp: &Implementation) -> CheckResult {
+        expect_run(
+            imp,
+            &RetryPolicy::default(),
+            Script::repeating(vec![rate_limited(1.5), data(2)]),
+            Expected {
+                calls: 2,
+                waits: vec![1.5],
+                events: vec![retry(1, RateLimited, 1.5)],
+                result: Ok(value(2)),
+            },
+            "A supported server wait larger than the backoff is honoured.",
+        )
+    }
+
+    pub fn delay_budget_stop(imp: &Implementation) -> CheckResult {
+        expect_run(
+            imp,
+            &RetryPolicy::default(),
+            Script::repeating(vec![rate_limited(3.0), data(2)]),
+            Expected {
+                calls: 1,
+                waits: vec![],
+                events: vec![stop(1, RateLimited, DelayBudget)],
+                result: exhausted(1, RateLimited, DelayBudget),
+            },
+            "A server wait of 3 s under max_delay = 2 stops with delay_budget: never clamp it to 2 s.",
+        )
+    }
+
+    pub fn input_refusal(imp: &Implementation) -> CheckResult {
+        let d = RetryPolicy::default;
+        each(vec![
+            expect_refusal(
+                imp,
+                RetryPolicy {
+                    method: "POST".into(),
+                    ..d()
+                },
+                PolicyError::UnsupportedMethod("POST".into()),
+            ),
+            expect_refusal(
+                imp,
+                RetryPolicy {
+                    max_attempts: 0,
+                    ..d()
+                },
+                PolicyError::AttemptsOutOfRange(0),
+            ),
+            expect_refusal(
+                imp,
+                RetryPolicy {
+                    base_delay: f64::NAN,
+                    ..d()
+                },
+                PolicyError::DelayNotFinite {
+                    field: "base_delay",
+                },
+            ),
+            expect_refusal(
+                imp,
+                RetryPolicy {
+                    max_delay: 61.0,
+                    ..d()
+                },
+                PolicyError::DelayOutOfRange {
+                    field: "max_delay",
+                    value: 61.0,
+                },
+            ),
+            expect_refusal(
+                imp,
+                policy(3, 3.0, 2.0),
+                PolicyError::BaseAboveMax {
+                    base: 3.0,
+                    max: 2.0,
+                },
+            ),
+        ])
+    }
+
+    pub fn permanent_error(imp: &Implementation) -> CheckResult {
+        expect_run(
+            imp,
+            &RetryPolicy::default(),
+            Script::repeating(vec![permanent(PermanentKind::NotFound, 404)]),
+            Expected {
+                calls: 1,
+                waits: vec![],
+                events: vec![],
+                result: Err(RetryError::Permanent(
+                    PermanentError::new(PermanentKind::NotFound).with_status(404),
+                )),
+            },
+            "A 404 is permanent: return it at once, with no event and no sleep.",
+        )
+    }
+
+    pub fn sleep_panics(imp: &Implementation) -> CheckResult {
+        expect_propagation(
+            imp,
+            Script::repeating(vec![server_error()]),
+            Callback::Sleep,
+            1,
+        )
+    }
+
+    pub fn log_panics(imp: &Implementation) -> CheckResult {
+        expect_propagation(
+            imp,
+            Script::repeating(vec![server_error()]),
+            Callback::Log,
+            1,
+        )
+    }
+}
+
+mod validation {
+    use super::*;
+
+    pub fn method_must_be_exactly_get(imp: &Implementation) -> CheckResult {
+        each(
+            ["POST", "get", "GET ", "", "PUT", "HEAD"]
+                .into_iter()
+                .map(|m| {
+                    let p = RetryPolicy {
+                        method: m.into(),
+                        ..RetryPolicy::default()
+                    };
+                    expect_refusal(imp, p, PolicyError::UnsupportedMethod(m.into()))
+                })
+                .collect(),
+        )
+    }
+
+    pub fn attempts_outside_one_to_five(imp: &Implementation) -> CheckResult {
+        each(
+            [0, 6, 10, u32::MAX]
+                .into_iter()
+                .map(|n| {
+                    let p = RetryPolicy {
+                        max_attempts: n,
+                        ..RetryPolicy::default()
+                    };
+                    expect_refusal(imp, p, PolicyError::AttemptsOutOfRange(n))
+                })
+                .collect(),
+        )
+    }
+
+    fn delay_cases(imp: &Implementation, field: &'static str) -> CheckResult {
+        let make = |v: f64| {
+            let mut p = policy(3, 0.25, 60.0);
+            if field == "base_delay" {
+                p.base_delay = v;
+            } else {
+                p.base_delay = 0.0;
+                p.max_delay = v;
+            }
+            p
+        };
+        let mut cases = Vec::new();
+        for v in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+            cases.push(expect_refusal(
+                imp,
+                make(v),
+                PolicyError::DelayNotFinite { field },
+            ));
+        }
+        for v in [-0.5, -f64::MIN_POSITIVE, 60.0f64.next_up(), 61.0, 1e300] {
+            cases.push(expect_refusal(
+                imp,
+                make(v),
+                PolicyError::DelayOutOfRange { field, value: v },
+            ));
+        }
+        each(cases)
+    }
+
+    pub fn base_delay_not_finite_or_out_of_range(imp: &Implementation) -> CheckResult {
+        delay_cases(imp, "base_delay")
+    }
+
+    pub fn max_delay_not_finite_or_out_of_range(imp: &Implementation) -> CheckResult {
+        delay_cases(imp, "max_delay")
+    }
+
+    pub fn base_above_max(imp: &Implementation) -> CheckResult {
+        each(vec![
+            expect_refusal(
+                imp,
+                policy(3, 0.5, 0.25),
+                PolicyError::BaseAboveMax {
+                    base: 0.5,
+                    max: 0.25,
+                },
+            ),
+            expect_refusal(
+                imp,
+                policy(3, 60.0, 0.0),
+                PolicyError::BaseAboveMax {
+                    base: 60.0,
+                    max: 0.0,
+                },
+            ),
+        ])
+    }
+
+    pub fn first_problem_in_order(imp: &Implementation) -> CheckResult {
+        let all_wrong = RetryPolicy {
+            method: "POST".into(),
+            max_attempts: 0,
+            base_delay: f64::NAN,
+            max_delay: -1.0,
+        };
+        each(vec![
+            expect_refusal(
+                imp,
+                all_wrong.clone(),
+                PolicyError::UnsupportedMethod("POST".into()),
+            ),
+            expect_refusal(
+                imp,
+                RetryPolicy {
+                    method: "GET".into(),
+                    ..all_wrong.clone()
+                },
+                PolicyError::AttemptsOutOfRange(0),
+            ),
+            expect_refusal(
+                imp,
+                RetryPolicy {
+                    method: "GET".into(),
+                    max_attempts: 3,
+                    ..all_wrong.clone()
+                },
+                PolicyError::DelayNotFinite {
+                    field: "base_delay",
+                },
+            ),
+            // base_delay is checked completely (finite, then range) before max_delay.
+            expect_refusal(
+                imp,
+                RetryPolicy {
+                    method: "GET".into(),
+                    max_attempts: 3,
+                    base_delay: 61.0,
+                    max_delay: f64::NAN,
+                },
+                PolicyError::DelayOutOfRange {
+                    field: "base_delay",
+                    value: 61.0,
+                },
+            ),
+            expect_refusal(
+                imp,
+                RetryPolicy {
+                    method: "GET".into(),
+                    max_attempts: 3,
+                    base_delay: 5.0,
+                    max_delay: 61.0,
+                },
+                PolicyError::DelayOutOfRange {
+                    field: "max_delay",
+                    value: 61.0,
+                },
+            ),
+        ])
+    }
+
+    pub fn boundaries_are_accepted(imp: &Implementation) -> CheckResult {
+        each(vec![
+            expect_run(
+                imp,
+                &policy(1, 0.0, 0.0),
+                Script::repeating(vec![data(1)]),
+                Expected {
+                    calls: 1,
+                    waits: vec![],
+                    events: vec![],
+                    result: Ok(value(1)),
+                },
+                "max_attempts = 1 and delays of 0 are valid.",
+            ),
+            expect_run(
+                imp,
+                &policy(5, 60.0, 60.0),
+                Script::repeating(vec![fail(Timeout)]),
+                Expected {
+                    calls: 5,
+                    waits: vec![60.0; 4],
+                    events: vec![
+                        retry(1, Timeout, 60.0),
+                        retry(2, Timeout, 60.0),
+                        retry(3, Timeout, 60.0),
+                        retry(4, Timeout, 60.0),
+                        stop(5, Timeout, AttemptLimit),
+                    ],
+                    result: exhausted(5, Timeout, AttemptLimit),
+                },
+                "max_attempts = 5 and delays of 60 s are valid.",
+            ),
+        ])
+    }
+}
+
+mod attempts {
+    use super::*;
+
+    pub fn first_call_is_attempt_one(imp: &Implementation) -> CheckResult {
+        expect_run(
+            imp,
+            &RetryPolicy::default(),
+            Script::repeating(vec![fail(Timeout)]),
+            Expected {
+                calls: 3,
+                waits: vec![0.25, 0.5],
+                events: vec![
+                    retry(1, Timeout, 0.25),
+                    retry(2, Timeout, 0.5),
+                    stop(3, Timeout, AttemptLimit),
+                ],
+                result: exhausted(3, Timeout, AttemptLimit),
+            },
+            "max_attempts = 3 means three calls in all, the first one included.",
+        )
+    }
+
+    pub fn one_attempt_never_sleeps(imp: &Implementation) -> CheckResult {
+        expect_run(
+            imp,
+            &policy(1, 0.25, 2.0),
+            Script::repeating(vec![server_error()]),
+            Expected {
+                calls: 1,
+                waits: vec![],
+                events: vec![stop(1, ServerError, AttemptLimit)],
+                result: exhausted(1, ServerError, AttemptLimit),
+            },
+            "With max_attempts = 1 the first failure is the last: stop, no sleep.",
+        )
+    }
+
+    pub fn no_sleep_after_last_attempt(imp: &Implementation) -> CheckResult {
+        expect_run(
+            imp,
+            &policy(2, 0.5, 2.0),
+            Script::repeating(vec![fail(Connection)]),
+            Expected {
+                calls: 2,
+                waits: vec![0.5],
+                events: vec![retry(1, Connection, 0.5), stop(2, Connection, AttemptLimit)],
+                result: exhausted(2, Connection, AttemptLimit),
+            },
+            "Never sleep after the last failed attempt.",
+        )
+    }
+
+    pub fn attempt_limit_beats_delay_budget(imp: &Implementation) -> CheckResult {
+        expect_run(
+            imp,
+            &policy(2, 0.25, 2.0),
+            Script::repeating(vec![server_error(), rate_limited(10.0)]),
+            Expected {
+                calls: 2,
+                waits: vec![0.25],
+                events: vec![
+                    retry(1, ServerError, 0.25),
+                    stop(2, RateLimited, AttemptLimit),
+                ],
+                result: exhausted(2, RateLimited, AttemptLimit),
+            },
+            "On the last attempt both stops apply; attempt_limit wins.",
+        )
+    }
+}
+
+mod backoff {
+    use super::*;
+
+    pub fn doubles_then_caps(imp: &Implementation) -> CheckResult {
+        expect_run(
+            imp,
+            &policy(5, 0.25, 1.0),
+            Script::repeating(vec![
+                fail(Timeout),
+                fail(Timeout),
+                fail(Timeout),
+                fail(Timeout),
+                data(5),
+            ]),
+            Expected {
+                calls: 5,
+                waits: vec![0.25, 0.5, 1.0, 1.0],
+                events: vec![
+                    retry(1, Timeout, 0.25),
+                    retry(2, Timeout, 0.5),
+                    retry(3, Timeout, 1.0),
+                    retry(4, Timeout, 1.0),
+                ],
+                result: Ok(value(5)),
+            },
+            "Backoff after attempt n is min(max_delay, base_delay * 2^(n-1)).",
+        )
+    }
+
+    pub fn zero_delays_still_call_sleep(imp: &Implementation) -> CheckResult {
+        expect_run(
+            imp,
+            &policy(3, 0.0, 0.0),
+            Script::repeating(vec![server_error(), server_error(), data(3)]),
+            Expected {
+                calls: 3,
+                waits: vec![0.0, 0.0],
+                events: vec![retry(1, ServerError, 0.0), retry(2, ServerError, 0.0)],
+                result: Ok(value(3)),
+            },
+            "A planned delay of 0 is still a planned delay: call sleep(0.0) before each retry.",
+        )
+    }
+}
+
+mod server_wait {
+    use super::*;
+
+    fn one_wait(imp: &Implementation, wait: f64, planned: f64, rule: &str) -> CheckResult {
+        expect_run(
+            imp,
+            &RetryPolicy::default(),
+            Script::repeating(vec![rate_limited(wait), data(2)]),
+            Expected {
+                calls: 2,
+                waits: vec![planned],
+                events: vec![retry(1, RateLimited, planned)],
+                result: Ok(value(2)),
+            },
+            rule,
+        )
+    }
+
+    fn over_budget(imp: &Implementation, policy: RetryPolicy, wait: f64) -> CheckResult {
+        expect_run(
+            imp,
+            &policy,
+            Script::repeating(vec![rate_limited(wait), data(2)]),
+            Expected {
+                calls: 1,
+                waits: vec![],
+                events: vec![stop(1, RateLimited, DelayBudget)],
+                result: exhausted(1, RateLimited, DelayBudget),
+            },
+            "A server wait above max_delay stops with delay_budget; it is never shortened.",
+        )
+    }
+
+    pub fn nan_is_ignored(imp: &Implementation) -> CheckResult {
+        one_wait(
+            imp,
+            f64::NAN,
+            0.25,
+            "A NaN server wait is unsupported: ignore it and use the backoff.",
+        )
+    }
+
+    pub fn negative_is_ignored(imp: &Implementation) -> CheckResult {
+        one_wait(
+            imp,
+            -1.0,
+            0.25,
+            "A negative server wait is unsupported: ignore it and use the backoff.",
+        )
+    }
+
+    pub fn infinite_stops(imp: &Implementation) -> CheckResult {
+        over_budget(imp, RetryPolicy::default(), f64::INFINITY)
+    }
+
+    pub fn huge_stops(imp: &Implementation) -> CheckResult {
+        over_budget(imp, RetryPolicy::default(), 1e300)
+    }
+
+    pub fn equal_to_budget_is_honoured(imp: &Implementation) -> CheckResult {
+        one_wait(
+            imp,
+            2.0,
+            2.0,
+            "A server wait equal to max_delay fits the budget: honour it.",
+        )
+    }
+
+    pub fn just_above_budget_is_not_clamped(imp: &Implementation) -> CheckResult {
+        over_budget(imp, policy(3, 0.25, 1.5), 1.5f64.next_up())
+    }
+
+    pub fn smaller_than_backoff_keeps_backoff(imp: &Implementation) -> CheckResult {
+        expect_run(
+            imp,
+            &RetryPolicy::default(),
+            Script::repeating(vec![server_error(), rate_limited(0.1), data(3)]),
+            Expected {
+                calls: 3,
+                waits: vec![0.25, 0.5],
+                events: vec![retry(1, ServerError, 0.25), retry(2, RateLimited, 0.5)],
+                result: Ok(value(3)),
+            },
+            "Plan the larger of the backoff and a supported server wait.",
+        )
+    }
+
+    pub fn larger_than_backoff_is_honoured(imp: &Implementation) -> CheckResult {
+        expect_run(
+            imp,
+            &RetryPolicy::default(),
+            Script::repeating(vec![server_error(), rate_limited(1.25), data(3)]),
+            Expected {
+                calls: 3,
+                waits: vec![0.25, 1.25],
+                events: vec![retry(1, ServerError, 0.25), retry(2, RateLimited, 1.25)],
+                result: Ok(value(3)),
+            },
+            "Plan the larger of the backoff and a supported server wait.",
+        )
+    }
+
+    pub fn zero_keeps_backoff(imp: &Implementation) -> CheckResult {
+        one_wait(
+            imp,
+            0.0,
+            0.25,
+            "A server wait of 0 is supported and smaller than the backoff.",
+        )
+    }
+}
+
+mod outcomes {
+    use super::*;
+
+    pub fn callers_own_value(imp: &Implementation) -> CheckResult {
+        let own = json!({ "job_id": "fresh_2", "nonce": 0x5eed_u32, "items": [1, 2, 3] });
+        expect_run(
+            imp,
+            &RetryPolicy::default(),
+            Script::repeating(vec![fail(Connection), Ok(own.clone())]),
+            Expected {
+                calls: 2,
+                waits: vec![0.25],
+                events: vec![retry(1, Connection, 0.25)],
+                result: Ok(own),
+            },
+            "Return the request's own value, unchanged.",
+        )
+    }
+
+    pub fn first_call_success(imp: &Implementation) -> CheckResult {
+        expect_run(
+            imp,
+            &RetryPolicy::default(),
+            Script::repeating(vec![data(1)]),
+            Expected {
+                calls: 1,
+                waits: vec![],
+                events: vec![],
+                result: Ok(value(1)),
+            },
+            "Success on the first call: no event, no sleep.",
+        )
+    }
+
+    pub fn permanent_after_transient(imp: &Implementation) -> CheckResult {
+        let refusal = PermanentError::new(PermanentKind::Unauthorized)
+            .with_status(401)
+            .with_detail("token expired");
+        expect_run(
+            imp,
+            &RetryPolicy::default(),
+            Script::repeating(vec![fail(Timeout), Err(refusal.clone().into())]),
+            Expected {
+                calls: 2,
+                waits: vec![0.25],
+                events: vec![retry(1, Timeout, 0.25)],
+                result: Err(RetryError::Permanent(refusal)),
+            },
+            "A permanent failure ends the loop even after a retry, and is returned unchanged.",
+        )
+    }
+
+    pub fn every_permanent_kind(imp: &Implementation) -> CheckResult {
+        each(
+            PermanentKind::ALL
+                .into_iter()
+                .map(|kind| {
+                    let e = PermanentError::new(kind);
+                    expect_run(
+                        imp,
+                        &RetryPolicy::default(),
+                        Script::repeating(vec![Err(e.clone().into())]),
+                        Expected {
+                            calls: 1,
+                            waits: vec![],
+                            events: vec![],
+                            result: Err(RetryError::Permanent(e)),
+                        },
+                        "No permanent failure is retried.",
+                    )
+                })
+                .collect(),
+        )
+    }
+}
+
+mod callbacks {
+    use super::*;
+
+    pub fn request_panics(imp: &Implementation) -> CheckResult {
+        expect_propagation(imp, Script::repeating(vec![data(1)]), Callback::Request, 1)
+    }
+
+    pub fn log_before_sleep(imp: &Implementation) -> CheckResult {
+        let (rec, panicked) = record(
+            imp,
+            &RetryPolicy::default(),
+            &Script::repeating(vec![server_error(), fail(Timeout), data(3)]),
+            None,
+        );
+        if let Some(payload) = panicked {
+            panic::resume_unwind(payload);
+        }
+        use Callback::{Log, Request, Sleep};
+        let expected = [Request, Log, Sleep, Request, Log, Sleep, Request];
+        if rec.order != expected {
+            return Err(format!(
+                "callbacks ran in the order {:?}; expected {expected:?}.\n\
+                 For each retry: log the event, then sleep, then call request again.",
+                rec.order
+            ));
+        }
+        Ok(())
+    }
+}
+
+mod events {
+    use super::*;
+
+    pub fn each_event_is_fresh(imp: &Implementation) -> CheckResult {
+        expect_run(
+            imp,
+            &policy(4, 0.25, 2.0),
+            Script::repeating(vec![
+                fail(Timeout),
+                fail(Connection),
+                server_error(),
+                rate_limited(0.75),
+            ]),
+            Expected {
+                calls: 4,
+                waits: vec![0.25, 0.5, 1.0],
+                events: vec![
+                    retry(1, Timeout, 0.25),
+                    retry(2, Connection, 0.5),
+                    retry(3, ServerError, 1.0),
+                    stop(4, RateLimited, AttemptLimit),
+                ],
+                result: exhausted(4, RateLimited, AttemptLimit),
+            },
+            "Each event carries its own attempt number and that attempt's reason.",
+        )
+    }
+
+    pub fn json_shape(imp: &Implementation) -> CheckResult {
+        let (rec, panicked) = record(
+            imp,
+            &policy(2, 0.25, 2.0),
+            &Script::repeating(vec![server_error(), fail(Timeout)]),
+            None,
+        );
+        if let Some(payload) = panicked {
+            panic::resume_unwind(payload);
+        }
+        let got: Vec<String> = rec
+            .events
+            .iter()
+            .map(|e| serde_json::to_string(e).unwrap_or_else(|e| format!("<unserializable: {e}>")))
+            .collect();
+        let want = [
+            r#"{"attempt":1,"reason":"server_error","action":"retry","delay":0.25,"cause":null}"#,
+            r#"{"attempt":2,"reason":"timeout","action":"stop","delay":null,"cause":"attempt_limit"}"#,
+        ];
+        if got != want {
+            return Err(format!(
+                "events as JSON:\n  {}\nexpected:\n  {}\nA retry has a delay and no cause; a stop has a cause and no delay.",
+                got.join("\n  "),
+                want.join("\n  ")
+            ));
+        }
+        Ok(())
+    }
+}
+
+mod privacy {
+    use super::*;
+
+    pub fn no_detail_in_events_or_display(imp: &Implementation) -> CheckResult {
+        const SECRET: &str = "Bearer sk-PRIVATE-42";
+        let transient = TransientError::new(TransientReason::ServerError).with_detail(SECRET);
+        let refusal = PermanentError::new(PermanentKind::Forbidden).with_detail(SECRET);
+        let runs = [
+            Script::repeating(vec![Err(transient.clone().into())]),
+            Script::repeating(vec![Err(transient.into()), Err(refusal.into())]),
+        ];
+        for script in runs {
+            let (rec, panicked) = record(imp, &RetryPolicy::default(), &script, None);
+            if let Some(payload) = panicked {
+                panic::resume_unwind(payload);
+            }
+            let events: Vec<String> = rec
+                .events
+                .iter()
+                .map(|e| serde_json::to_string(e).unwrap_or_default())
+                .collect();
+            let shown = match &rec.result {
+                Some(Err(e)) => e.to_string(),
+                other => fmt_result(other),
+            };
+            if events.iter().any(|e| e.contains("PRIVATE")) || shown.contains("PRIVATE") {
+                return Err(format!(
+                    "private detail text reached an event or the error's Display:\n  events: {events:?}\n  error:  {shown}\n\
+                     Keep only the declared fields: attempt, reason, action, delay, cause."
+                ));
+            }
+        }
+        Ok(())
+    }
+}

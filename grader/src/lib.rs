@@ -1,0 +1,28 @@
+//! The kit's grader: runs an exercise group's checks against the learner's `practice`
+//! crate or against the `reference`, each check in its own process.
+//!
+//! - [`checks`]: the groups and their checks (plain functions over an [`Implementation`]).
+//! - [`recording`]: runs an implementation on a scripted request and records every callback.
+//! - [`harness`]: the child side, which runs one check and writes a report.
+//! - [`Launcher`]: the parent side, which starts a child, times it out, and reads the report.
+//! - [`suite`]: selects checks with libtest's arguments and prints results.
+//! - [`compile`]: builds the learner's harness with cargo.
+//!
+//! The project's own tests drive all of this with test-only implementations; see
+//! `grader/tests/implementations.rs`.
+
+pub mod checks;
+mod child;
+pub mod compile;
+pub mod exercise;
+pub mod harness;
+mod implementation;
+pub mod outcome;
+pub mod recording;
+pub mod suite;
+pub mod workspace;
+
+pub use child::Launcher;
+pub use exercise::Exercise;
+pub use implementation::{Implementation, Reply, RetryFn};
+pub use outcome::{Outcome, Status};

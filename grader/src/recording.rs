@@ -1,0 +1,223 @@
+//! Runs one implementation against a scripted request and records every callback.
+//!
+//! Nothing here really sleeps: `sleep` only writes the planned delay down.
+
+use crate::{Implementation, Reply};
+use reference::{RequestError, RetryError, RetryEvent, RetryPolicy};
+use std::cell::RefCell;
+use std::fmt;
+use std::panic::{self, AssertUnwindSafe};
+
+/// How many calls of any one callback a run may make before the grader calls it a loop.
+///
+/// A correct implementation makes at most 5 calls: this is far above that and far below
+/// what would take noticeable time.
+pub const CALL_GUARD: u32 = 1_000;
+
+/// A failure the checks raise from inside a callback (for example when a loop runs away).
+/// The harness reports its text as the check's failure message.
+#[derive(Debug, Clone)]
+pub struct CheckFailure(pub String);
+
+/// The payload of a panic the grader raises on purpose inside a callback, to see whether
+/// the implementation lets it propagate.
+#[derive(Debug, Clone, Copy)]
+pub struct DeliberatePanic(pub Callback);
+
+/// The three callbacks an implementation receives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Callback {
+    /// `request`
+    Request,
+    /// `sleep`
+    Sleep,
+    /// `log`
+    Log,
+}
+
+impl fmt::Display for Callback {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Callback::Request => "request",
+            Callback::Sleep => "sleep",
+            Callback::Log => "log",
+        })
+    }
+}
+
+/// The outcomes `request` returns, in order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Script {
+    /// One outcome per call.
+    pub steps: Vec<Result<Reply, RequestError>>,
+    /// After the last step, keep returning it (for "always fails" runs).
+    pub repeat_last: bool,
+}
+
+impl Script {
+    /// Exactly these outcomes; a further call ends the run with a [`CheckFailure`].
+    pub fn new(steps: Vec<Result<Reply, RequestError>>) -> Self {
+        Script {
+            steps,
+            repeat_last: false,
+        }
+    }
+
+    /// These outcomes, then the last one for ever (the checks' choice: a call too many then
+    /// shows up as a wrong count, with the lesson's hint, rather than as an error).
+    pub fn repeating(steps: Vec<Result<Reply, RequestError>>) -> Self {
+        Script {
+            steps,
+            repeat_last: true,
+        }
+    }
+
+    fn outcome(&self, call: u32) -> Result<Reply, RequestError> {
+        let i = call as usize - 1;
+        match self.steps.get(i) {
+            Some(step) => step.clone(),
+            None if self.repeat_last && !self.steps.is_empty() => {
+                self.steps[self.steps.len() - 1].clone()
+            }
+            None => panic::panic_any(CheckFailure(format!(
+                "request was called {call} times, but this check's script only has {} outcome(s): \
+                 the loop went on after it should have returned",
+                self.steps.len()
+            ))),
+        }
+    }
+}
+
+/// Everything one run did, in the order it happened.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Recording {
+    /// How many times `request` was called.
+    pub calls: u32,
+    /// Every delay `sleep` received.
+    pub waits: Vec<f64>,
+    /// Every event `log` received.
+    pub events: Vec<RetryEvent>,
+    /// The callbacks in the order they ran.
+    pub order: Vec<Callback>,
+    /// What the implementation returned; `None` when it panicked.
+    pub result: Option<Result<Reply, RetryError>>,
+}
+
+impl Recording {
+    fn empty() -> Self {
+        Recording {
+            calls: 0,
+            waits: Vec::new(),
+            events: Vec::new(),
+            order: Vec::new(),
+            result: None,
+        }
+    }
+}
+
+/// Runs `imp` once on `policy` and `script`; with `panic_in`, that callback panics with
+/// [`DeliberatePanic`] the first time it is called.
+///
+/// Returns the recording and, when the run panicked, the panic's payload, so that the
+/// caller decides what a panic means. Panics raised by the grader's own guards
+/// ([`CheckFailure`]) are passed on unchanged.
+pub fn record(
+    imp: &Implementation,
+    policy: &RetryPolicy,
+    script: &Script,
+    panic_in: Option<Callback>,
+) -> (Recording, Option<Box<dyn std::any::Any + Send>>) {
+    let state = RefCell::new(Recording::empty());
+    let enter = |callback: Callback| -> u32 {
+        let n = {
+            let mut s = state.borrow_mut();
+            s.order.push(callback);
+            let n = s.order.iter().filter(|c| **c == callback).count() as u32;
+            if callback == Callback::Request {
+                s.calls = n;
+            }
+            n
+        };
+        if n > CALL_GUARD {
+            panic::panic_any(CheckFailure(format!(
+                "{callback} was called more than {CALL_GUARD} times: the loop never stops. \
+                 Add explicit stops: at most max_attempts calls of request, and a stop when \
+                 the server's wait exceeds max_delay"
+            )));
+        }
+        if panic_in == Some(callback) {
+            panic::panic_any(DeliberatePanic(callback));
+        }
+        n
+    };
+    let mut request = || {
+        let n = enter(Callback::Request);
+        script.outcome(n)
+    };
+    let mut sleep = |secs: f64| {
+        enter(Callback::Sleep);
+        state.borrow_mut().waits.push(secs);
+    };
+    let mut log = |event: RetryEvent| {
+        enter(Callback::Log);
+        state.borrow_mut().events.push(event);
+    };
+    let run = panic::catch_unwind(AssertUnwindSafe(|| {
+        (imp.retry_request)(policy, &mut request, &mut sleep, &mut log)
+    }));
+    let mut rec = state.into_inner();
+    match run {
+        Ok(result) => {
+            rec.result = Some(result);
+            (rec, None)
+        }
+        Err(payload) if payload.is::<CheckFailure>() => panic::resume_unwind(payload),
+        Err(payload) => (rec, Some(payload)),
+    }
+}
+
+/// A short, readable form of a float list: `[0.25, 0.5]`.
+pub fn fmt_waits(waits: &[f64]) -> String {
+    let items: Vec<String> = waits.iter().map(|w| format!("{w:?}")).collect();
+    format!("[{}]", items.join(", "))
+}
+
+/// A compact event list: `[#1 server_error retry 0.25s, #2 server_error stop (attempt_limit)]`.
+pub fn fmt_events(events: &[RetryEvent]) -> String {
+    let items: Vec<String> = events.iter().map(|e| e.to_string()).collect();
+    format!("[{}]", items.join(", "))
+}
+
+/// A result as the lesson speaks of it: `Ok({"job_id":"fresh_3"})` or the error's name.
+pub fn fmt_result(result: &Option<Result<Reply, RetryError>>) -> String {
+    match result {
+        None => "panicked".to_string(),
+        Some(Ok(v)) => format!("Ok({v})"),
+        Some(Err(e)) => format!("Err({})", describe_error(e)),
+    }
+}
+
+/// The variant and its fields, without any `detail` text.
+pub fn describe_error(e: &RetryError) -> String {
+    match e {
+        RetryError::InvalidPolicy(p) => format!("InvalidPolicy({p:?})"),
+        RetryError::Exhausted {
+            attempts,
+            reason,
+            cause,
+        } => format!("Exhausted {{ attempts: {attempts}, reason: {reason}, cause: {cause} }}"),
+        RetryError::Permanent(p) => match p.status {
+            Some(s) => format!("Permanent({}, status {s})", p.kind),
+            None => format!("Permanent({})", p.kind),
+        },
+    }
+}
+
+impl fmt::Display for Recording {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "  calls:  {}", self.calls)?;
+        writeln!(f, "  waits:  {}", fmt_waits(&self.waits))?;
+        writeln!(f, "  events: {}", fmt_events(&self.events))?;
+        write!(f, "  result: {}", fmt_result(&self.result))
+    }
+}

@@ -1,0 +1,26 @@
+//! Finding the kit's folder: the workspace that holds `exercises/`.
+
+use std::path::{Path, PathBuf};
+
+/// The first folder at or above `start` that holds both `Cargo.toml` and `exercises/`.
+///
+/// ```
+/// let here = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+/// let root = grader::workspace::find_root(here).unwrap();
+/// assert!(root.join("exercises").is_dir());
+/// ```
+pub fn find_root(start: &Path) -> Option<PathBuf> {
+    start
+        .ancestors()
+        .find(|dir| dir.join("Cargo.toml").is_file() && dir.join("exercises").is_dir())
+        .map(Path::to_path_buf)
+}
+
+/// The kit folder this grader was built from: the fallback when the current folder is
+/// outside the kit.
+pub fn build_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."))
+}

@@ -1,0 +1,247 @@
+//! The grader binary end to end, as a learner runs it: against the reference in this
+//! workspace, and against learner files in a temporary copy of the kit (never `practice/`).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const GRADER: &str = env!("CARGO_BIN_EXE_grader");
+
+fn kit_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// Nested cargo builds get their own target folder: the one `cargo test` holds is locked.
+fn nested_target() -> PathBuf {
+    kit_root().join("target").join("kit-tests")
+}
+
+fn grader(root: &Path, args: &[&str]) -> Output {
+    Command::new(GRADER)
+        .arg("--root")
+        .arg(root)
+        .args(args)
+        .env("CARGO_TARGET_DIR", nested_target())
+        .env_remove("NO_COLOR")
+        .output()
+        .expect("the grader binary starts")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let name = entry.file_name();
+        if name == "target" || name == ".git" {
+            continue;
+        }
+        let (src, dst) = (entry.path(), to.join(&name));
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&src, &dst);
+        } else {
+            std::fs::copy(&src, &dst).unwrap();
+        }
+    }
+}
+
+/// A fresh copy of the kit whose practice file is the pristine stub.
+fn fresh_kit() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let root = kit_root();
+    for file in ["Cargo.toml", "Cargo.lock"] {
+        std::fs::copy(root.join(file), dir.path().join(file)).unwrap();
+    }
+    for folder in ["reference", "grader", "exercises", "practice"] {
+        copy_dir(&root.join(folder), &dir.path().join(folder));
+    }
+    std::fs::copy(stub_path(), dir.path().join("practice/src/lib.rs")).unwrap();
+    dir
+}
+
+fn stub_path() -> PathBuf {
+    kit_root().join("exercises/build3/stub.rs")
+}
+
+fn write_practice(kit: &Path, body: &str) {
+    std::fs::write(kit.join("practice/src/lib.rs"), body).unwrap();
+}
+
+#[test]
+fn reference_passes_every_check() {
+    let out = grader(&kit_root(), &["build3", "--against", "reference"]);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", text(&out.stderr));
+    assert!(
+        stdout.contains(" passed; 0 failed; 0 unfinished;"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("check result: ok."), "{stdout}");
+    assert!(
+        !stdout.contains('\u{1b}'),
+        "no colour when not on a terminal"
+    );
+}
+
+#[test]
+fn learner_loop_from_stub_to_broken_to_finished() {
+    let kit = fresh_kit();
+    let root = kit.path();
+
+    // The untouched stub: every check unfinished, with its place, and a non-zero exit.
+    let out = grader(root, &["build3"]);
+    let stdout = text(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{stdout}\n{}",
+        text(&out.stderr)
+    );
+    assert!(stdout.contains("0 passed; 0 failed;"), "{stdout}");
+    assert!(stdout.contains(" unfinished; 0 filtered out"), "{stdout}");
+    assert!(
+        stdout.contains("retry_request reached todo!() at practice/src/lib.rs:"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains(" ... ok"), "{stdout}");
+
+    // A file that does not compile: the compiler's error, then one pointer.
+    let stub = std::fs::read_to_string(stub_path()).unwrap();
+    write_practice(root, &format!("{stub}\nfn broken( {{\n"));
+    let out = grader(root, &["build3"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("error"), "{stderr}");
+    assert!(
+        stderr.contains("practice/src/lib.rs does not compile"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("reset build3"), "{stderr}");
+    // Commands that do not need the learner's code still work.
+    let out = grader(root, &["build3", "--list"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = grader(root, &["build3", "--against", "reference", "fixtures::"]);
+    assert!(out.status.success(), "{}", text(&out.stdout));
+
+    // A finished file passes every check.
+    let finished = stub.replace(
+        "todo!(\"write retry_request (lesson: exercises/build3/lesson.md)\")",
+        "reference::retry_request(policy, request, sleep, log)",
+    );
+    assert_ne!(
+        finished, stub,
+        "the stub's todo!() line changed: update this test"
+    );
+    write_practice(root, &finished);
+    let out = grader(root, &["build3"]);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", text(&out.stderr));
+    assert!(
+        stdout.contains(" passed; 0 failed; 0 unfinished"),
+        "{stdout}"
+    );
+
+    // A learner's mistake fails a named check and the exit status says so.
+    let off_by_one = stub.replace(
+        "todo!(\"write retry_request (lesson: exercises/build3/lesson.md)\")",
+        OFF_BY_ONE_BODY,
+    );
+    write_practice(root, &off_by_one);
+    let out = grader(root, &["build3", "fixtures::"]);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains("check fixtures::capped_exhaustion ... FAILED"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("the first call is attempt 1"), "{stdout}");
+}
+
+/// A learner's loop that counts retries instead of attempts: one call too many.
+const OFF_BY_ONE_BODY: &str = r#"
+    policy.validate()?;
+    let (mut request, mut sleep, mut log) = (request, sleep, log);
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        match request() {
+            Ok(v) => return Ok(v),
+            Err(RequestError::Permanent(p)) => return Err(RetryError::Permanent(p)),
+            Err(RequestError::Transient(e)) => {
+                if attempt > policy.max_attempts {
+                    log(RetryEvent::stop(attempt, e.reason, StopCause::AttemptLimit));
+                    return Err(RetryError::Exhausted { attempts: attempt, reason: e.reason, cause: StopCause::AttemptLimit });
+                }
+                let delay = (policy.base_delay * 2f64.powi(attempt as i32 - 1)).min(policy.max_delay);
+                log(RetryEvent::retry(attempt, e.reason, delay));
+                sleep(delay);
+            }
+        }
+    }
+"#;
+
+#[test]
+fn colour_only_when_asked_or_on_a_terminal() {
+    let out = grader(
+        &kit_root(),
+        &[
+            "build3",
+            "--against",
+            "reference",
+            "--color",
+            "always",
+            "fixtures::permanent_error",
+        ],
+    );
+    assert!(
+        text(&out.stdout).contains('\u{1b}'),
+        "--color always colours"
+    );
+    let out = Command::new(GRADER)
+        .args(["--root"])
+        .arg(kit_root())
+        .args([
+            "build3",
+            "--against",
+            "reference",
+            "fixtures::permanent_error",
+        ])
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    assert!(!text(&out.stdout).contains('\u{1b}'));
+}
+
+#[test]
+fn bad_input_gets_one_line_and_a_hint() {
+    let out = grader(&kit_root(), &["build9"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("build9"),
+        "{}",
+        text(&out.stderr)
+    );
+
+    let out = grader(&kit_root(), &["build3", "--timeout", "-1"]);
+    assert_eq!(out.status.code(), Some(2));
+
+    let empty = tempfile::tempdir().unwrap();
+    let out = grader(empty.path(), &["build3"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("has no exercises/ folder"), "{stderr}");
+    assert!(stderr.contains("hint:"), "{stderr}");
+}
+
+#[test]
+fn a_filter_that_matches_nothing_is_not_a_pass() {
+    let out = grader(
+        &kit_root(),
+        &["build3", "--against", "reference", "no_such_check"],
+    );
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("No check matched the filter"), "{stdout}");
+}

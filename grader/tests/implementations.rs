@@ -1,0 +1,413 @@
+//! Drives the grader, end to end through child processes, with test-only implementations:
+//! a correct one, realistic mistakes, a stub, and hostile code that loops, panics, aborts,
+//! overflows its stack or exits. Nothing here reads `practice/`.
+//!
+//! This binary is its own harness: started with `GRADER_TEST_IMPL=<name>`, it serves one
+//! check for that implementation, exactly as the practice harness does for a learner.
+
+mod support;
+
+use grader::checks::{self, build3};
+use grader::outcome::{FailureKind, Outcome, Status};
+use grader::suite::{self, RunSettings, Summary};
+use grader::Launcher;
+use libtest_mimic::{Arguments, Failed, FormatSetting, Trial};
+use std::process::ExitCode;
+use std::time::Duration;
+use support::impls;
+
+const IMPL_VAR: &str = "GRADER_TEST_IMPL";
+
+fn main() -> ExitCode {
+    if let Ok(label) = std::env::var(IMPL_VAR) {
+        let args: Vec<String> = std::env::args().skip(1).collect();
+        let Some(imp) = impls::named(&label) else {
+            eprintln!("no test implementation {label:?}");
+            return ExitCode::from(2);
+        };
+        return grader::harness::serve(imp, &args);
+    }
+    let args = Arguments::from_args();
+    libtest_mimic::run(&args, trials()).exit_code()
+}
+
+/// Runs the build3 checks (those matching `filter`, all when empty) against `label`.
+fn grade(label: &str, filter: &str, timeout: f64) -> (Summary, String) {
+    grade_with(label, filter, timeout, FormatSetting::Pretty)
+}
+
+fn grade_with(label: &str, filter: &str, timeout: f64, format: FormatSetting) -> (Summary, String) {
+    let me = std::env::current_exe().expect("the test binary knows its own path");
+    let launcher = Launcher::new(me).env(IMPL_VAR, label);
+    let args = Arguments {
+        filter: (!filter.is_empty()).then(|| filter.to_string()),
+        format: Some(format),
+        ..Arguments::default()
+    };
+    let settings = RunSettings {
+        against: label.to_string(),
+        timeout: Duration::from_secs_f64(timeout),
+        unfinished_hint: "Write its body.".into(),
+    };
+    let mut out = Vec::new();
+    let summary = suite::run(&build3::GROUP, &launcher, &args, &settings, &mut out)
+        .expect("printing into memory cannot fail");
+    (summary, String::from_utf8_lossy(&out).into_owned())
+}
+
+fn ensure(cond: bool, what: impl FnOnce() -> String) -> Result<(), Failed> {
+    if cond {
+        Ok(())
+    } else {
+        Err(what().into())
+    }
+}
+
+/// The check `name` failed with `kind`, and its message contains every one of `says`.
+fn expect_failed(
+    summary: &Summary,
+    name: &str,
+    kind: FailureKind,
+    says: &[&str],
+) -> Result<(), Failed> {
+    assert!(build3::GROUP.check(name).is_some(), "no check named {name}");
+    match summary.outcome(name) {
+        Some(Outcome::Failed { kind: k, message }) if *k == kind => {
+            for s in says {
+                ensure(message.contains(s), || {
+                    format!("{name}: message lacks {s:?}:\n{message}")
+                })?;
+            }
+            Ok(())
+        }
+        other => Err(format!("{name}: expected a {kind} failure, got {other:?}").into()),
+    }
+}
+
+fn all_passed(label: &'static str) -> Trial {
+    Trial::test(format!("{label}_passes_every_check"), move || {
+        let (summary, out) = grade(label, "", 10.0);
+        let total = build3::GROUP.checks.len();
+        ensure(summary.all_passed() && summary.runs.len() == total, || {
+            out.clone()
+        })?;
+        ensure(
+            out.contains(&format!("{total} passed; 0 failed; 0 unfinished")),
+            || out.clone(),
+        )
+    })
+}
+
+/// A mistake and the checks that must catch it, with words their message must hold.
+fn mistake(
+    label: &'static str,
+    caught_by: &'static [(&'static str, &'static [&'static str])],
+) -> Trial {
+    Trial::test(format!("{label}_is_caught"), move || {
+        let (summary, out) = grade(label, "", 10.0);
+        ensure(!summary.all_passed(), || {
+            format!("{label} passed every check:\n{out}")
+        })?;
+        ensure(summary.count(Status::Unfinished) == 0, || out.clone())?;
+        for (check, says) in caught_by {
+            expect_failed(&summary, check, FailureKind::Mismatch, says)?;
+        }
+        Ok(())
+    })
+}
+
+fn trials() -> Vec<Trial> {
+    let total = build3::GROUP.checks.len();
+    vec![
+        all_passed("reference"),
+        all_passed("correct"),
+        Trial::test("stub_is_unfinished_everywhere", move || {
+            let (summary, out) = grade("stub", "", 10.0);
+            ensure(summary.count(Status::Unfinished) == total, || out.clone())?;
+            ensure(!summary.all_passed(), || "a stub passed".into())?;
+            for run in &summary.runs {
+                let Outcome::Unfinished { location, .. } = &run.outcome else {
+                    return Err(format!("{}: {:?}", run.name, run.outcome).into());
+                };
+                let at = location.as_deref().unwrap_or("");
+                ensure(at.contains("support/impls.rs:"), || {
+                    format!("location {at:?}")
+                })?;
+            }
+            ensure(
+                out.contains(&format!("0 passed; 0 failed; {total} unfinished")),
+                || out.clone(),
+            )?;
+            ensure(
+                out.contains("check fixtures::third_attempt_success ... unfinished"),
+                || out.clone(),
+            )?;
+            ensure(out.contains("retry_request reached todo!() at "), || {
+                out.clone()
+            })?;
+            ensure(out.contains("check result: UNFINISHED."), || out.clone())
+        }),
+        Trial::test("unimplemented_is_unfinished", || {
+            let (summary, out) = grade("unimplemented", "fixtures::", 10.0);
+            ensure(
+                summary.count(Status::Unfinished) == summary.runs.len(),
+                || out.clone(),
+            )?;
+            ensure(out.contains("reached unimplemented!() at "), || out.clone())
+        }),
+        mistake(
+            "extra_attempt",
+            &[
+                (
+                    "fixtures::capped_exhaustion",
+                    &[
+                        "request was called 6 time(s); expected 5",
+                        "the first call is attempt 1",
+                    ],
+                ),
+                (
+                    "attempts::first_call_is_attempt_one",
+                    &["4 calls under max_attempts = 3"],
+                ),
+            ],
+        ),
+        mistake(
+            "sleep_after_last",
+            &[
+                (
+                    "attempts::no_sleep_after_last_attempt",
+                    &["Never sleep after the last failed attempt"],
+                ),
+                (
+                    "attempts::one_attempt_never_sleeps",
+                    &["sleep received [0.25]; expected []"],
+                ),
+            ],
+        ),
+        mistake(
+            "clamp_server_wait",
+            &[
+                (
+                    "fixtures::delay_budget_stop",
+                    &["expected 1", "log a delay_budget stop"],
+                ),
+                ("server_wait::just_above_budget_is_not_clamped", &[]),
+                ("server_wait::infinite_stops", &[]),
+            ],
+        ),
+        mistake(
+            "retry_permanent",
+            &[
+                (
+                    "fixtures::permanent_error",
+                    &["A permanent failure ends the loop at once"],
+                ),
+                ("outcomes::every_permanent_kind", &[]),
+            ],
+        ),
+        mistake(
+            "validate_after_first_call",
+            &[
+                (
+                    "fixtures::input_refusal",
+                    &["request was called 1 time(s); expected 0", "validate first"],
+                ),
+                ("validation::method_must_be_exactly_get", &[]),
+            ],
+        ),
+        mistake(
+            "no_validation",
+            &[
+                ("validation::base_above_max", &[]),
+                ("validation::attempts_outside_one_to_five", &[]),
+            ],
+        ),
+        mistake(
+            "nan_wait_stops",
+            &[("server_wait::nan_is_ignored", &["expected 2"])],
+        ),
+        mistake(
+            "sleep_before_log",
+            &[
+                (
+                    "callbacks::log_before_sleep",
+                    &["log the event, then sleep"],
+                ),
+                ("fixtures::log_panics", &["log the event first, then sleep"]),
+            ],
+        ),
+        mistake(
+            "permanent_becomes_success",
+            &[(
+                "fixtures::permanent_error",
+                &["remove the broad catch or fallback"],
+            )],
+        ),
+        mistake(
+            "swallows_panics",
+            &[
+                ("fixtures::sleep_panics", &["let it propagate"]),
+                ("fixtures::log_panics", &["let it propagate"]),
+                ("callbacks::request_panics", &["let it propagate"]),
+            ],
+        ),
+        Trial::test("runaway_loop_is_stopped_by_the_call_guard", || {
+            let (summary, out) = grade("never_stops", "fixtures::capped_exhaustion", 10.0);
+            expect_failed(
+                &summary,
+                "fixtures::capped_exhaustion",
+                FailureKind::Mismatch,
+                &["loop never stops"],
+            )
+            .map_err(|e| format!("{}\n{out}", e.message().unwrap_or_default()).into())
+        }),
+        Trial::test(
+            "spinning_code_does_not_finish_and_the_run_completes",
+            || {
+                let (summary, out) = grade("spins", "fixtures::", 0.5);
+                ensure(summary.runs.len() == 8, || out.clone())?;
+                for run in &summary.runs {
+                    ensure(
+                        run.outcome.failure_kind() == Some(FailureKind::Timeout),
+                        || format!("{}: {:?}", run.name, run.outcome),
+                    )?;
+                }
+                ensure(out.contains("FAILED (did not finish)"), || out.clone())?;
+                ensure(out.contains("0 passed; 8 failed; 0 unfinished"), || {
+                    out.clone()
+                })
+            },
+        ),
+        Trial::test("a_panic_is_a_failure_with_its_message", || {
+            let (summary, _) = grade("panics", "fixtures::third_attempt_success", 10.0);
+            expect_failed(
+                &summary,
+                "fixtures::third_attempt_success",
+                FailureKind::Panic,
+                &["boom: index 7 out of range", "support/impls.rs:"],
+            )
+        }),
+        Trial::test("abort_is_a_crash", || {
+            let (summary, _) = grade("aborts", "fixtures::third_attempt_success", 10.0);
+            expect_failed(
+                &summary,
+                "fixtures::third_attempt_success",
+                FailureKind::Crash,
+                &["SIGABRT"],
+            )
+        }),
+        Trial::test("stack_overflow_is_a_crash", || {
+            let (summary, _) = grade("overflows_stack", "fixtures::third_attempt_success", 10.0);
+            expect_failed(
+                &summary,
+                "fixtures::third_attempt_success",
+                FailureKind::Crash,
+                &["stack overflow"],
+            )
+        }),
+        Trial::test("exit_zero_is_a_crash_not_a_pass", || {
+            let (summary, out) = grade("exits_zero", "fixtures::", 10.0);
+            ensure(
+                summary.count(Status::Passed) == 0 && summary.count(Status::Failed) == 8,
+                || out.clone(),
+            )?;
+            expect_failed(
+                &summary,
+                "fixtures::permanent_error",
+                FailureKind::Crash,
+                &["status 0 before the check finished"],
+            )
+        }),
+        Trial::test("printed_report_is_not_taken_for_one", || {
+            let (summary, out) = grade("forges_report", "fixtures::", 10.0);
+            ensure(summary.count(Status::Passed) == 0, || out.clone())?;
+            expect_failed(
+                &summary,
+                "fixtures::delay_budget_stop",
+                FailureKind::Crash,
+                &["status 0", "\"status\":\"passed\""],
+            )
+        }),
+        Trial::test("filter_exact_and_skip_select_checks", move || {
+            let args = |filter: &str, exact: bool, skip: &[&str]| Arguments {
+                filter: Some(filter.to_string()),
+                exact,
+                skip: skip.iter().map(|s| s.to_string()).collect(),
+                ..Arguments::default()
+            };
+            let names = |a: &Arguments| -> Vec<&str> {
+                suite::select(&build3::GROUP, a)
+                    .0
+                    .iter()
+                    .map(|c| c.name)
+                    .collect()
+            };
+            ensure(names(&args("server_wait::", false, &[])).len() == 9, || {
+                "server_wait group".into()
+            })?;
+            ensure(
+                names(&args("fixtures::log_panics", true, &[])) == ["fixtures::log_panics"],
+                || "exact".into(),
+            )?;
+            ensure(names(&args("log_panics", true, &[])).is_empty(), || {
+                "exact needs the whole name".into()
+            })?;
+            let skipped = names(&args("fixtures::", false, &["panics"]));
+            ensure(
+                skipped.len() == 6 && !skipped.iter().any(|n| n.contains("panics")),
+                || format!("{skipped:?}"),
+            )?;
+            let (_, left_out) = suite::select(&build3::GROUP, &args("fixtures::", false, &[]));
+            ensure(left_out == total - 8, || format!("left out {left_out}"))
+        }),
+        Trial::test("json_format_is_one_event_per_line", || {
+            let (summary, out) = grade_with("stub", "fixtures::", 10.0, FormatSetting::Json);
+            let events: Vec<serde_json::Value> = out
+                .lines()
+                .map(|l| serde_json::from_str(l).map_err(|e| format!("{e}: {l}")))
+                .collect::<Result<_, _>>()?;
+            ensure(events.len() == summary.runs.len() + 2, || out.clone())?;
+            let last = &events[events.len() - 1];
+            ensure(
+                last["event"] == "failed" && last["unfinished"] == 8 && last["passed"] == 0,
+                || out.clone(),
+            )?;
+            ensure(events[1]["event"] == "unfinished", || out.clone())
+        }),
+        Trial::test("list_prints_names_and_runs_nothing", move || {
+            let launcher = Launcher::new("/nonexistent/harness");
+            let args = Arguments {
+                list: true,
+                ..Arguments::default()
+            };
+            let settings = RunSettings {
+                against: "none".into(),
+                timeout: Duration::from_secs(1),
+                unfinished_hint: String::new(),
+            };
+            let mut out = Vec::new();
+            let summary = suite::run(&build3::GROUP, &launcher, &args, &settings, &mut out)?;
+            let out = String::from_utf8(out)?;
+            ensure(summary.listed_only && summary.runs.is_empty(), || {
+                out.clone()
+            })?;
+            ensure(
+                out.contains("fixtures::third_attempt_success: check\n")
+                    && out.contains(&format!("\n{total} checks")),
+                || out.clone(),
+            )
+        }),
+        Trial::test("every_group_has_unique_check_names", || {
+            for group in checks::GROUPS {
+                let mut names: Vec<&str> = group.checks.iter().map(|c| c.name).collect();
+                names.sort_unstable();
+                let before = names.len();
+                names.dedup();
+                ensure(before == names.len(), || {
+                    format!("{} repeats a check name", group.name)
+                })?;
+            }
+            Ok(())
+        }),
+    ]
+}

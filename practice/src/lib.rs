@@ -1,0 +1,37 @@
+//! Your practice crate. Write `retry_request` below; the grader checks it.
+//!
+//! Lesson: `exercises/build3/lesson.md`. Check your work with
+//! `cargo run -p grader -- build3`. To start over: `cargo run -p grader -- reset build3`.
+//!
+//! The types come from the kit's `reference` crate, so your function speaks the same
+//! language as the grader. The finished answer is in `reference/src/retry.rs`: reading it,
+//! or running the grader `--against reference`, is guidance, not your own work.
+
+pub use reference::{
+    PermanentError, PermanentKind, PolicyError, RequestError, RetryAction, RetryError, RetryEvent,
+    RetryPolicy, StopCause, TransientError, TransientReason,
+};
+
+/// Calls `request` until it succeeds, fails permanently, or `policy` says stop.
+///
+/// What to implement (the lesson has the rules and a worked example):
+///
+/// 1. Refuse an invalid `policy` before calling any callback
+///    (`Err(RetryError::InvalidPolicy(..))`, same checks and order as the lesson).
+/// 2. The first call of `request` is attempt 1; call it at most `policy.max_attempts` times.
+/// 3. Return the request's own `Ok` value at once; return a permanent failure at once.
+/// 4. After a transient failure that is not the last attempt, plan
+///    `min(max_delay, base_delay * 2^(attempt - 1))`, or the server's supported, larger
+///    `retry_after`; a server wait above `max_delay` stops instead. Log a retry event,
+///    then `sleep(planned)`, then try again.
+/// 5. After the last attempt fails, log a stop event and return
+///    `Err(RetryError::Exhausted { .. })` without sleeping.
+#[allow(unused_variables)] // remove once your body uses all four arguments
+pub fn retry_request<T>(
+    policy: &RetryPolicy,
+    request: impl FnMut() -> Result<T, RequestError>,
+    sleep: impl FnMut(f64),
+    log: impl FnMut(RetryEvent),
+) -> Result<T, RetryError> {
+    todo!("write retry_request (lesson: exercises/build3/lesson.md)")
+}

@@ -1,0 +1,44 @@
+//! The kit's library: every type the exercises share, and the finished implementations
+//! learners can compare their own work against.
+//!
+//! The build3 exercise is [`retry_request`]: call a fallible request again when it fails
+//! in a way that is worth repeating, within a validated [`RetryPolicy`], and report each
+//! planned retry or stop as a [`RetryEvent`].
+//!
+//! Reading [`retry`]'s source is guided practice: the grader records a run against the
+//! reference as guidance, not as independent evidence of your own work.
+//!
+//! ```
+//! use reference::{retry_request, RequestError, RetryPolicy, TransientError, TransientReason};
+//!
+//! let mut calls = 0;
+//! let mut waits = Vec::new();
+//! let mut events = Vec::new();
+//! let result = retry_request(
+//!     &RetryPolicy::default(),
+//!     || {
+//!         calls += 1;
+//!         if calls < 3 {
+//!             Err(RequestError::from(TransientError::new(TransientReason::ServerError)))
+//!         } else {
+//!             Ok("fresh_3")
+//!         }
+//!     },
+//!     |secs| waits.push(secs),
+//!     |event| events.push(event),
+//! );
+//! assert_eq!(result, Ok("fresh_3"));
+//! assert_eq!(calls, 3);
+//! assert_eq!(waits, [0.25, 0.5]);
+//! assert_eq!(events.len(), 2);
+//! ```
+
+pub mod errors;
+pub mod events;
+pub mod policy;
+pub mod retry;
+
+pub use errors::{PermanentError, PermanentKind, RequestError, TransientError, TransientReason};
+pub use events::{RetryAction, RetryEvent, StopCause};
+pub use policy::{PolicyError, RetryPolicy};
+pub use retry::{retry_request, RetryError};
