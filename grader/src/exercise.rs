@@ -77,3 +77,58 @@ impl Exercise {
         root.join("exercises").join(&self.group)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checks::GROUPS;
+    use crate::help::Help;
+    use crate::workspace::build_root;
+
+    /// Every group the grader knows has a complete exercise folder that agrees with it.
+    #[test]
+    fn every_group_has_a_consistent_exercise_folder() {
+        let root = build_root();
+        for group in GROUPS {
+            let exercise = Exercise::load(&root, group.name).unwrap();
+            assert_eq!(exercise.group, group.name);
+            assert_eq!(exercise.function, group.function);
+            let dir = exercise.dir(&root);
+            let stub = std::fs::read_to_string(dir.join(&exercise.stub)).unwrap();
+            assert!(
+                stub.contains("todo!("),
+                "{}: the stub must be unfinished",
+                group.name
+            );
+            assert!(stub.contains(&format!("pub fn {}", group.function)));
+            assert!(dir.join(&exercise.lesson).is_file());
+            let help = Help::load(&dir).unwrap();
+            assert_eq!(
+                help.levels
+                    .iter()
+                    .map(|l| l.name.as_str())
+                    .collect::<Vec<_>>(),
+                ["refresher", "approach", "repair"]
+            );
+        }
+    }
+
+    #[test]
+    fn unknown_keys_are_refused_with_their_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let folder = dir.path().join("exercises/build3");
+        std::fs::create_dir_all(&folder).unwrap();
+        std::fs::write(
+            folder.join(INFO_FILE),
+            "group = \"build3\"\ntitel = \"x\"\n",
+        )
+        .unwrap();
+        let err = Exercise::load(dir.path(), "build3")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("info.toml") && err.contains("line 2") && err.contains("titel"),
+            "{err}"
+        );
+    }
+}

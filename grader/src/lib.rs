@@ -7,6 +7,8 @@
 //! - [`Launcher`]: the parent side, which starts a child, times it out, and reads the report.
 //! - [`suite`]: selects checks with libtest's arguments and prints results.
 //! - [`compile`]: builds the learner's harness with cargo.
+//! - [`guidance`]: the append-only guidance log; [`help`]: graded course help.
+//! - [`reset`]: puts the pristine stub back, keeping a backup of the learner's file.
 //!
 //! The project's own tests drive all of this with test-only implementations; see
 //! `grader/tests/implementations.rs`.
@@ -15,10 +17,13 @@ pub mod checks;
 mod child;
 pub mod compile;
 pub mod exercise;
+pub mod guidance;
 pub mod harness;
+pub mod help;
 mod implementation;
 pub mod outcome;
 pub mod recording;
+pub mod reset;
 pub mod suite;
 pub mod workspace;
 

@@ -1,77 +1,15 @@
-//! The grader binary end to end, as a learner runs it: against the reference in this
-//! workspace, and against learner files in a temporary copy of the kit (never `practice/`).
+//! The grader binary end to end, as a learner runs it, always in a temporary copy of the kit:
+//! the tests never read `practice/` and never write this kit's `GUIDANCE_LOG.md`.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
 
-const GRADER: &str = env!("CARGO_BIN_EXE_grader");
-
-fn kit_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-/// Nested cargo builds get their own target folder: the one `cargo test` holds is locked.
-fn nested_target() -> PathBuf {
-    kit_root().join("target").join("kit-tests")
-}
-
-fn grader(root: &Path, args: &[&str]) -> Output {
-    Command::new(GRADER)
-        .arg("--root")
-        .arg(root)
-        .args(args)
-        .env("CARGO_TARGET_DIR", nested_target())
-        .env_remove("NO_COLOR")
-        .output()
-        .expect("the grader binary starts")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let name = entry.file_name();
-        if name == "target" || name == ".git" {
-            continue;
-        }
-        let (src, dst) = (entry.path(), to.join(&name));
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&src, &dst);
-        } else {
-            std::fs::copy(&src, &dst).unwrap();
-        }
-    }
-}
-
-/// A fresh copy of the kit whose practice file is the pristine stub.
-fn fresh_kit() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    let root = kit_root();
-    for file in ["Cargo.toml", "Cargo.lock"] {
-        std::fs::copy(root.join(file), dir.path().join(file)).unwrap();
-    }
-    for folder in ["reference", "grader", "exercises", "practice"] {
-        copy_dir(&root.join(folder), &dir.path().join(folder));
-    }
-    std::fs::copy(stub_path(), dir.path().join("practice/src/lib.rs")).unwrap();
-    dir
-}
-
-fn stub_path() -> PathBuf {
-    kit_root().join("exercises/build3/stub.rs")
-}
-
-fn write_practice(kit: &Path, body: &str) {
-    std::fs::write(kit.join("practice/src/lib.rs"), body).unwrap();
-}
+use common::*;
+use std::process::Command;
 
 #[test]
 fn reference_passes_every_check() {
-    let out = grader(&kit_root(), &["build3", "--against", "reference"]);
+    let kit = fresh_kit();
+    let out = grader(kit.path(), &["build3", "--against", "reference"]);
     let stdout = text(&out.stdout);
     assert!(out.status.success(), "{stdout}\n{}", text(&out.stderr));
     assert!(
@@ -184,8 +122,9 @@ const OFF_BY_ONE_BODY: &str = r#"
 
 #[test]
 fn colour_only_when_asked_or_on_a_terminal() {
+    let kit = fresh_kit();
     let out = grader(
-        &kit_root(),
+        kit.path(),
         &[
             "build3",
             "--against",
@@ -201,7 +140,7 @@ fn colour_only_when_asked_or_on_a_terminal() {
     );
     let out = Command::new(GRADER)
         .args(["--root"])
-        .arg(kit_root())
+        .arg(kit.path())
         .args([
             "build3",
             "--against",
@@ -216,7 +155,8 @@ fn colour_only_when_asked_or_on_a_terminal() {
 
 #[test]
 fn bad_input_gets_one_line_and_a_hint() {
-    let out = grader(&kit_root(), &["build9"]);
+    let kit = fresh_kit();
+    let out = grader(kit.path(), &["build9"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(
         text(&out.stderr).contains("build9"),
@@ -224,7 +164,7 @@ fn bad_input_gets_one_line_and_a_hint() {
         text(&out.stderr)
     );
 
-    let out = grader(&kit_root(), &["build3", "--timeout", "-1"]);
+    let out = grader(kit.path(), &["build3", "--timeout", "-1"]);
     assert_eq!(out.status.code(), Some(2));
 
     let empty = tempfile::tempdir().unwrap();
@@ -237,8 +177,9 @@ fn bad_input_gets_one_line_and_a_hint() {
 
 #[test]
 fn a_filter_that_matches_nothing_is_not_a_pass() {
+    let kit = fresh_kit();
     let out = grader(
-        &kit_root(),
+        kit.path(),
         &["build3", "--against", "reference", "no_such_check"],
     );
     let stdout = text(&out.stdout);

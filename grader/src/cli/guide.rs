@@ -1,0 +1,161 @@
+//! `help`, `note` and `log`: guidance, always recorded before it is shown.
+
+use super::{kit_root, load_exercise, resolve_group, Failure, Outcome, EXIT_NOT_ALL_PASSED};
+use clap::Args;
+use grader::guidance::{GuidanceError, GuidanceLog, Kind};
+use grader::help::Help;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Args)]
+pub struct HelpArgs {
+    /// The group, e.g. build3. Without it: the grader's own usage (not recorded).
+    pub group: Option<String>,
+    /// 1: a refresher of the ideas; 2: an approach; 3: repair advice for typical failures.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    level: usize,
+}
+
+#[derive(Args)]
+pub struct NoteArgs {
+    /// The group the guidance was for, e.g. build3.
+    group: String,
+    /// What you read or were told, e.g. "read reference/src/retry.rs".
+    #[arg(required = true, num_args = 1.., trailing_var_arg = true, value_name = "TEXT")]
+    text: Vec<String>,
+}
+
+#[derive(Args)]
+pub struct LogArgs {
+    /// Only this group.
+    #[arg(long, value_name = "GROUP")]
+    group: Option<String>,
+    /// Check the log: report gaps in the numbering and lines that are not records, and
+    /// exit with status 1 if there are any.
+    #[arg(long)]
+    check: bool,
+}
+
+fn record_failure(e: GuidanceError, what: &str) -> Failure {
+    Failure::new(format!("{e}; {what}")).hint(
+        "guidance is recorded before it is shown: make GUIDANCE_LOG.md a writable file, \
+         or delete it and it is recreated",
+    )
+}
+
+pub fn help(root: Option<PathBuf>, args: HelpArgs) -> Outcome {
+    let name = args.group.unwrap_or_default();
+    let group = resolve_group(&name)?;
+    let root = kit_root(root)?;
+    let exercise = load_exercise(&root, group)?;
+    let help = Help::load(&exercise.dir(&root)).map_err(|e| {
+        Failure::new(e.to_string()).hint(format!(
+            "restore it from git: `git checkout -- exercises/{}`",
+            group.name
+        ))
+    })?;
+    let level = help
+        .level(args.level)
+        .map_err(|e| Failure::new(e.to_string()))?;
+    let record = GuidanceLog::in_kit(&root)
+        .append(
+            group.name,
+            Kind::Help,
+            &format!("level {}: {}", args.level, level.name),
+        )
+        .map_err(|e| record_failure(e, "no help was shown"))?;
+    println!(
+        "{} — help, level {} of {}: {}\n",
+        exercise.title,
+        args.level,
+        help.levels.len(),
+        level.name
+    );
+    println!("{}\n", level.text.trim_end());
+    let more = if args.level < help.levels.len() {
+        format!(
+            " More specific: `cargo run -p grader -- help {} --level {}`.",
+            group.name,
+            args.level + 1
+        )
+    } else {
+        String::new()
+    };
+    println!(
+        "(Recorded as guidance #{} in GUIDANCE_LOG.md.{more})",
+        record.seq
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn note(root: Option<PathBuf>, args: NoteArgs) -> Outcome {
+    let group = resolve_group(&args.group)?;
+    let text = args.text.join(" ");
+    if text.trim().is_empty() {
+        return Err(Failure::new("the note is empty")
+            .hint("say what guidance you used, e.g. \"read reference/src/retry.rs\""));
+    }
+    let root = kit_root(root)?;
+    let record = GuidanceLog::in_kit(&root)
+        .append(group.name, Kind::Note, text.trim())
+        .map_err(|e| record_failure(e, "the note was not recorded"))?;
+    println!(
+        "Recorded note #{} for {} in GUIDANCE_LOG.md.",
+        record.seq, group.name
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn log(root: Option<PathBuf>, args: LogArgs) -> Outcome {
+    let only = args.group.as_deref().map(resolve_group).transpose()?;
+    let root = kit_root(root)?;
+    let log = GuidanceLog::in_kit(&root);
+    let contents = log.read().map_err(|e| Failure::new(e.to_string()))?;
+    let shown = |group: &str| only.is_none_or(|g| g.name == group);
+    let mut per_group: BTreeMap<&str, BTreeMap<Kind, usize>> = BTreeMap::new();
+    for record in contents.records.iter().filter(|r| shown(&r.group)) {
+        *per_group
+            .entry(&record.group)
+            .or_default()
+            .entry(record.kind)
+            .or_default() += 1;
+    }
+    if !args.check {
+        if per_group.is_empty() {
+            println!(
+                "No guidance recorded{}.",
+                only.map(|g| format!(" for {}", g.name)).unwrap_or_default()
+            );
+        }
+        for (group, kinds) in &per_group {
+            let parts: Vec<String> = kinds.iter().map(|(k, n)| k.counted(*n)).collect();
+            let label = if *group == "-" {
+                "(the log itself)"
+            } else {
+                group
+            };
+            println!("{label}: {}", parts.join(", "));
+        }
+    }
+    let path = log.path().display();
+    if contents.problems.is_empty() {
+        if args.check {
+            match contents.records.len() {
+                0 => println!("{path}: no records yet; the header reads."),
+                n => println!(
+                    "{path}: {n} record(s), numbered 1..{n} without gaps; every line reads."
+                ),
+            }
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    for problem in &contents.problems {
+        eprintln!("{path}:{}: {}", problem.line, problem.what);
+    }
+    eprintln!(
+        "{} problem(s): the log is append-only, and these lines were changed or removed by hand.",
+        contents.problems.len()
+    );
+    Ok(ExitCode::from(EXIT_NOT_ALL_PASSED))
+}

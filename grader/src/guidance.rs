@@ -1,0 +1,487 @@
+//! `GUIDANCE_LOG.md`: the local, append-only record of guidance used.
+//!
+//! The course counts help as guidance, not independent evidence, so every use is written
+//! down *before* the guidance is shown; if it cannot be written, nothing is shown.
+//!
+//! The file is Markdown a person can read, with one table row per record that a program can
+//! parse back:
+//!
+//! ```text
+//! | seq | time (UTC) | group | kind | detail |
+//! |---|---|---|---|---|
+//! | 1 | 2026-11-30T16:49:15Z | build3 | help | level 1: refresher |
+//! ```
+//!
+//! Appending takes an exclusive lock on the file (to number records without gaps or
+//! repeats across processes), reads the last number, and writes the new row with a single
+//! `write` in append mode. Nothing here ever truncates, rewrites or reorders the file.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::fs::{File, OpenOptions};
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+use thiserror::Error;
+
+/// The log's file name, at the kit's root.
+pub const LOG_FILE: &str = "GUIDANCE_LOG.md";
+
+const TABLE_HEADER: &str = "| seq | time (UTC) | group | kind | detail |";
+const TABLE_RULE: &str = "|---|---|---|---|---|";
+
+/// The text a new log starts with.
+pub const HEADER: &str = "# Guidance log\n\
+\n\
+A local, append-only record of the guidance used while working through the kit: help\n\
+opened, runs against the reference, notes of outside help. The grader adds one row per use;\n\
+nothing in the kit removes or rewrites a row, `reset` included. Do not edit the rows:\n\
+`cargo run -p grader -- log --check` reports gaps and lines it cannot read.\n\
+\n\
+| seq | time (UTC) | group | kind | detail |\n\
+|---|---|---|---|---|\n";
+
+/// What kind of guidance a record is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Kind {
+    /// Course help shown by `grader help`.
+    Help,
+    /// The checks run against the reference implementation.
+    ReferenceRun,
+    /// Help the learner got elsewhere and noted with `grader note`.
+    Note,
+    /// The log was missing and was started again.
+    LogRecreated,
+}
+
+impl Kind {
+    /// Every kind, in the order summaries list them.
+    pub const ALL: [Kind; 4] = [
+        Kind::Help,
+        Kind::ReferenceRun,
+        Kind::Note,
+        Kind::LogRecreated,
+    ];
+
+    /// The name used in the log.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Help => "help",
+            Kind::ReferenceRun => "reference-run",
+            Kind::Note => "note",
+            Kind::LogRecreated => "log-recreated",
+        }
+    }
+
+    /// Parses a name written by [`Kind::as_str`].
+    pub fn parse(text: &str) -> Option<Kind> {
+        Kind::ALL.into_iter().find(|k| k.as_str() == text)
+    }
+
+    /// A phrase for summaries, e.g. "2 help records".
+    pub fn counted(self, n: usize) -> String {
+        let s = if n == 1 { "" } else { "s" };
+        match self {
+            Kind::Help => format!("{n} help record{s}"),
+            Kind::ReferenceRun => format!("{n} reference run{s}"),
+            Kind::Note => format!("{n} note{s}"),
+            Kind::LogRecreated => format!("{n} log recreation{s}"),
+        }
+    }
+}
+
+impl fmt::Display for Kind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One row of the log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Record {
+    /// 1, 2, 3, … with no gaps.
+    pub seq: u64,
+    /// RFC 3339 UTC time, to the second.
+    pub time: String,
+    /// The exercise group, or `-` for the log itself.
+    pub group: String,
+    /// What kind of guidance.
+    pub kind: Kind,
+    /// What was shown or noted, on one line.
+    pub detail: String,
+}
+
+impl Record {
+    /// The record as a table row (with its newline).
+    pub fn to_row(&self) -> String {
+        format!(
+            "| {} | {} | {} | {} | {} |\n",
+            self.seq,
+            self.time,
+            escape(&self.group),
+            self.kind,
+            escape(&self.detail)
+        )
+    }
+
+    /// Parses a row written by [`Record::to_row`].
+    ///
+    /// ```
+    /// use grader::guidance::{Kind, Record};
+    /// let r = Record::parse_row(r"| 3 | 2026-11-30T16:49:15Z | build3 | note | read a \| b |").unwrap();
+    /// assert_eq!((r.seq, r.kind, r.detail.as_str()), (3, Kind::Note, "read a | b"));
+    /// ```
+    pub fn parse_row(line: &str) -> Option<Record> {
+        let inner = line.strip_prefix("| ")?.strip_suffix(" |")?;
+        let cells = split_cells(inner);
+        let [seq, time, group, kind, detail] = <[String; 5]>::try_from(cells).ok()?;
+        let seq: u64 = seq.parse().ok().filter(|n| *n > 0)?;
+        humantime::parse_rfc3339(&time).ok()?;
+        Some(Record {
+            seq,
+            time,
+            group,
+            kind: Kind::parse(&kind)?,
+            detail,
+        })
+    }
+}
+
+fn escape(text: &str) -> String {
+    let one_line: String = text
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    one_line.replace('\\', "\\\\").replace('|', "\\|")
+}
+
+fn split_cells(inner: &str) -> Vec<String> {
+    let mut cells = Vec::new();
+    let mut cell = String::new();
+    let mut chars = inner.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => cell.extend(chars.next()),
+            '|' => cells.push(std::mem::take(&mut cell)),
+            _ => cell.push(c),
+        }
+    }
+    cells.push(cell);
+    cells.into_iter().map(|c| c.trim().to_string()).collect()
+}
+
+/// Why the log could not be used.
+#[derive(Debug, Error)]
+pub enum GuidanceError {
+    /// The record could not be written (read-only file, a folder in its place, a full disk…).
+    #[error("cannot record guidance in {path}: {source}")]
+    Write {
+        /// The log.
+        path: PathBuf,
+        /// Why.
+        source: io::Error,
+    },
+    /// The log could not be read.
+    #[error("cannot read {path}: {source}")]
+    Read {
+        /// The log.
+        path: PathBuf,
+        /// Why.
+        source: io::Error,
+    },
+}
+
+/// A line of the log that is not a valid record, or a break in the numbering.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    /// 1-based line number in the file.
+    pub line: usize,
+    /// What is wrong.
+    pub what: String,
+}
+
+/// What `log --check` found.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Contents {
+    /// Every record that parsed, in file order.
+    pub records: Vec<Record>,
+    /// Every problem, in file order.
+    pub problems: Vec<Problem>,
+}
+
+impl Contents {
+    /// How many records of `kind` there are for `group`.
+    pub fn count(&self, group: &str, kind: Kind) -> usize {
+        self.records
+            .iter()
+            .filter(|r| r.group == group && r.kind == kind)
+            .count()
+    }
+
+    /// "2 help records, 1 reference run" for `group`, or `None` when it has none.
+    pub fn summary(&self, group: &str) -> Option<String> {
+        let parts: Vec<String> = [Kind::Help, Kind::ReferenceRun, Kind::Note]
+            .into_iter()
+            .map(|k| (k, self.count(group, k)))
+            .filter(|(_, n)| *n > 0)
+            .map(|(k, n)| k.counted(n))
+            .collect();
+        (!parts.is_empty()).then(|| parts.join(", "))
+    }
+}
+
+/// The guidance log of one kit.
+#[derive(Debug, Clone)]
+pub struct GuidanceLog {
+    path: PathBuf,
+}
+
+impl GuidanceLog {
+    /// The log at the root of the kit in `root`.
+    pub fn in_kit(root: &Path) -> Self {
+        GuidanceLog {
+            path: root.join(LOG_FILE),
+        }
+    }
+
+    /// The log's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Appends one record and returns it. When the log is missing it is created with its
+    /// header, and that is recorded first.
+    pub fn append(&self, group: &str, kind: Kind, detail: &str) -> Result<Record, GuidanceError> {
+        let write_err = |source| GuidanceError::Write {
+            path: self.path.clone(),
+            source,
+        };
+        let created = match OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&self.path)
+        {
+            Ok(mut file) => {
+                file.write_all(HEADER.as_bytes()).map_err(write_err)?;
+                true
+            }
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => false,
+            Err(e) => return Err(write_err(e)),
+        };
+        let mut file = OpenOptions::new()
+            .read(true)
+            .append(true)
+            .open(&self.path)
+            .map_err(write_err)?;
+        file.lock().map_err(write_err)?;
+        let mut text = String::new();
+        file.read_to_string(&mut text).map_err(write_err)?;
+        let mut last = parse(&text)
+            .records
+            .iter()
+            .map(|r| r.seq)
+            .max()
+            .unwrap_or(0);
+        let now = humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
+        if created {
+            last += 1;
+            let note = Record {
+                seq: last,
+                time: now.clone(),
+                group: "-".into(),
+                kind: Kind::LogRecreated,
+                detail: "the log was missing; started again with its header".into(),
+            };
+            file.write_all(note.to_row().as_bytes())
+                .map_err(write_err)?;
+        }
+        let record = Record {
+            seq: last + 1,
+            time: now,
+            group: group.to_string(),
+            kind,
+            detail: detail.to_string(),
+        };
+        // One write per row: with O_APPEND, rows from other processes never interleave.
+        file.write_all(record.to_row().as_bytes())
+            .map_err(write_err)?;
+        file.flush().map_err(write_err)?;
+        Ok(record)
+    }
+
+    /// Reads and checks the log. A missing log reads as empty.
+    pub fn read(&self) -> Result<Contents, GuidanceError> {
+        match std::fs::read_to_string(&self.path) {
+            Ok(text) => Ok(parse(&text)),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Contents::default()),
+            Err(source) => Err(GuidanceError::Read {
+                path: self.path.clone(),
+                source,
+            }),
+        }
+    }
+}
+
+/// Parses a whole log: the rows after the table's header, and every problem with them.
+pub fn parse(text: &str) -> Contents {
+    let mut contents = Contents::default();
+    let mut in_table = false;
+    let mut expected = 1;
+    for (i, line) in text.lines().enumerate() {
+        let line_no = i + 1;
+        if !in_table {
+            in_table = line.trim() == TABLE_HEADER;
+            continue;
+        }
+        if line.trim() == TABLE_RULE {
+            continue;
+        }
+        match Record::parse_row(line.trim_end()) {
+            Some(record) => {
+                if record.seq != expected {
+                    let what = if record.seq > expected {
+                        format!(
+                            "record {} follows record {}: {} missing (deleted?)",
+                            record.seq,
+                            expected - 1,
+                            if record.seq - expected == 1 {
+                                format!("record {expected} is")
+                            } else {
+                                format!("records {expected}..{} are", record.seq - 1)
+                            }
+                        )
+                    } else {
+                        format!(
+                            "record {} comes after record {}: out of order or repeated",
+                            record.seq,
+                            expected - 1
+                        )
+                    };
+                    contents.problems.push(Problem {
+                        line: line_no,
+                        what,
+                    });
+                }
+                expected = record.seq.max(expected - 1) + 1;
+                contents.records.push(record);
+            }
+            None => contents.problems.push(Problem {
+                line: line_no,
+                what: format!("not a record (edited?): {:?}", truncate(line, 80)),
+            }),
+        }
+    }
+    if !in_table && !text.trim().is_empty() {
+        contents.problems.push(Problem {
+            line: 1,
+            what: format!("no table header {TABLE_HEADER:?}: the header was edited"),
+        });
+    }
+    contents
+}
+
+fn truncate(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((i, _)) => format!("{}…", &text[..i]),
+        None => text.to_string(),
+    }
+}
+
+/// Reads a whole file, for callers that must show nothing when the log is unreadable.
+pub fn read_text(path: &Path) -> io::Result<String> {
+    let mut text = String::new();
+    File::open(path)?.read_to_string(&mut text)?;
+    Ok(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn log_in(dir: &Path) -> GuidanceLog {
+        let log = GuidanceLog::in_kit(dir);
+        std::fs::write(log.path(), HEADER).unwrap();
+        log
+    }
+
+    #[test]
+    fn rows_round_trip_with_awkward_text() {
+        let record = Record {
+            seq: 12,
+            time: "2026-11-30T16:49:15Z".into(),
+            group: "build3".into(),
+            kind: Kind::Note,
+            detail: "read reference/src/retry.rs | lines 1\\2\nand a tab\there".into(),
+        };
+        let row = record.to_row();
+        assert_eq!(row.matches('\n').count(), 1, "one line per record");
+        let back = Record::parse_row(row.trim_end()).unwrap();
+        assert_eq!(
+            back.detail,
+            "read reference/src/retry.rs | lines 1\\2 and a tab here"
+        );
+        assert_eq!((back.seq, back.kind), (12, Kind::Note));
+    }
+
+    #[test]
+    fn appends_number_records_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = log_in(dir.path());
+        for i in 1..=3 {
+            assert_eq!(log.append("build3", Kind::Help, "level 1").unwrap().seq, i);
+        }
+        let contents = log.read().unwrap();
+        assert_eq!(contents.records.len(), 3);
+        assert!(contents.problems.is_empty(), "{:?}", contents.problems);
+        assert_eq!(
+            contents.summary("build3").as_deref(),
+            Some("3 help records")
+        );
+        assert_eq!(contents.summary("stage8"), None);
+    }
+
+    #[test]
+    fn missing_log_is_recreated_and_that_is_recorded() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = GuidanceLog::in_kit(dir.path());
+        let record = log.append("build3", Kind::Note, "x").unwrap();
+        assert_eq!(record.seq, 2);
+        let contents = log.read().unwrap();
+        assert_eq!(contents.records[0].kind, Kind::LogRecreated);
+        assert!(read_text(log.path()).unwrap().starts_with(HEADER));
+    }
+
+    #[test]
+    fn deleted_and_edited_lines_are_problems() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = log_in(dir.path());
+        for _ in 0..4 {
+            log.append("build3", Kind::Help, "level 2").unwrap();
+        }
+        let text = read_text(log.path()).unwrap();
+        let mut lines: Vec<&str> = text.lines().collect();
+        let second = lines.iter().position(|l| l.starts_with("| 2 |")).unwrap();
+        lines.remove(second);
+        let contents = parse(&lines.join("\n"));
+        assert_eq!(contents.problems.len(), 1, "{:?}", contents.problems);
+        assert!(contents.problems[0].what.contains("record 2 is missing"));
+
+        let edited = text.replace("| 3 |", "| three |");
+        let contents = parse(&edited);
+        assert!(contents
+            .problems
+            .iter()
+            .any(|p| p.what.starts_with("not a record")));
+    }
+
+    #[test]
+    fn a_folder_in_place_of_the_log_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join(LOG_FILE)).unwrap();
+        let err = GuidanceLog::in_kit(dir.path())
+            .append("build3", Kind::Help, "x")
+            .unwrap_err();
+        assert!(err.to_string().contains(LOG_FILE), "{err}");
+    }
+}

@@ -1,0 +1,93 @@
+//! Course help in graded levels, read from `exercises/<group>/help.toml`.
+//!
+//! Help is guidance: the command that shows it records it in the guidance log first
+//! (see [`crate::guidance`]).
+
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+use thiserror::Error;
+
+/// The help file in each exercise folder.
+pub const HELP_FILE: &str = "help.toml";
+
+/// One level of help.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Level {
+    /// A one-word name: `refresher`, `approach`, `repair`.
+    pub name: String,
+    /// The text, in Markdown.
+    pub text: String,
+}
+
+/// An exercise's help, from the gentlest level to the most specific.
+///
+/// ```
+/// let help: grader::help::Help = toml::from_str(r#"
+///     [[levels]]
+///     name = "refresher"
+///     text = "A retry is a second request."
+/// "#).unwrap();
+/// assert_eq!(help.level(1).unwrap().name, "refresher");
+/// assert!(help.level(2).is_err());
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Help {
+    /// Level 1 first.
+    pub levels: Vec<Level>,
+}
+
+/// Why help could not be shown.
+#[derive(Debug, Error)]
+pub enum HelpError {
+    /// The help file is missing or unreadable.
+    #[error("cannot read {path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The help file is not valid; the message names line and column.
+    #[error("{path}: {message}")]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong, and where.
+        message: String,
+    },
+    /// There is no such level.
+    #[error("there is no help level {asked}: levels go from 1 to {available}")]
+    NoLevel {
+        /// The level asked for.
+        asked: usize,
+        /// How many there are.
+        available: usize,
+    },
+}
+
+impl Help {
+    /// Reads `help.toml` from an exercise folder.
+    pub fn load(exercise_dir: &Path) -> Result<Help, HelpError> {
+        let path = exercise_dir.join(HELP_FILE);
+        let text = std::fs::read_to_string(&path).map_err(|source| HelpError::Read {
+            path: path.clone(),
+            source,
+        })?;
+        toml::from_str(&text).map_err(|e| HelpError::Parse {
+            path,
+            message: e.to_string().trim_end().to_string(),
+        })
+    }
+
+    /// Level `n` (1-based).
+    pub fn level(&self, n: usize) -> Result<&Level, HelpError> {
+        n.checked_sub(1)
+            .and_then(|i| self.levels.get(i))
+            .ok_or(HelpError::NoLevel {
+                asked: n,
+                available: self.levels.len(),
+            })
+    }
+}
