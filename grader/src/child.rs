@@ -1,7 +1,7 @@
 //! The parent side: start a harness process for one check, watch it, and read its report.
 
 use crate::outcome::{FailureKind, Outcome, Report};
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -53,15 +53,39 @@ impl Launcher {
     }
 
     /// Runs `check` of `group` in a new process, kills it after `timeout`, and turns what
-    /// happened into an [`Outcome`]. `report` is a path the child may create.
-    pub fn run(&self, group: &str, check: &str, report: &Path, timeout: Duration) -> Outcome {
+    /// happened into an [`Outcome`]. `report` is a path the child may create; `stall` is
+    /// how long a long check may go without progress (see [`crate::harness::watch_progress`]).
+    pub fn run(
+        &self,
+        group: &str,
+        check: &str,
+        report: &Path,
+        stall: Duration,
+        timeout: Duration,
+    ) -> Outcome {
+        let job = [OsStr::new(group), OsStr::new(check)];
+        match self.run_job(&job, report, stall, timeout) {
+            JobEnd::Reported { text, output } => interpret(&text, &output),
+            JobEnd::Failed { kind, message } => Outcome::Failed { kind, message },
+        }
+    }
+
+    /// Runs any job the harness understands (`job` then the report path as arguments) and
+    /// returns the report's text, or how the process failed.
+    pub fn run_job(
+        &self,
+        job: &[&OsStr],
+        report: &Path,
+        stall: Duration,
+        timeout: Duration,
+    ) -> JobEnd {
         let _ = std::fs::remove_file(report);
         let spawned = Command::new(&self.program)
             .args(&self.args)
-            .arg(group)
-            .arg(check)
+            .args(job)
             .arg(report)
             .envs(self.envs.iter().map(|(k, v)| (k, v)))
+            .env(crate::harness::STALL_VAR, stall.as_secs_f64().to_string())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -69,7 +93,7 @@ impl Launcher {
         let mut child = match spawned {
             Ok(child) => child,
             Err(e) => {
-                return Outcome::Failed {
+                return JobEnd::Failed {
                     kind: FailureKind::Crash,
                     message: format!("could not start {}: {e}", self.program.display()),
                 }
@@ -78,8 +102,8 @@ impl Launcher {
         let output = collect_output(&mut child);
         let ended = wait_with_timeout(&mut child, timeout);
         let output = output.finish();
-        match ended {
-            None => Outcome::Failed {
+        let Some(status) = ended else {
+            return JobEnd::Failed {
                 kind: FailureKind::Timeout,
                 message: format!(
                     "did not finish within {} s and was stopped.\n\
@@ -88,43 +112,64 @@ impl Launcher {
                     timeout.as_secs_f64(),
                     output.section()
                 ),
+            };
+        };
+        // A report counts only from a process that then exited normally: one that died
+        // after writing it did not finish cleanly.
+        match std::fs::read_to_string(report) {
+            Ok(text) if status.success() => JobEnd::Reported {
+                text,
+                output: output.section(),
             },
-            Some(status) => interpret(status, read_report(report), &output),
+            _ => JobEnd::Failed {
+                kind: FailureKind::Crash,
+                message: format!("{}{}", describe_death(status, &output), output.section()),
+            },
         }
     }
 }
 
-fn read_report(path: &Path) -> Option<Result<Report, String>> {
-    let text = std::fs::read_to_string(path).ok()?;
-    Some(serde_json::from_str(&text).map_err(|e| format!("unreadable report ({e})")))
+/// How a harness process ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum JobEnd {
+    /// It wrote its report and exited normally.
+    Reported {
+        /// The report file's text.
+        text: String,
+        /// What the code under test printed, as a message section (may be empty).
+        output: String,
+    },
+    /// It crashed, exited early or was stopped.
+    Failed {
+        /// Crash or timeout.
+        kind: FailureKind,
+        /// What happened, with the process's output.
+        message: String,
+    },
 }
 
-fn interpret(
-    status: ExitStatus,
-    report: Option<Result<Report, String>>,
-    output: &Captured,
-) -> Outcome {
-    let crash = |message: String| Outcome::Failed {
-        kind: FailureKind::Crash,
-        message: format!("{message}{}", output.section()),
-    };
-    let report = match report {
-        Some(Ok(report)) if status.success() => report,
-        Some(Ok(_)) | Some(Err(_)) | None => return crash(describe_death(status, output)),
+fn interpret(text: &str, output: &str) -> Outcome {
+    let report = match serde_json::from_str::<Report>(text) {
+        Ok(report) => report,
+        Err(e) => {
+            return Outcome::Failed {
+                kind: FailureKind::Crash,
+                message: format!("the check's report could not be read ({e}){output}"),
+            }
+        }
     };
     match report {
         Report::Passed => Outcome::Passed,
         Report::Failed { message } => Outcome::Failed {
             kind: FailureKind::Mismatch,
-            message: format!("{message}{}", output.section()),
+            message: format!("{message}{output}"),
         },
         Report::Unfinished { message, location } => Outcome::Unfinished { location, message },
         Report::Panicked { message, location } => Outcome::Failed {
             kind: FailureKind::Panic,
             message: format!(
-                "panicked{}: {message}{}",
+                "panicked{}: {message}{output}",
                 location.map(|l| format!(" at {l}")).unwrap_or_default(),
-                output.section()
             ),
         },
     }

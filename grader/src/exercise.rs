@@ -35,6 +35,9 @@ pub struct Exercise {
     pub stub: PathBuf,
     /// The lesson, relative to the exercise folder.
     pub lesson: PathBuf,
+    /// The lesson's worked example as a scenario file, relative to the exercise folder.
+    #[serde(default)]
+    pub trace: Option<PathBuf>,
 }
 
 /// Why an exercise's metadata could not be read.

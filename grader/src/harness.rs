@@ -8,14 +8,25 @@
 use crate::checks;
 use crate::outcome::{is_stub_panic, Report};
 use crate::recording::CheckFailure;
+use crate::scenario::Scenario;
 use crate::Implementation;
 use std::any::Any;
 use std::panic::{self, AssertUnwindSafe};
+use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
 
 /// Where the last panic happened, captured by the quiet panic hook.
 static LAST_PANIC: Mutex<Option<String>> = Mutex::new(None);
+
+/// Where this process writes its report; set once [`serve`] has its arguments.
+static REPORT_PATH: OnceLock<PathBuf> = OnceLock::new();
+
+/// The environment variable through which the grader says how long one step of a check
+/// may make no progress (the `--timeout`).
+pub const STALL_VAR: &str = "GRADER_STALL_SECS";
 
 /// Runs the check named by `args` (`GROUP CHECK REPORT-PATH`) against `imp` and writes its
 /// report. Called from the `main` of every harness binary.
@@ -27,6 +38,11 @@ static LAST_PANIC: Mutex<Option<String>> = Mutex::new(None);
 /// }
 /// ```
 pub fn serve(imp: Implementation, args: &[String]) -> ExitCode {
+    if let [job, file, report_path] = args {
+        if job == SCENARIO_JOB {
+            return serve_scenario(imp, file, report_path);
+        }
+    }
     let [group, check, report_path] = args else {
         eprintln!("usage: GROUP CHECK REPORT-PATH\nThis program is started by the grader: run `cargo run -p grader -- --help`.");
         return ExitCode::from(2);
@@ -45,24 +61,92 @@ pub fn serve(imp: Implementation, args: &[String]) -> ExitCode {
             *last = location;
         }
     }));
+    let _ = REPORT_PATH.set(PathBuf::from(report_path));
     let report = match panic::catch_unwind(AssertUnwindSafe(|| (check.run)(&imp))) {
         Ok(Ok(())) => Report::Passed,
         Ok(Err(message)) => Report::Failed { message },
         Err(payload) => classify(payload),
     };
-    let text = match serde_json::to_string(&report) {
-        Ok(text) => text,
+    finish(&report)
+}
+
+/// The first argument that asks for a scenario run (`scenario FILE REPORT-PATH`) instead of
+/// a check. No group has this name.
+pub const SCENARIO_JOB: &str = "scenario";
+
+fn serve_scenario(imp: Implementation, file: &str, report_path: &str) -> ExitCode {
+    let scenario = match Scenario::load(std::path::Path::new(file)) {
+        Ok(scenario) => scenario,
         Err(e) => {
-            eprintln!("could not encode the report: {e}");
-            return ExitCode::from(3);
+            eprintln!("{e}");
+            return ExitCode::from(2);
         }
     };
-    if let Err(e) = std::fs::write(report_path, text) {
-        eprintln!("could not write the report to {report_path}: {e}");
-        return ExitCode::from(3);
+    panic::set_hook(Box::new(|_| {}));
+    let run = crate::scenario::run(&imp, &scenario);
+    let written = serde_json::to_string(&run)
+        .map_err(|e| e.to_string())
+        .and_then(|text| std::fs::write(report_path, text).map_err(|e| e.to_string()));
+    match written {
+        Ok(()) => std::process::exit(0),
+        Err(e) => {
+            eprintln!("could not write the report to {report_path}: {e}");
+            ExitCode::from(3)
+        }
     }
-    // Threads the code under test may have left running must not keep the check alive.
-    std::process::exit(0)
+}
+
+/// Writes `report` and ends the process: threads the code under test may have left running
+/// must not keep the check alive.
+fn finish(report: &Report) -> ! {
+    let written = REPORT_PATH
+        .get()
+        .ok_or_else(|| "no report path".to_string())
+        .and_then(|path| {
+            let text = serde_json::to_string(report).map_err(|e| e.to_string())?;
+            std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))
+        });
+    match written {
+        Ok(()) => std::process::exit(0),
+        Err(e) => {
+            eprintln!("could not write the report: {e}");
+            std::process::exit(3)
+        }
+    }
+}
+
+/// For checks that run many cases: when `progress` stays the same for longer than the
+/// grader's `--timeout`, fail the check with `describe(progress)` (which can name the case
+/// that never finished) instead of waiting for the grader to stop the whole process.
+///
+/// Outside a harness process (in the kit's own unit tests) this does nothing.
+pub fn watch_progress(
+    progress: Arc<AtomicUsize>,
+    describe: impl Fn(usize) -> String + Send + 'static,
+) {
+    if REPORT_PATH.get().is_none() {
+        return;
+    }
+    let stall = std::env::var(STALL_VAR)
+        .ok()
+        .and_then(|s| s.parse::<f64>().ok())
+        .filter(|s| s.is_finite() && *s > 0.0)
+        .map_or(Duration::from_secs(3), Duration::from_secs_f64);
+    std::thread::spawn(move || {
+        let mut seen = progress.load(Ordering::SeqCst);
+        let mut since = Instant::now();
+        loop {
+            std::thread::sleep(Duration::from_millis(20));
+            let now = progress.load(Ordering::SeqCst);
+            if now != seen {
+                (seen, since) = (now, Instant::now());
+            } else if since.elapsed() >= stall {
+                finish(&Report::Failed {
+                    message: describe(now),
+                });
+            }
+        }
+    });
 }
 
 fn classify(payload: Box<dyn Any + Send>) -> Report {

@@ -80,8 +80,7 @@ impl Script {
                 self.steps[self.steps.len() - 1].clone()
             }
             None => panic::panic_any(CheckFailure(format!(
-                "request was called {call} times, but this check's script only has {} outcome(s): \
-                 the loop went on after it should have returned",
+                "request was called {call} times, but the script has only {} outcome(s)",
                 self.steps.len()
             ))),
         }
@@ -173,6 +172,43 @@ pub fn record(
         }
         Err(payload) if payload.is::<CheckFailure>() => panic::resume_unwind(payload),
         Err(payload) => (rec, Some(payload)),
+    }
+}
+
+/// Whether two planned delays are the same, allowing for rounding in the last bits.
+pub fn same_secs(a: f64, b: f64) -> bool {
+    a == b || (a - b).abs() <= 1e-9 * a.abs().max(b.abs()) || (a.is_nan() && b.is_nan())
+}
+
+/// Whether two lists of waits are the same.
+pub fn same_waits(a: &[f64], b: &[f64]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| same_secs(*x, *y))
+}
+
+fn same_event(a: &RetryEvent, b: &RetryEvent) -> bool {
+    let delay = match (a.delay, b.delay) {
+        (Some(x), Some(y)) => same_secs(x, y),
+        (x, y) => x.is_none() && y.is_none(),
+    };
+    delay
+        && a.attempt == b.attempt
+        && a.reason == b.reason
+        && a.action == b.action
+        && a.cause == b.cause
+}
+
+/// Whether two lists of events are the same.
+pub fn same_events(a: &[RetryEvent], b: &[RetryEvent]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| same_event(x, y))
+}
+
+impl Recording {
+    /// Whether two runs made the same calls, waits and events and ended the same way.
+    pub fn same_as(&self, other: &Recording) -> bool {
+        self.calls == other.calls
+            && same_waits(&self.waits, &other.waits)
+            && same_events(&self.events, &other.events)
+            && self.result == other.result
     }
 }
 

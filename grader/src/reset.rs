@@ -267,6 +267,7 @@ mod tests {
             file: "practice/src/lib.rs".into(),
             stub: "stub.rs".into(),
             lesson: "lesson.md".into(),
+            trace: None,
         };
         let resetter = Resetter::new(root, &exercise);
         (dir, resetter)

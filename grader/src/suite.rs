@@ -143,7 +143,9 @@ pub fn run(
                 let i = next.fetch_add(1, Ordering::SeqCst);
                 let Some(check) = selected.get(i) else { break };
                 let report = scratch.join(format!("{i}.json"));
-                let outcome = launcher.run(group.name, check.name, &report, settings.timeout);
+                let timeout = settings.timeout.max(check.min_timeout);
+                let outcome =
+                    launcher.run(group.name, check.name, &report, settings.timeout, timeout);
                 if tx.send((i, outcome)).is_err() {
                     break;
                 }

@@ -9,9 +9,11 @@ mod support;
 
 use grader::checks::{self, build3};
 use grader::outcome::{FailureKind, Outcome, Status};
+use grader::scenario::Scenario;
 use grader::suite::{self, RunSettings, Summary};
 use grader::Launcher;
 use libtest_mimic::{Arguments, Failed, FormatSetting, Trial};
+use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
 use support::impls;
@@ -276,6 +278,52 @@ fn trials() -> Vec<Trial> {
                 ensure(out.contains("0 passed; 8 failed; 0 unfinished"), || {
                     out.clone()
                 })
+            },
+        ),
+        Trial::test(
+            "exhaustive_check_finds_a_nan_only_mistake_with_a_minimal_scenario",
+            || {
+                let (summary, out) = grade("nan_wait_stops", "exhaustive::", 30.0);
+                let Some(Outcome::Failed {
+                    kind: FailureKind::Mismatch,
+                    message,
+                }) = summary.outcome("exhaustive::matches_reference_on_every_case")
+                else {
+                    return Err(format!("expected a mismatch:\n{out}").into());
+                };
+                let file_start = message
+                    .find("# Case ")
+                    .ok_or("no scenario file in the message")?;
+                let file = &message[file_start..];
+                let scenario = Scenario::parse(Path::new("difference.toml"), file)
+                    .map_err(|e| format!("the printed scenario does not parse: {e}\n{file}"))?;
+                ensure(file.contains("retry_after = nan"), || file.to_string())?;
+                ensure(scenario.script.steps.len() <= 2, || {
+                    format!("not minimal:\n{file}")
+                })?;
+                let mutant = impls::named("nan_wait_stops").ok_or("no mutant")?;
+                let theirs = grader::scenario::run(&mutant, &scenario);
+                let ours = grader::scenario::run(&grader::Implementation::reference(), &scenario);
+                ensure(theirs != ours, || {
+                    "the printed case does not reproduce the difference".into()
+                })?;
+                ensure(message.contains("≠ calls\n"), || message.clone())
+            },
+        ),
+        Trial::test(
+            "exhaustive_check_names_the_case_that_never_finishes",
+            || {
+                let (summary, out) = grade("spins", "exhaustive::", 0.5);
+                expect_failed(
+                    &summary,
+                    "exhaustive::matches_reference_on_every_case",
+                    FailureKind::Mismatch,
+                    &[
+                        "did not finish case 1 of the exhaustive space",
+                        "[[outcome]]",
+                    ],
+                )
+                .map_err(|e| format!("{}\n{out}", e.message().unwrap_or_default()).into())
             },
         ),
         Trial::test("a_panic_is_a_failure_with_its_message", || {

@@ -35,10 +35,12 @@
 
 pub mod errors;
 pub mod events;
+pub mod fetch;
 pub mod policy;
 pub mod retry;
 
 pub use errors::{PermanentError, PermanentKind, RequestError, TransientError, TransientReason};
 pub use events::{RetryAction, RetryEvent, StopCause};
+pub use fetch::{fetch, HttpReply, TransportFailure};
 pub use policy::{PolicyError, RetryPolicy};
 pub use retry::{retry_request, RetryError};

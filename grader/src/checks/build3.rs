@@ -6,8 +6,8 @@
 
 use super::{Check, CheckResult, Group};
 use crate::recording::{
-    describe_error, fmt_events, fmt_result, fmt_waits, record, Callback, DeliberatePanic,
-    Recording, Script,
+    describe_error, fmt_events, fmt_result, fmt_waits, record, same_events, same_waits, Callback,
+    DeliberatePanic, Recording, Script,
 };
 use crate::{Implementation, Reply};
 use reference::{
@@ -16,6 +16,7 @@ use reference::{
 };
 use serde_json::json;
 use std::panic;
+use std::time::Duration;
 
 /// The build3 group.
 pub const GROUP: Group = Group {
@@ -25,9 +26,13 @@ pub const GROUP: Group = Group {
 };
 
 macro_rules! checks {
-    ($($module:ident :: $name:ident),* $(,)?) => {
+    ($($module:ident :: $name:ident $(=> $secs:literal s)?),* $(,)?) => {
         const CHECKS: &[Check] = &[
-            $(Check { name: concat!(stringify!($module), "::", stringify!($name)), run: $module::$name },)*
+            $(Check {
+                name: concat!(stringify!($module), "::", stringify!($name)),
+                run: $module::$name,
+                min_timeout: Duration::from_secs(0 $(+ $secs)?),
+            },)*
         ];
     };
 }
@@ -72,6 +77,7 @@ checks![
     events::each_event_is_fresh,
     events::json_shape,
     privacy::no_detail_in_events_or_display,
+    exhaustive::matches_reference_on_every_case => 120 s,
 ];
 
 // ---------- building blocks ----------
@@ -153,30 +159,6 @@ impl Expected {
             result: Some(self.result.clone()),
         }
     }
-}
-
-fn same_secs(a: f64, b: f64) -> bool {
-    a == b || (a - b).abs() <= 1e-9 * a.abs().max(b.abs())
-}
-
-fn same_waits(a: &[f64], b: &[f64]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| same_secs(*x, *y))
-}
-
-fn same_event(a: &RetryEvent, b: &RetryEvent) -> bool {
-    let delay = match (a.delay, b.delay) {
-        (Some(x), Some(y)) => same_secs(x, y),
-        (x, y) => x.is_none() && y.is_none(),
-    };
-    delay
-        && a.attempt == b.attempt
-        && a.reason == b.reason
-        && a.action == b.action
-        && a.cause == b.cause
-}
-
-fn same_events(a: &[RetryEvent], b: &[RetryEvent]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| same_event(x, y))
 }
 
 /// Runs the implementation and compares the whole run with `expected`.
@@ -1173,5 +1155,44 @@ mod privacy {
             }
         }
         Ok(())
+    }
+}
+
+mod exhaustive {
+    use super::*;
+    use crate::scenario::side_by_side;
+    use std::sync::atomic::AtomicUsize;
+    use std::sync::Arc;
+
+    pub fn matches_reference_on_every_case(imp: &Implementation) -> CheckResult {
+        let progress = Arc::new(AtomicUsize::new(0));
+        crate::harness::watch_progress(Arc::clone(&progress), |number| {
+            let case = crate::exhaustive::cases().nth(number.saturating_sub(1));
+            let file = case.map(|c| {
+                c.to_scenario()
+                    .to_toml("The case of the exhaustive check that never finished.")
+            });
+            format!(
+                "did not finish case {number} of the exhaustive space: a loop that never ends? \
+                 Every loop needs explicit stops.\n\nReplay it with `cargo run -p grader -- scenario FILE`:\n\n{}",
+                file.unwrap_or_default()
+            )
+        });
+        let Err(difference) = crate::exhaustive::compare_with_progress(imp, &progress) else {
+            return Ok(());
+        };
+        let file = difference.case.to_scenario().to_toml(&format!(
+            "Case {} of the exhaustive check: the first place your retry_request and the\n\
+             reference differ. Replay it: cargo run -p grader -- scenario FILE --compare",
+            difference.number
+        ));
+        Err(format!(
+            "your function and the reference differ on case {} of the exhaustive space \
+             (cases come shortest first, so this is a smallest one):\n\n{}\n\
+             Save this as a file, e.g. difference.toml, and replay it with\n\
+             `cargo run -p grader -- scenario difference.toml` (add --compare to see the reference too):\n\n{file}",
+            difference.number,
+            side_by_side(("yours", &difference.learner), ("reference", &difference.reference)),
+        ))
     }
 }

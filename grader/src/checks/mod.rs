@@ -19,6 +19,9 @@ pub struct Check {
     pub name: &'static str,
     /// Runs the check against one implementation.
     pub run: fn(&Implementation) -> CheckResult,
+    /// The least time this check is given, whatever `--timeout` says: the exhaustive check
+    /// runs hundreds of thousands of cases.
+    pub min_timeout: std::time::Duration,
 }
 
 /// An exercise group's checks and the function they exercise.

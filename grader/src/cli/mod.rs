@@ -3,6 +3,7 @@
 mod guide;
 mod reset;
 mod run;
+mod scenario;
 
 use clap::{CommandFactory, Parser, Subcommand};
 use colored::Colorize;
@@ -51,6 +52,10 @@ enum Command {
     Log(guide::LogArgs),
     /// Put a group's pristine stub back, after backing up your file; or restore a backup.
     Reset(reset::ResetArgs),
+    /// Run a scenario file on your code: every call, wait and event, and the result.
+    Scenario(scenario::ScenarioArgs),
+    /// Run the lesson's worked example on the reference and show every step.
+    Trace(scenario::TraceArgs),
     /// Internal: run one check against the reference (the grader starts this itself).
     #[command(name = "__check", hide = true)]
     Check {
@@ -101,6 +106,8 @@ pub fn main() -> ExitCode {
         Command::Note(args) => guide::note(root, args),
         Command::Log(args) => guide::log(root, args),
         Command::Reset(args) => reset::reset(root, args),
+        Command::Scenario(args) => scenario::scenario(root, args),
+        Command::Trace(args) => scenario::trace(root, args),
     };
     match result {
         Ok(code) => code,

@@ -95,14 +95,14 @@ impl LibtestArgs {
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum Against {
+pub enum Against {
     /// Your code in practice/ (built with cargo first).
     Practice,
     /// The kit's finished implementation in reference/ (recorded as guidance).
     Reference,
 }
 
-fn parse_timeout(text: &str) -> Result<f64, String> {
+pub fn parse_timeout(text: &str) -> Result<f64, String> {
     match text.parse::<f64>() {
         Ok(secs) if secs.is_finite() && secs > 0.0 && secs <= 3600.0 => Ok(secs),
         _ => Err("expected a number of seconds above 0 and at most 3600".into()),
@@ -219,7 +219,7 @@ fn guidance_line(
     }
 }
 
-fn build_practice(root: &Path, exercise: &Exercise) -> Result<PathBuf, Failure> {
+pub fn build_practice(root: &Path, exercise: &Exercise) -> Result<PathBuf, Failure> {
     compile::build_practice_harness(root).map_err(|e| match e {
         BuildError::Compile => Failure::new(format!(
             "{} does not compile: the compiler's messages are above.",

@@ -1,0 +1,209 @@
+//! Scenario files, the worked trace and `--compare`, end to end in a temporary copy of the kit.
+
+mod common;
+
+use common::*;
+use grader::guidance::{parse, Kind, LOG_FILE};
+use std::path::Path;
+
+fn write(root: &Path, name: &str, text: &str) -> String {
+    let path = root.join(name);
+    std::fs::write(&path, text).unwrap();
+    path.display().to_string()
+}
+
+fn kinds(root: &Path) -> Vec<Kind> {
+    let text = std::fs::read_to_string(root.join(LOG_FILE)).unwrap();
+    parse(&text).records.iter().map(|r| r.kind).collect()
+}
+
+#[test]
+fn trace_prints_the_lessons_numbers() {
+    let kit = fresh_kit();
+    let out = grader(kit.path(), &["trace", "build3"]);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    for line in [
+        "calls:   3",
+        "waits:   [0.25, 0.5]",
+        "actions: [retry, retry]",
+        r#"returned: {"job_id":"fresh_3","state":"done"}"#,
+        r#"  {"attempt":1,"reason":"server_error","action":"retry","delay":0.25,"cause":null}"#,
+    ] {
+        assert!(stdout.lines().any(|l| l == line), "{line:?} in\n{stdout}");
+    }
+    assert!(
+        kinds(kit.path()).is_empty(),
+        "the lesson's own example is not guidance"
+    );
+}
+
+#[test]
+fn shipped_scenarios_reproduce_the_controlled_change() {
+    let kit = fresh_kit();
+    let root = kit.path();
+    let first = root.join("exercises/build3/scenarios/change-wait-1.5.toml");
+    let out = grader(
+        root,
+        &[
+            "scenario",
+            &first.display().to_string(),
+            "--against",
+            "reference",
+        ],
+    );
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        stdout.contains("calls:   2\nwaits:   [1.5]\nactions: [retry]\n"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(r#"returned: {"job_id":"fresh_2","state":"done"}"#),
+        "{stdout}"
+    );
+
+    let second = root.join("exercises/build3/scenarios/change-wait-3.toml");
+    let out = grader(
+        root,
+        &[
+            "scenario",
+            &second.display().to_string(),
+            "--against",
+            "reference",
+        ],
+    );
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("calls:   1\nwaits:   []\nactions: [stop]\n"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(
+            "refused: Exhausted { attempts: 1, reason: rate_limited, cause: delay_budget }"
+        ),
+        "{stdout}"
+    );
+    assert_eq!(kinds(root), [Kind::ReferenceRun, Kind::ReferenceRun]);
+}
+
+#[test]
+fn malformed_scenarios_point_at_the_line() {
+    let kit = fresh_kit();
+    let root = kit.path();
+    let file = write(
+        root,
+        "bad.toml",
+        "[[outcome]]\ntransient = \"server_error\"\nwait = 3\n",
+    );
+    let out = grader(root, &["scenario", &file, "--against", "reference"]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains(&format!("{file}:3:1: unknown field `wait`")),
+        "{stderr}"
+    );
+    assert!(stderr.contains("hint:"), "{stderr}");
+    assert!(
+        kinds(root).is_empty(),
+        "a refused file shows nothing and records nothing"
+    );
+}
+
+/// The lesson's four "new inputs", written as a learner would.
+const NEW_INPUTS: [(&str, &str, &str); 4] = [
+    (
+        "success-on-two.toml",
+        "[[outcome]]\ntransient = \"timeout\"\n\n[[outcome]]\ndata = { job_id = \"fresh_2\" }\n",
+        "calls:   2\nwaits:   [0.25]\nactions: [retry]\nevents:\n  {\"attempt\":1,\"reason\":\"timeout\",\"action\":\"retry\",\"delay\":0.25,\"cause\":null}\nreturned: {\"job_id\":\"fresh_2\"}\n",
+    ),
+    (
+        "always-timeout.toml",
+        "[[outcome]]\ntransient = \"timeout\"\nforever = true\n",
+        "calls:   3\nwaits:   [0.25, 0.5]\nactions: [retry, retry, stop]\nevents:\n  {\"attempt\":1,\"reason\":\"timeout\",\"action\":\"retry\",\"delay\":0.25,\"cause\":null}\n  {\"attempt\":2,\"reason\":\"timeout\",\"action\":\"retry\",\"delay\":0.5,\"cause\":null}\n  {\"attempt\":3,\"reason\":\"timeout\",\"action\":\"stop\",\"delay\":null,\"cause\":\"attempt_limit\"}\nrefused: Exhausted { attempts: 3, reason: timeout, cause: attempt_limit }",
+    ),
+    (
+        "permanent-404.toml",
+        "[[outcome]]\nhttp = { status = 404, body = \"no such job\" }\n",
+        "calls:   1\nwaits:   []\nactions: []\nevents:\n  (none)\nrefused: Permanent(not_found, status 404)",
+    ),
+    (
+        "server-wait-over-budget.toml",
+        "[[outcome]]\nhttp = { status = 429, headers = { Retry-After = \"30\" } }\n\n[[outcome]]\ndata = { job_id = \"never\" }\n",
+        "calls:   1\nwaits:   []\nactions: [stop]\nevents:\n  {\"attempt\":1,\"reason\":\"rate_limited\",\"action\":\"stop\",\"delay\":null,\"cause\":\"delay_budget\"}\nrefused: Exhausted { attempts: 1, reason: rate_limited, cause: delay_budget }",
+    ),
+];
+
+#[test]
+fn a_learner_runs_scenarios_on_their_own_code() {
+    let kit = fresh_kit();
+    let root = kit.path();
+    let stub = std::fs::read_to_string(stub_path()).unwrap();
+    let finished = stub.replace(
+        "todo!(\"write retry_request (lesson: exercises/build3/lesson.md)\")",
+        "reference::retry_request(policy, request, sleep, log)",
+    );
+    assert_ne!(
+        finished, stub,
+        "the stub's todo!() line changed: update this test"
+    );
+    write_practice(root, &finished);
+
+    for (name, scenario, expected) in NEW_INPUTS {
+        let file = write(root, name, scenario);
+        let out = grader(root, &["scenario", &file]);
+        let stdout = text(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{name}: {stdout}\n{}",
+            text(&out.stderr)
+        );
+        assert!(stdout.contains("against practice"), "{stdout}");
+        assert!(
+            stdout.contains(expected),
+            "{name}: expected\n{expected}\nin\n{stdout}"
+        );
+    }
+    assert!(
+        kinds(root).is_empty(),
+        "running your own code is not guidance"
+    );
+
+    let file = write(
+        root,
+        "short.toml",
+        "[[outcome]]\ntransient = \"connection\"\n",
+    );
+    let out = grader(root, &["scenario", &file]);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains("error: request was called 2 times, but the script has only 1 outcome(s). Add outcomes, or `forever = true` on the last one."),
+        "{stdout}"
+    );
+
+    let file = write(root, "compare.toml", NEW_INPUTS[1].1);
+    let out = grader(root, &["scenario", &file, "--compare"]);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert!(
+        stdout.contains("  calls: 3 (same)") && stdout.contains("Same on every line."),
+        "{stdout}"
+    );
+    assert_eq!(
+        kinds(root),
+        [Kind::ReferenceRun],
+        "--compare shows the reference"
+    );
+
+    // A loop that never ends is stopped, as in the grader.
+    let looping = stub.replace(
+        "todo!(\"write retry_request (lesson: exercises/build3/lesson.md)\")",
+        "loop { std::hint::spin_loop() }",
+    );
+    write_practice(root, &looping);
+    let out = grader(root, &["scenario", &file, "--timeout", "0.5"]);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("did not finish within 0.5 s"), "{stdout}");
+}
