@@ -1,7 +1,9 @@
-//! Your practice crate. Write `retry_request` below; the grader checks it.
+//! Your practice crate. Write `retry_request` below (build3); the stage 8 exercise,
+//! `lookup_availability`, is in `gateway.rs`.
 //!
 //! Lesson: `exercises/build3/lesson.md`. Check your work with
-//! `cargo run -p grader -- build3`. To start over: `cargo run -p grader -- reset build3`.
+//! `cargo run -p grader -- build3`. To start over: `cargo run -p grader -- reset build3`
+//! (that touches only this file).
 //!
 //! The types come from the kit's `reference` crate, so your function speaks the same
 //! language as the grader. The finished answer is in `reference/src/retry.rs`: reading it,
@@ -11,6 +13,9 @@ pub use reference::{
     PermanentError, PermanentKind, PolicyError, RequestError, RetryAction, RetryError, RetryEvent,
     RetryPolicy, StopCause, TransientError, TransientReason,
 };
+
+mod gateway;
+pub use gateway::lookup_availability;
 
 /// Calls `request` until it succeeds, fails permanently, or `policy` says stop.
 ///

@@ -31,5 +31,5 @@ pub mod workspace;
 
 pub use child::{JobEnd, Launcher};
 pub use exercise::Exercise;
-pub use implementation::{Implementation, Reply, RetryFn};
+pub use implementation::{Implementation, LookupFn, Reply, RetryFn, TestGateway};
 pub use outcome::{Outcome, Status};

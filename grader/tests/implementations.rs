@@ -7,7 +7,7 @@
 
 mod support;
 
-use grader::checks::{self, build3};
+use grader::checks::{self, build3, stage8};
 use grader::outcome::{FailureKind, Outcome, Status};
 use grader::scenario::Scenario;
 use grader::suite::{self, RunSettings, Summary};
@@ -30,7 +30,9 @@ fn main() -> ExitCode {
         return grader::harness::serve(imp, &args);
     }
     let args = Arguments::from_args();
-    libtest_mimic::run(&args, trials()).exit_code()
+    let mut all = trials();
+    all.extend(stage8_trials());
+    libtest_mimic::run(&args, all).exit_code()
 }
 
 /// Runs the build3 checks (those matching `filter`, all when empty) against `label`.
@@ -38,7 +40,22 @@ fn grade(label: &str, filter: &str, timeout: f64) -> (Summary, String) {
     grade_with(label, filter, timeout, FormatSetting::Pretty)
 }
 
+/// Runs the stage8 checks (those matching `filter`) against `label`.
+fn grade8(label: &str, filter: &str) -> (Summary, String) {
+    grade_group(&stage8::GROUP, label, filter, 10.0, FormatSetting::Pretty)
+}
+
 fn grade_with(label: &str, filter: &str, timeout: f64, format: FormatSetting) -> (Summary, String) {
+    grade_group(&build3::GROUP, label, filter, timeout, format)
+}
+
+fn grade_group(
+    group: &grader::checks::Group,
+    label: &str,
+    filter: &str,
+    timeout: f64,
+    format: FormatSetting,
+) -> (Summary, String) {
     let me = std::env::current_exe().expect("the test binary knows its own path");
     let launcher = Launcher::new(me).env(IMPL_VAR, label);
     let args = Arguments {
@@ -52,7 +69,7 @@ fn grade_with(label: &str, filter: &str, timeout: f64, format: FormatSetting) ->
         unfinished_hint: "Write its body.".into(),
     };
     let mut out = Vec::new();
-    let summary = suite::run(&build3::GROUP, &launcher, &args, &settings, &mut out)
+    let summary = suite::run(group, &launcher, &args, &settings, &mut out)
         .expect("printing into memory cannot fail");
     (summary, String::from_utf8_lossy(&out).into_owned())
 }
@@ -72,7 +89,10 @@ fn expect_failed(
     kind: FailureKind,
     says: &[&str],
 ) -> Result<(), Failed> {
-    assert!(build3::GROUP.check(name).is_some(), "no check named {name}");
+    assert!(
+        checks::GROUPS.iter().any(|g| g.check(name).is_some()),
+        "no check named {name}"
+    );
     match summary.outcome(name) {
         Some(Outcome::Failed { kind: k, message }) if *k == kind => {
             for s in says {
@@ -116,6 +136,148 @@ fn mistake(
         }
         Ok(())
     })
+}
+
+/// A stage 8 mistake and the checks that must catch it.
+fn gateway_mistake(
+    label: &'static str,
+    caught_by: &'static [(&'static str, &'static [&'static str])],
+) -> Trial {
+    Trial::test(format!("stage8_{label}_is_caught"), move || {
+        let (summary, out) = grade8(label, "");
+        ensure(!summary.all_passed(), || {
+            format!("{label} passed every check:\n{out}")
+        })?;
+        for (check, says) in caught_by {
+            expect_failed(&summary, check, FailureKind::Mismatch, says)
+                .map_err(|e| format!("{}\n{out}", e.message().unwrap_or_default()))?;
+        }
+        Ok(())
+    })
+}
+
+fn stage8_trials() -> Vec<Trial> {
+    let total = stage8::GROUP.checks.len();
+    vec![
+        Trial::test("stage8_reference_and_correct_pass_every_check", move || {
+            for label in ["reference", "correct"] {
+                let (summary, out) = grade8(label, "");
+                ensure(summary.all_passed() && summary.runs.len() == total, || {
+                    out.clone()
+                })?;
+            }
+            Ok(())
+        }),
+        Trial::test("stage8_stub_is_unfinished_everywhere", move || {
+            let (summary, out) = grade8("stub", "");
+            ensure(summary.count(Status::Unfinished) == total, || out.clone())?;
+            ensure(
+                out.contains("lookup_availability reached todo!() at "),
+                || out.clone(),
+            )?;
+            for run in &summary.runs {
+                let Outcome::Unfinished { location, .. } = &run.outcome else {
+                    unreachable!()
+                };
+                let at = location.as_deref().unwrap_or("");
+                ensure(at.contains("support/impls.rs:"), || {
+                    format!("{}: location {at:?}", run.name)
+                })?;
+            }
+            Ok(())
+        }),
+        gateway_mistake(
+            "lookup_per_attempt",
+            &[(
+                "facts::fixture_503_503_200",
+                &["counters read logical_lookups 3, attempts 3; expected 1 and 3"],
+            )],
+        ),
+        gateway_mistake(
+            "breaker_per_attempt",
+            &[(
+                "breaker::exhaustion_is_one_failure",
+                &["The breaker counts failed lookups, not attempts"],
+            )],
+        ),
+        gateway_mistake(
+            "retry_429",
+            &[(
+                "facts::rate_limited_is_never_retried",
+                &["no retry, no sleep"],
+            )],
+        ),
+        gateway_mistake(
+            "ignore_deadline",
+            &[
+                (
+                    "budget::sleeps_end_before_the_deadline",
+                    &["past the deadline"],
+                ),
+                (
+                    "budget::attempt_timeout_shrinks_with_the_budget",
+                    &["[0.4, 0.4, 0.05]"],
+                ),
+                (
+                    "budget::deadline_shorter_than_first_backoff",
+                    &["without sleeping"],
+                ),
+            ],
+        ),
+        gateway_mistake(
+            "invent_availability",
+            &[(
+                "no_fallback::failed_lookups_are_never_available",
+                &["no fallback ever invents an answer"],
+            )],
+        ),
+        gateway_mistake(
+            "subtract_global",
+            &[(
+                "counters::concurrent_lookups_add_up",
+                &["Count attempts in the lookup itself"],
+            )],
+        ),
+        gateway_mistake(
+            "skip_breaker",
+            &[
+                (
+                    "breaker::open_breaker_rejects_without_calling_the_provider",
+                    &["Failed(503 breaker_open), 0 attempts"],
+                ),
+                ("breaker::half_open_lets_exactly_one_probe", &[]),
+            ],
+        ),
+        Trial::test("stage8_runaway_loop_is_stopped", || {
+            let (summary, out) = grade8("lookup_never_stops", "facts::fixture");
+            expect_failed(
+                &summary,
+                "facts::fixture_503_503_200",
+                FailureKind::Mismatch,
+                &["the loop never stops"],
+            )
+            .map_err(|e| format!("{}\n{out}", e.message().unwrap_or_default()).into())
+        }),
+        Trial::test("stage8_hostile_code_never_passes", || {
+            for (label, kind) in [
+                ("spins", FailureKind::Timeout),
+                ("aborts", FailureKind::Crash),
+                ("exits_zero", FailureKind::Crash),
+                ("panics", FailureKind::Panic),
+            ] {
+                let (summary, out) = grade_group(
+                    &stage8::GROUP,
+                    label,
+                    "facts::fixture",
+                    0.5,
+                    FormatSetting::Pretty,
+                );
+                expect_failed(&summary, "facts::fixture_503_503_200", kind, &[])
+                    .map_err(|e| format!("{label}: {}\n{out}", e.message().unwrap_or_default()))?;
+            }
+            Ok(())
+        }),
+    ]
 }
 
 fn trials() -> Vec<Trial> {

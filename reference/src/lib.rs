@@ -5,6 +5,9 @@
 //! in a way that is worth repeating, within a validated [`RetryPolicy`], and report each
 //! planned retry or stop as a [`RetryEvent`].
 //!
+//! The stage 8 exercise is [`lookup_availability`] in [`gateway`]: one availability lookup
+//! with bounded retries inside one deadline, behind a circuit breaker.
+//!
 //! Reading [`retry`]'s source is guided practice: the grader records a run against the
 //! reference as guidance, not as independent evidence of your own work.
 //!
@@ -36,11 +39,17 @@
 pub mod errors;
 pub mod events;
 pub mod fetch;
+pub mod gateway;
 pub mod policy;
 pub mod retry;
 
 pub use errors::{PermanentError, PermanentKind, RequestError, TransientError, TransientReason};
 pub use events::{RetryAction, RetryEvent, StopCause};
 pub use fetch::{fetch, HttpReply, TransportFailure};
+pub use gateway::{
+    lookup_availability, Admission, Availability, Breaker, BreakerState, Clock, ConfigError,
+    Counters, Failure, FailureCode, Gateway, GatewayConfig, Lookup, Outcome, Provider,
+    ProviderReply,
+};
 pub use policy::{PolicyError, RetryPolicy};
 pub use retry::{retry_request, RetryError};

@@ -7,6 +7,7 @@ fn main() -> std::process::ExitCode {
         retry_request: |policy, request, sleep, log| {
             practice::retry_request(policy, request, sleep, log)
         },
+        lookup_availability: |gateway, item_id| practice::lookup_availability(gateway, item_id),
     };
     let args: Vec<String> = std::env::args().skip(1).collect();
     grader::harness::serve(practice, &args)

@@ -1,6 +1,7 @@
 //! The command line: argument types, dispatch, and turning errors into one line plus a hint.
 
 mod guide;
+mod list;
 mod reset;
 mod run;
 mod scenario;
@@ -44,6 +45,10 @@ struct Cli {
 enum Command {
     /// Run the build3 checks: retry_request (lesson: exercises/build3/lesson.md).
     Build3(run::GroupArgs),
+    /// Run the stage8 checks: lookup_availability (lesson: exercises/stage8/lesson.md).
+    Stage8(run::GroupArgs),
+    /// List the exercises with your status on each and the guidance you used.
+    List,
     /// Show course help for a group, one level at a time (recorded as guidance first).
     Help(guide::HelpArgs),
     /// Record guidance you got outside the kit (a book, a friend, the reference's source).
@@ -96,6 +101,7 @@ pub fn main() -> ExitCode {
             return grader::harness::serve(Implementation::reference(), &args)
         }
         Command::Build3(args) => run::run_group(root, &checks::build3::GROUP, args),
+        Command::Stage8(args) => run::run_group(root, &checks::stage8::GROUP, args),
         Command::Help(args) => match args.group {
             Some(_) => guide::help(root, args),
             None => Cli::command()
@@ -104,6 +110,7 @@ pub fn main() -> ExitCode {
                 .map_err(|e| Failure::new(format!("cannot print the help: {e}"))),
         },
         Command::Note(args) => guide::note(root, args),
+        Command::List => list::list(root),
         Command::Log(args) => guide::log(root, args),
         Command::Reset(args) => reset::reset(root, args),
         Command::Scenario(args) => scenario::scenario(root, args),

@@ -1,8 +1,11 @@
-//! Test-only implementations of `retry_request`: one correct, the rest realistic mistakes
-//! and hostile behaviour. Each is what a learner could plausibly write.
+//! Test-only implementations of `retry_request` and `lookup_availability`: correct ones,
+//! realistic mistakes and hostile behaviour. Each is what a learner could plausibly write.
 
-use grader::{Implementation, Reply, RetryFn};
-use reference::{RequestError, RetryError, RetryEvent, RetryPolicy, StopCause, TransientReason};
+use grader::{Implementation, LookupFn, Reply, RetryFn, TestGateway};
+use reference::{
+    Admission, Availability, Clock, Failure, FailureCode, Lookup, Outcome, Provider, RequestError,
+    RetryError, RetryEvent, RetryPolicy, StopCause, TransientReason, TransportFailure,
+};
 
 type Request<'a> = &'a mut dyn FnMut() -> Result<Reply, RequestError>;
 type Sleep<'a> = &'a mut dyn FnMut(f64);
@@ -167,48 +170,218 @@ fn recurse(depth: u64) -> u64 {
     1 + recurse(std::hint::black_box(depth + 1))
 }
 
+/// Knobs for a learner's gateway lookup: each mistake is one changed line of a correct one.
+#[derive(Clone, Copy, Default)]
+struct GatewayMistakes {
+    lookup_per_attempt: bool,
+    breaker_per_attempt: bool,
+    retry_429: bool,
+    ignore_deadline: bool,
+    invent_availability: bool,
+    subtract_global: bool,
+    skip_breaker: bool,
+}
+
+fn written_lookup(m: GatewayMistakes, g: &TestGateway, item: &str) -> Lookup {
+    let fail = |code| Outcome::Failed(Failure::new(code));
+    let cfg = g.config();
+    let clock = g.clock();
+    let deadline = clock.now() + cfg.deadline;
+    let global_before = g.counters().attempts;
+    if !m.lookup_per_attempt {
+        g.count_lookup();
+    }
+    if !m.skip_breaker && g.breaker().admit(clock.now()) == Admission::Rejected {
+        return Lookup {
+            outcome: fail(FailureCode::BreakerOpen),
+            attempts: 0,
+        };
+    }
+    let mut attempts = 0;
+    let outcome = loop {
+        let timeout = if m.ignore_deadline {
+            cfg.attempt_timeout
+        } else {
+            cfg.attempt_timeout.min(deadline - clock.now())
+        };
+        attempts += 1;
+        g.count_attempt();
+        if m.lookup_per_attempt {
+            g.count_lookup();
+        }
+        let mut server_wait = None;
+        let retry = match g.provider().get(item, timeout) {
+            Err(TransportFailure::Timeout | TransportFailure::Connection) => true,
+            Ok(r) => match r.status {
+                200 => match serde_json::from_str::<serde_json::Value>(&r.body) {
+                    Ok(v) if v["item_id"] == item && v["available"].is_boolean() => {
+                        let available = v["available"].as_bool().unwrap_or(false);
+                        break Outcome::Available(Availability {
+                            item_id: item.into(),
+                            available,
+                        });
+                    }
+                    _ => break fail(FailureCode::InvalidPayload),
+                },
+                404 => break Outcome::Missing,
+                429 if m.retry_429 => true,
+                429 => break fail(FailureCode::ProviderRateLimited),
+                400 | 401 | 403 => break fail(FailureCode::IntegrationRejected),
+                502..=504 => {
+                    server_wait = r
+                        .retry_after
+                        .as_deref()
+                        .and_then(|v| v.trim().parse::<u64>().ok());
+                    true
+                }
+                _ => break fail(FailureCode::UnexpectedResponse),
+            },
+        };
+        debug_assert!(retry);
+        if m.breaker_per_attempt {
+            g.breaker().record_failure(clock.now());
+        }
+        if attempts >= cfg.max_attempts {
+            break fail(FailureCode::ProviderUnavailable);
+        }
+        let mut backoff = (cfg.base_delay * 2f64.powi(attempts as i32 - 1)).min(cfg.max_delay);
+        if let Some(wait) = server_wait {
+            backoff = backoff.max(wait as f64);
+        }
+        if !m.ignore_deadline && clock.now() + backoff >= deadline {
+            break fail(FailureCode::ProviderUnavailable);
+        }
+        clock.sleep(backoff);
+    };
+    let outcome = match outcome {
+        Outcome::Failed(f)
+            if m.invent_availability && f.code == FailureCode::ProviderUnavailable =>
+        {
+            Outcome::Available(Availability {
+                item_id: item.into(),
+                available: true,
+            })
+        }
+        other => other,
+    };
+    match &outcome {
+        Outcome::Available(_) | Outcome::Missing => g.breaker().record_success(),
+        Outcome::Failed(f) if f.code == FailureCode::IntegrationRejected => {
+            g.breaker().record_neutral()
+        }
+        Outcome::Failed(_) if m.breaker_per_attempt => {}
+        Outcome::Failed(_) => g.breaker().record_failure(clock.now()),
+    }
+    if m.subtract_global {
+        // The mistake: deriving this lookup's attempts from global totals.
+        std::thread::yield_now();
+        attempts = (g.counters().attempts - global_before) as u32;
+    }
+    Lookup { outcome, attempts }
+}
+
+macro_rules! gateway_mistake {
+    ($($field:ident),*) => {
+        |g, item| written_lookup(GatewayMistakes { $($field: true,)* ..GatewayMistakes::default() }, g, item)
+    };
+}
+
+const REFERENCE_LOOKUP: LookupFn = |g, item| reference::lookup_availability(g, item);
+
 /// Every implementation the tests can start, by name.
 pub fn all() -> Vec<Implementation> {
-    let imp = |label, retry_request| Implementation {
+    // A build3 implementation, with the reference's lookup.
+    let retry = |label, retry_request| Implementation {
         label,
         retry_request,
+        lookup_availability: REFERENCE_LOOKUP,
+    };
+    // A stage8 implementation, with a correct retry_request.
+    let lookup = |label, lookup_availability| Implementation {
+        label,
+        retry_request: CORRECT,
+        lookup_availability,
+    };
+    // Hostile code in both functions.
+    let both = |label, retry_request: RetryFn, lookup_availability: LookupFn| Implementation {
+        label,
+        retry_request,
+        lookup_availability,
     };
     vec![
         Implementation::reference(),
-        imp("correct", CORRECT),
-        imp("stub", |_, _, _, _| todo!()),
-        imp("unimplemented", |_, _, _, _| unimplemented!("later")),
-        imp("extra_attempt", mistake!(extra_attempt)),
-        imp("sleep_after_last", mistake!(sleep_after_last)),
-        imp("clamp_server_wait", mistake!(clamp_server_wait)),
-        imp("retry_permanent", mistake!(retry_permanent)),
-        imp(
+        both("correct", CORRECT, gateway_mistake!()),
+        both("stub", |_, _, _, _| todo!(), |_, _| todo!()),
+        retry("unimplemented", |_, _, _, _| unimplemented!("later")),
+        retry("extra_attempt", mistake!(extra_attempt)),
+        retry("sleep_after_last", mistake!(sleep_after_last)),
+        retry("clamp_server_wait", mistake!(clamp_server_wait)),
+        retry("retry_permanent", mistake!(retry_permanent)),
+        retry(
             "validate_after_first_call",
             mistake!(validate_after_first_call),
         ),
-        imp("no_validation", mistake!(no_validation)),
-        imp("nan_wait_stops", mistake!(nan_wait_stops)),
-        imp("sleep_before_log", mistake!(sleep_before_log)),
-        imp(
+        retry("no_validation", mistake!(no_validation)),
+        retry("nan_wait_stops", mistake!(nan_wait_stops)),
+        retry("sleep_before_log", mistake!(sleep_before_log)),
+        retry(
             "permanent_becomes_success",
             mistake!(permanent_becomes_success),
         ),
-        imp("swallows_panics", swallows_panics),
-        imp("never_stops", never_stops),
-        imp("spins", spins),
-        imp("panics", |_, _, _, _| panic!("boom: index 7 out of range")),
-        imp("aborts", |_, _, _, _| std::process::abort()),
-        imp("overflows_stack", |_, _, _, _| {
-            recurse(0);
-            unreachable!()
+        retry("swallows_panics", swallows_panics),
+        retry("never_stops", never_stops),
+        lookup("lookup_per_attempt", gateway_mistake!(lookup_per_attempt)),
+        lookup("breaker_per_attempt", gateway_mistake!(breaker_per_attempt)),
+        lookup("retry_429", gateway_mistake!(retry_429)),
+        lookup("ignore_deadline", gateway_mistake!(ignore_deadline)),
+        lookup("invent_availability", gateway_mistake!(invent_availability)),
+        lookup("subtract_global", gateway_mistake!(subtract_global)),
+        lookup("skip_breaker", gateway_mistake!(skip_breaker)),
+        lookup("lookup_never_stops", |g, item| loop {
+            let _ = g.provider().get(item, 0.1);
         }),
-        imp("exits_zero", |_, _, _, _| std::process::exit(0)),
-        imp("forges_report", |_, _, _, _| {
-            println!("{{\"status\":\"passed\"}}");
-            eprintln!("{{\"status\":\"passed\"}}");
-            std::process::exit(0)
-        }),
+        both("spins", spins, |_, _| spins_forever()),
+        both(
+            "panics",
+            |_, _, _, _| panic!("boom: index 7 out of range"),
+            |_, _| panic!("boom: index 7 out of range"),
+        ),
+        both(
+            "aborts",
+            |_, _, _, _| std::process::abort(),
+            |_, _| std::process::abort(),
+        ),
+        both(
+            "overflows_stack",
+            |_, _, _, _| {
+                recurse(0);
+                unreachable!()
+            },
+            |_, _| {
+                recurse(0);
+                unreachable!()
+            },
+        ),
+        both(
+            "exits_zero",
+            |_, _, _, _| std::process::exit(0),
+            |_, _| std::process::exit(0),
+        ),
+        both(
+            "forges_report",
+            |_, _, _, _| {
+                println!("{{\"status\":\"passed\"}}");
+                eprintln!("{{\"status\":\"passed\"}}");
+                std::process::exit(0)
+            },
+            |_, _| std::process::exit(0),
+        ),
     ]
+}
+
+#[allow(clippy::empty_loop)]
+fn spins_forever() -> Lookup {
+    loop {}
 }
 
 /// The implementation called `label`.
