@@ -277,13 +277,7 @@ fn render(
     match recorded {
         // The scenario runner renders the same recording the same way every time.
         Ok(_) => crate::scenario::run(imp, scenario),
-        Err(ending) => ScenarioRun {
-            calls: 0,
-            waits: Vec::new(),
-            events: Vec::new(),
-            actions: Vec::new(),
-            ending,
-        },
+        Err(ending) => ScenarioRun::stopped(ending),
     }
 }
 

@@ -8,7 +8,7 @@
 use crate::checks;
 use crate::outcome::{is_stub_panic, Report};
 use crate::recording::CheckFailure;
-use crate::scenario::Scenario;
+use crate::scenario::AnyScenario;
 use crate::Implementation;
 use std::any::Any;
 use std::panic::{self, AssertUnwindSafe};
@@ -75,7 +75,7 @@ pub fn serve(imp: Implementation, args: &[String]) -> ExitCode {
 pub const SCENARIO_JOB: &str = "scenario";
 
 fn serve_scenario(imp: Implementation, file: &str, report_path: &str) -> ExitCode {
-    let scenario = match Scenario::load(std::path::Path::new(file)) {
+    let scenario = match AnyScenario::load(std::path::Path::new(file)) {
         Ok(scenario) => scenario,
         Err(e) => {
             eprintln!("{e}");
@@ -83,7 +83,7 @@ fn serve_scenario(imp: Implementation, file: &str, report_path: &str) -> ExitCod
         }
     };
     panic::set_hook(Box::new(|_| {}));
-    let run = crate::scenario::run(&imp, &scenario);
+    let run = scenario.run(&imp);
     let written = serde_json::to_string(&run)
         .map_err(|e| e.to_string())
         .and_then(|text| std::fs::write(report_path, text).map_err(|e| e.to_string()));

@@ -5,7 +5,7 @@ use super::{kit_root, load_exercise, resolve_group, run::build_practice, Failure
 use clap::Args;
 use grader::guidance::{GuidanceLog, Kind};
 use grader::harness::SCENARIO_JOB;
-use grader::scenario::{self, side_by_side, Scenario, ScenarioRun};
+use grader::scenario::{side_by_side, AnyScenario, ScenarioRun};
 use grader::{Implementation, JobEnd, Launcher};
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
@@ -34,13 +34,9 @@ pub struct TraceArgs {
     group: String,
 }
 
-fn show(title: &str, scenario: &Scenario, run: &ScenarioRun) {
-    let p = &scenario.policy;
+fn show(title: &str, scenario: &AnyScenario, run: &ScenarioRun) {
     println!("{title}");
-    println!(
-        "policy:  method {:?}, max_attempts {}, base_delay {:?}, max_delay {:?}",
-        p.method, p.max_attempts, p.base_delay, p.max_delay
-    );
+    println!("{}", scenario.settings());
     for line in run.render() {
         println!("{line}");
     }
@@ -49,10 +45,11 @@ fn show(title: &str, scenario: &Scenario, run: &ScenarioRun) {
 /// Runs the scenario on the learner's code in a harness process.
 fn run_practice(
     root: &Path,
+    group: &str,
     file: &Path,
     timeout: f64,
 ) -> Result<Result<ScenarioRun, String>, Failure> {
-    let exercise = load_exercise(root, resolve_group("build3")?)?;
+    let exercise = load_exercise(root, resolve_group(group)?)?;
     let launcher = Launcher::new(build_practice(root, &exercise)?);
     let scratch = tempfile::tempdir()
         .map_err(|e| Failure::new(format!("cannot make a scratch folder: {e}")))?;
@@ -69,12 +66,13 @@ fn run_practice(
 
 pub fn scenario(root: Option<PathBuf>, args: ScenarioArgs) -> Outcome {
     let root = kit_root(root)?;
-    let scenario = Scenario::load(&args.file).map_err(|e| {
+    let scenario = AnyScenario::load(&args.file).map_err(|e| {
         Failure::new(e.to_string()).hint(
-            "a scenario has an optional [policy] and one [[outcome]] per call; \
-             see exercises/build3/scenarios/ for examples",
+            "a scenario has optional settings and one [[outcome]] per call; \
+             see exercises/build3/scenarios/ and exercises/stage8/scenarios/ for examples",
         )
     })?;
+    let group = scenario.group();
     let file = args.file.display();
     let shows_reference = args.compare || args.against == super::run::Against::Reference;
     if shows_reference {
@@ -94,7 +92,7 @@ pub fn scenario(root: Option<PathBuf>, args: ScenarioArgs) -> Outcome {
                     .hint("guidance is recorded before it is shown: make the log writable")
             })?;
     }
-    let reference = || scenario::run(&Implementation::reference(), &scenario);
+    let reference = || scenario.run(&Implementation::reference());
     if !args.compare && args.against == super::run::Against::Reference {
         show(
             &format!("scenario {file} against reference"),
@@ -103,7 +101,7 @@ pub fn scenario(root: Option<PathBuf>, args: ScenarioArgs) -> Outcome {
         );
         return Ok(ExitCode::SUCCESS);
     }
-    let yours = match run_practice(&root, &args.file, args.timeout)? {
+    let yours = match run_practice(&root, group, &args.file, args.timeout)? {
         Ok(run) => run,
         Err(message) => {
             println!("scenario {file} against practice\n{message}");
@@ -148,14 +146,14 @@ pub fn trace(root: Option<PathBuf>, args: TraceArgs) -> Outcome {
         )));
     };
     let path = exercise.dir(&root).join(trace);
-    let scenario = Scenario::load(&path).map_err(|e| {
+    let scenario = AnyScenario::load(&path).map_err(|e| {
         Failure::new(e.to_string()).hint(format!(
             "restore it from git: `git checkout -- exercises/{}`",
             group.name
         ))
     })?;
     // The lesson prints this trace in full, so running it is not guidance.
-    let run = scenario::run(&Implementation::reference(), &scenario);
+    let run = scenario.run(&Implementation::reference());
     show(
         &format!(
             "The lesson's worked example ({}), run on the reference:",

@@ -1,4 +1,4 @@
-//! Scenario files: a learner's own script for one run of `retry_request`.
+//! build3 scenario files: a learner's own script for one run of `retry_request`.
 //!
 //! ```toml
 //! [policy]                 # optional; missing fields take the defaults
@@ -18,11 +18,10 @@
 //! # `forever = true` on the last outcome repeats it for every further call.
 //! ```
 //!
-//! A run records every call, wait and event; [`ScenarioRun`] is that record rendered
-//! for people, and it is what the harness process sends back.
+//! A run records every call, wait and event and is rendered as a [`ScenarioRun`].
 
+use super::{panic_ending, Field, ScenarioError, ScenarioRun};
 use crate::harness::panic_message;
-use crate::outcome::is_stub_panic;
 use crate::recording::{describe_error, record, CheckFailure, Recording, Script};
 use crate::{Implementation, Reply};
 use reference::fetch::{fetch, HttpReply};
@@ -33,26 +32,14 @@ use reference::{
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::panic::{self, AssertUnwindSafe};
-use std::path::{Path, PathBuf};
-use thiserror::Error;
-
-/// A scenario file that could not be used, with the place to look.
-#[derive(Debug, Error, PartialEq, Eq)]
-#[error("{}:{line}:{column}: {message}", path.display())]
-pub struct ScenarioError {
-    /// The file.
-    pub path: PathBuf,
-    /// 1-based line.
-    pub line: usize,
-    /// 1-based column.
-    pub column: usize,
-    /// What is wrong, naming the key.
-    pub message: String,
-}
+use std::path::Path;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct FileSpec {
+    #[serde(default)]
+    #[allow(dead_code)] // read by AnyScenario to pick this format
+    exercise: Option<String>,
     #[serde(default)]
     policy: Option<RetryPolicy>,
     #[serde(default)]
@@ -99,36 +86,10 @@ pub struct Scenario {
     pub script: Script,
 }
 
-fn position(text: &str, offset: usize) -> (usize, usize) {
-    let before = &text[..offset.min(text.len())];
-    let line = before.matches('\n').count() + 1;
-    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-    (line, column)
-}
-
 impl Scenario {
-    /// Reads and checks a scenario file.
-    pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
-        let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
-            path: path.to_path_buf(),
-            line: 1,
-            column: 1,
-            message: format!("cannot read the file: {e}"),
-        })?;
-        Scenario::parse(path, &text)
-    }
-
     /// Parses scenario text; `path` is used in error messages only.
     pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
-        let error = |offset: usize, message: String| {
-            let (line, column) = position(text, offset);
-            ScenarioError {
-                path: path.to_path_buf(),
-                line,
-                column,
-                message,
-            }
-        };
+        let error = |offset: usize, message: String| ScenarioError::at(path, text, offset, message);
         let file: FileSpec = toml::from_str(text).map_err(|e| {
             let offset = e.span().map_or(0, |s| s.start);
             error(offset, e.message().trim_end().to_string())
@@ -271,22 +232,6 @@ impl OutcomeSpec {
     }
 }
 
-/// One run of a scenario, rendered for people. Floats are text, so NaN and infinity survive
-/// the trip from the harness process.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ScenarioRun {
-    /// How many times `request` was called.
-    pub calls: u32,
-    /// Each planned wait `sleep` received.
-    pub waits: Vec<String>,
-    /// Each event, as one JSON object.
-    pub events: Vec<String>,
-    /// The events' actions, in order.
-    pub actions: Vec<String>,
-    /// `returned: …`, `refused: …`, `panicked: …`, `unfinished: …` or `error: …`.
-    pub ending: String,
-}
-
 /// An event as JSON, keeping a NaN or infinite delay visible as text.
 pub fn event_json(e: &RetryEvent) -> String {
     match e.delay {
@@ -302,102 +247,6 @@ pub fn event_json(e: &RetryEvent) -> String {
     }
 }
 
-impl ScenarioRun {
-    fn from_recording(rec: &Recording, ending: String) -> ScenarioRun {
-        ScenarioRun {
-            calls: rec.calls,
-            waits: rec.waits.iter().map(|w| format!("{w:?}")).collect(),
-            events: rec.events.iter().map(event_json).collect(),
-            actions: rec.events.iter().map(|e| e.action.to_string()).collect(),
-            ending,
-        }
-    }
-
-    /// Whether the function returned (a value or a refusal), rather than panicking, reaching
-    /// `todo!()` or running out of script.
-    pub fn finished(&self) -> bool {
-        self.ending.starts_with("returned: ") || self.ending.starts_with("refused: ")
-    }
-
-    /// The run as printed by `grader scenario`: one fact per line, events one per line.
-    pub fn render(&self) -> Vec<String> {
-        let mut lines = vec![
-            format!("calls:   {}", self.calls),
-            format!("waits:   [{}]", self.waits.join(", ")),
-            format!("actions: [{}]", self.actions.join(", ")),
-            "events:".to_string(),
-        ];
-        if self.events.is_empty() {
-            lines.push("  (none)".into());
-        }
-        lines.extend(self.events.iter().map(|e| format!("  {e}")));
-        lines.push(self.ending.clone());
-        lines
-    }
-}
-
-/// Two runs field by field: a field both runs agree on is shown once; a field where they
-/// differ is marked `≠` and shows each run's value, one under the other.
-///
-/// ```
-/// use grader::scenario::{side_by_side, ScenarioRun};
-/// let run = |calls| ScenarioRun { calls, waits: vec![], events: vec![], actions: vec![], ending: "returned: 1".into() };
-/// let text = side_by_side(("yours", &run(2)), ("reference", &run(1)));
-/// assert!(text.contains("≠ calls\n    yours:     2\n    reference: 1\n"));
-/// assert!(text.contains("  waits: [] (same)"));
-/// ```
-pub fn side_by_side(left: (&str, &ScenarioRun), right: (&str, &ScenarioRun)) -> String {
-    let (a, b) = (left.1, right.1);
-    let width = left.0.len().max(right.0.len()) + 1;
-    let mut out = String::new();
-    let mut field = |name: &str, x: Vec<String>, y: Vec<String>| {
-        let one_line = |v: &[String]| v.len() == 1;
-        if x == y {
-            match x.as_slice() {
-                [single] => out.push_str(&format!("  {name}: {single} (same)\n")),
-                _ => {
-                    out.push_str(&format!("  {name} (same):\n"));
-                    x.iter().for_each(|l| out.push_str(&format!("      {l}\n")));
-                }
-            }
-            return;
-        }
-        out.push_str(&format!("≠ {name}\n"));
-        for (label, lines) in [(left.0, &x), (right.0, &y)] {
-            let label = format!("{label}:");
-            if one_line(lines) {
-                out.push_str(&format!("    {label:width$} {}\n", lines[0]));
-            } else {
-                out.push_str(&format!(
-                    "    {label}{}\n",
-                    if lines.is_empty() { " (none)" } else { "" }
-                ));
-                lines
-                    .iter()
-                    .for_each(|l| out.push_str(&format!("      {l}\n")));
-            }
-        }
-    };
-    field(
-        "calls",
-        vec![a.calls.to_string()],
-        vec![b.calls.to_string()],
-    );
-    field(
-        "waits",
-        vec![format!("[{}]", a.waits.join(", "))],
-        vec![format!("[{}]", b.waits.join(", "))],
-    );
-    field(
-        "actions",
-        vec![format!("[{}]", a.actions.join(", "))],
-        vec![format!("[{}]", b.actions.join(", "))],
-    );
-    field("events", a.events.clone(), b.events.clone());
-    field("result", vec![a.ending.clone()], vec![b.ending.clone()]);
-    out
-}
-
 /// Runs `scenario` against `imp` in this process. Loops are the caller's concern: the grader
 /// runs this inside a harness process with a timeout.
 pub fn run(imp: &Implementation, scenario: &Scenario) -> ScenarioRun {
@@ -411,31 +260,33 @@ pub fn run(imp: &Implementation, scenario: &Scenario) -> ScenarioRun {
                 .downcast_ref::<CheckFailure>()
                 .map(|CheckFailure(m)| m.clone())
                 .unwrap_or_else(|| panic_message(payload.as_ref()));
-            let ending =
-                format!("error: {message}. Add outcomes, or `forever = true` on the last one.");
-            return ScenarioRun {
-                calls: scenario.script.steps.len() as u32 + 1,
-                waits: Vec::new(),
-                events: Vec::new(),
-                actions: Vec::new(),
-                ending,
-            };
+            return ScenarioRun::stopped(format!(
+                "error: {message}. Add outcomes, or `forever = true` on the last one."
+            ));
         }
     };
-    let ending = match (&rec.result, payload) {
-        (_, Some(payload)) => {
-            let message = panic_message(payload.as_ref());
-            if is_stub_panic(&message) {
-                format!("unfinished: the function reached todo!() ({message})")
-            } else {
-                format!("panicked: {message}")
-            }
-        }
-        (Some(Ok(value)), None) => format!("returned: {value}"),
-        (Some(Err(e)), None) => format!("refused: {} — {e}", describe_error(e)),
-        (None, None) => "panicked".into(),
+    let (ending, finished) = match (&rec.result, payload) {
+        (_, Some(payload)) => (panic_ending(payload.as_ref()), false),
+        (Some(Ok(value)), None) => (format!("returned: {value}"), true),
+        (Some(Err(e)), None) => (format!("refused: {} — {e}", describe_error(e)), true),
+        (None, None) => ("panicked".into(), false),
     };
-    ScenarioRun::from_recording(&rec, ending)
+    from_recording(&rec, ending, finished)
+}
+
+fn from_recording(rec: &Recording, ending: String, finished: bool) -> ScenarioRun {
+    let waits: Vec<String> = rec.waits.iter().map(|w| format!("{w:?}")).collect();
+    let actions: Vec<String> = rec.events.iter().map(|e| e.action.to_string()).collect();
+    ScenarioRun {
+        fields: vec![
+            Field::line("calls", rec.calls.to_string()),
+            Field::line("waits", format!("[{}]", waits.join(", "))),
+            Field::line("actions", format!("[{}]", actions.join(", "))),
+            Field::block("events", rec.events.iter().map(event_json).collect()),
+        ],
+        ending,
+        finished,
+    }
 }
 
 #[cfg(test)]

@@ -1,0 +1,357 @@
+//! stage8 scenario files: lookups through a gateway whose provider is scripted.
+//!
+//! ```toml
+//! exercise = "stage8"
+//!
+//! [gateway]                # optional; missing fields take the kit's defaults
+//! deadline = 1.0
+//!
+//! [[lookup]]               # optional; the default is one lookup of "bike-7"
+//! item = "bike-7"
+//! after = 0.0              # seconds the fake clock moves before this lookup
+//!
+//! [[outcome]]              # the provider's first call
+//! http = { status = 503, headers = { Retry-After = "3600" } }
+//! latency = 0.3            # optional: seconds the attempt takes
+//!
+//! [[outcome]]              # the second call
+//! transport = "timeout"    # or "connection"
+//!
+//! [[outcome]]              # the third: a 200 with the declared body for the item asked
+//! available = true
+//! forever = true           # repeat it for every further call
+//! ```
+
+use super::{panic_ending, Field, ScenarioError, ScenarioRun};
+use crate::recording::CheckFailure;
+use crate::{Implementation, TestGateway};
+use reference::gateway::fakes::{FakeClock, ScriptedProvider, Step};
+use reference::{Clock, Gateway, GatewayConfig, Outcome, ProviderReply, TransportFailure};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::panic::{self, AssertUnwindSafe};
+use std::path::Path;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileSpec {
+    #[allow(dead_code)] // read by AnyScenario to pick this format
+    exercise: String,
+    #[serde(default)]
+    gateway: Option<toml::Spanned<GatewayConfig>>,
+    #[serde(default)]
+    lookup: Vec<LookupSpec>,
+    #[serde(default)]
+    outcome: Vec<toml::Spanned<OutcomeSpec>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LookupSpec {
+    item: String,
+    #[serde(default)]
+    after: f64,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct OutcomeSpec {
+    #[serde(default)]
+    http: Option<HttpSpec>,
+    #[serde(default)]
+    transport: Option<TransportFailure>,
+    #[serde(default)]
+    available: Option<bool>,
+    #[serde(default)]
+    latency: f64,
+    #[serde(default)]
+    forever: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct HttpSpec {
+    status: u16,
+    #[serde(default)]
+    headers: BTreeMap<String, String>,
+    #[serde(default)]
+    body: String,
+}
+
+/// What the provider does on one call.
+#[derive(Debug, Clone, PartialEq)]
+enum Reply {
+    /// A fixed step.
+    Step(Step),
+    /// A 200 with the declared body for whatever item was asked, taking `latency`.
+    Available { available: bool, latency: f64 },
+}
+
+/// A parsed stage8 scenario.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GatewayScenario {
+    /// The gateway's configuration.
+    pub config: GatewayConfig,
+    /// The lookups, in order: item and the seconds the clock moves before it.
+    pub lookups: Vec<(String, f64)>,
+    replies: Vec<Reply>,
+    forever: bool,
+}
+
+impl GatewayScenario {
+    /// Parses stage8 scenario text; `path` is used in messages only.
+    pub fn parse(path: &Path, text: &str) -> Result<GatewayScenario, ScenarioError> {
+        let error = |offset: usize, message: String| ScenarioError::at(path, text, offset, message);
+        let file: FileSpec =
+            toml::from_str(text).map_err(|e| ScenarioError::from_toml(path, text, &e))?;
+        let config = match file.gateway {
+            Some(spanned) => {
+                let at = spanned.span().start;
+                let config = spanned.into_inner();
+                config
+                    .validate()
+                    .map_err(|e| error(at, format!("[gateway]: {e}")))?;
+                config
+            }
+            None => GatewayConfig::default(),
+        };
+        if file.outcome.is_empty() {
+            return Err(error(
+                text.len(),
+                "no [[outcome]]: add what the provider does on its first call".into(),
+            ));
+        }
+        let count = file.outcome.len();
+        let mut replies = Vec::new();
+        let mut forever = false;
+        for (i, spanned) in file.outcome.into_iter().enumerate() {
+            let at = spanned.span().start;
+            let spec = spanned.into_inner();
+            let n = i + 1;
+            if spec.forever && n != count {
+                return Err(error(
+                    at,
+                    format!("outcome {n}: `forever` only goes on the last outcome"),
+                ));
+            }
+            forever = spec.forever;
+            replies.push(
+                spec.to_reply()
+                    .map_err(|m| error(at, format!("outcome {n}: {m}")))?,
+            );
+        }
+        let lookups = if file.lookup.is_empty() {
+            vec![("bike-7".to_string(), 0.0)]
+        } else {
+            file.lookup.into_iter().map(|l| (l.item, l.after)).collect()
+        };
+        Ok(GatewayScenario {
+            config,
+            lookups,
+            replies,
+            forever,
+        })
+    }
+}
+
+impl OutcomeSpec {
+    fn to_reply(&self) -> Result<Reply, String> {
+        let given = [
+            self.http.is_some(),
+            self.transport.is_some(),
+            self.available.is_some(),
+        ];
+        match given.iter().filter(|g| **g).count() {
+            0 => {
+                return Err("say what the provider does: `http`, `transport` or `available`".into())
+            }
+            1 => {}
+            _ => return Err("give only one of `http`, `transport` and `available`".into()),
+        }
+        if !(self.latency.is_finite() && self.latency >= 0.0) {
+            return Err("`latency` is a number of seconds, at least 0".into());
+        }
+        if let Some(available) = self.available {
+            return Ok(Reply::Available {
+                available,
+                latency: self.latency,
+            });
+        }
+        let step = match (&self.http, self.transport) {
+            (Some(http), _) => {
+                let retry_after = http
+                    .headers
+                    .iter()
+                    .find(|(k, _)| k.eq_ignore_ascii_case("retry-after"))
+                    .map(|(_, v)| v.clone());
+                Step::reply(ProviderReply {
+                    status: http.status,
+                    body: http.body.clone(),
+                    retry_after,
+                })
+            }
+            (None, Some(failure)) => Step::fail(failure),
+            (None, None) => unreachable!("one of the three was checked above"),
+        };
+        Ok(Reply::Step(step.taking(self.latency)))
+    }
+}
+
+fn step_for(reply: &Reply, item: &str) -> Step {
+    match reply {
+        Reply::Step(step) => step.clone(),
+        Reply::Available { available, latency } => {
+            Step::available(item, *available).taking(*latency)
+        }
+    }
+}
+
+/// Runs the scenario's lookups on `imp`, in this process.
+pub fn run(imp: &Implementation, scenario: &GatewayScenario) -> ScenarioRun {
+    let clock = FakeClock::new();
+    let replies = scenario.replies.clone();
+    let forever = scenario.forever;
+    let provider = ScriptedProvider::responding(clock.clone(), move |call| {
+        let i = call.number as usize - 1;
+        match replies.get(i) {
+            Some(reply) => step_for(reply, &call.item_id),
+            None if forever => step_for(&replies[replies.len() - 1], &call.item_id),
+            None => panic::panic_any(CheckFailure(format!(
+                "the provider was called {} times, but the scenario has only {} outcome(s)",
+                call.number,
+                replies.len()
+            ))),
+        }
+    });
+    let gateway: TestGateway = match Gateway::new(scenario.config.clone(), provider, clock) {
+        Ok(g) => g,
+        Err(e) => return ScenarioRun::stopped(format!("error: {e}")),
+    };
+    let mut lines = Vec::new();
+    let mut ending = None;
+    for (n, (item, after)) in scenario.lookups.iter().enumerate() {
+        gateway.clock().advance(*after);
+        let start = gateway.clock().now();
+        let result = panic::catch_unwind(AssertUnwindSafe(|| {
+            (imp.lookup_availability)(&gateway, item)
+        }));
+        match result {
+            Ok(lookup) => lines.push(format!(
+                "#{} {item} at t={start:.3}: {}, {} attempt(s)",
+                n + 1,
+                show(&lookup.outcome),
+                lookup.attempts
+            )),
+            Err(payload) => {
+                ending = Some(match payload.downcast_ref::<CheckFailure>() {
+                    Some(CheckFailure(m)) => {
+                        format!("error: {m}. Add outcomes, or `forever = true` on the last one.")
+                    }
+                    None => panic_ending(payload.as_ref()),
+                });
+                break;
+            }
+        }
+    }
+    let calls: Vec<String> = gateway
+        .provider()
+        .calls()
+        .iter()
+        .map(|c| format!("t={:.3} {} timeout {:.3}", c.at, c.item_id, c.timeout))
+        .collect();
+    let sleeps: Vec<String> = gateway
+        .clock()
+        .sleeps()
+        .iter()
+        .map(|s| format!("{:?} at t={:.3}", s.secs, s.at))
+        .collect();
+    let counters = gateway.counters();
+    let finished = ending.is_none();
+    ScenarioRun {
+        fields: vec![
+            Field::block("lookups", lines),
+            Field::block("provider calls", calls),
+            Field::line("sleeps", format!("[{}]", sleeps.join(", "))),
+            Field::line(
+                "counters",
+                format!(
+                    "logical_lookups {}, attempts {}",
+                    counters.logical_lookups, counters.attempts
+                ),
+            ),
+            Field::line("breaker", format!("{:?}", gateway.breaker().state())),
+        ],
+        ending: ending.unwrap_or_else(|| format!("ended: clock at t={:.3}", gateway.clock().now())),
+        finished,
+    }
+}
+
+fn show(outcome: &Outcome) -> String {
+    match outcome {
+        Outcome::Available(a) => format!("Available(available = {})", a.available),
+        Outcome::Missing => "Missing".into(),
+        Outcome::Failed(f) => format!("Failed({} {})", f.status, f.code),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::AnyScenario;
+
+    fn parse(text: &str) -> Result<AnyScenario, ScenarioError> {
+        AnyScenario::parse(Path::new("g.toml"), text)
+    }
+
+    #[test]
+    fn the_fixture_runs_on_the_reference() {
+        let s = parse(
+            "exercise = \"stage8\"\n[[outcome]]\nhttp = { status = 503 }\n[[outcome]]\nhttp = { status = 503 }\n\
+             [[outcome]]\navailable = true\n",
+        )
+        .unwrap();
+        let run = s.run(&Implementation::reference());
+        let text = run.render().join("\n");
+        assert!(
+            text.contains("#1 bike-7 at t=0.000: Available(available = true), 3 attempt(s)"),
+            "{text}"
+        );
+        assert!(
+            text.contains("counters: logical_lookups 1, attempts 3"),
+            "{text}"
+        );
+        assert!(
+            text.contains("sleeps:   [0.05 at t=0.000, 0.1 at t=0.050]"),
+            "{text}"
+        );
+        assert!(run.finished());
+    }
+
+    #[test]
+    fn errors_point_at_the_place() {
+        let e = parse(
+            "exercise = \"stage8\"\n[gateway]\nmax_attempts = 9\n[[outcome]]\navailable = true\n",
+        )
+        .unwrap_err();
+        assert_eq!(e.line, 2, "{e}");
+        assert!(e.message.contains("max_attempts = 9"), "{e}");
+        let e = parse("exercise = \"stage8\"\n[[outcome]]\nstatus = 503\n").unwrap_err();
+        assert_eq!(e.line, 3, "{e}");
+        assert!(e.message.contains("unknown field `status`"), "{e}");
+        let e = parse("exercise = \"stage9\"\n").unwrap_err();
+        assert!(e.message.contains("use \"build3\" or \"stage8\""), "{e}");
+    }
+
+    #[test]
+    fn running_out_of_outcomes_is_an_error_line() {
+        let s = parse("exercise = \"stage8\"\n[[outcome]]\nhttp = { status = 503 }\n").unwrap();
+        let run = s.run(&Implementation::reference());
+        assert!(!run.finished());
+        assert!(
+            run.ending
+                .starts_with("error: the provider was called 2 times"),
+            "{}",
+            run.ending
+        );
+    }
+}

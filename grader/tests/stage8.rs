@@ -1,0 +1,155 @@
+//! Stage 8 from a fresh copy of the kit: the stub is unfinished, the reference passes, a
+//! finished file passes, reset touches only its own file, and `list` tells where one stands.
+
+mod common;
+
+use common::*;
+use std::path::Path;
+
+fn stage8_stub() -> String {
+    std::fs::read_to_string(kit_root().join("exercises/stage8/stub.rs")).unwrap()
+}
+
+fn finished_gateway() -> String {
+    let stub = stage8_stub();
+    let finished = stub.replace(
+        "todo!(\"write lookup_availability (lesson: exercises/stage8/lesson.md)\")",
+        "reference::lookup_availability(gateway, item_id)",
+    );
+    assert_ne!(
+        finished, stub,
+        "the stub's todo!() line changed: update this test"
+    );
+    finished
+}
+
+fn gateway_file(root: &Path) -> String {
+    std::fs::read_to_string(root.join("practice/src/gateway.rs")).unwrap()
+}
+
+#[test]
+fn stage8_from_a_fresh_kit() {
+    let kit = fresh_kit();
+    let root = kit.path();
+    std::fs::copy(
+        kit_root().join("exercises/stage8/stub.rs"),
+        root.join("practice/src/gateway.rs"),
+    )
+    .unwrap();
+
+    let out = grader(root, &["list"]);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.starts_with("build3") && l.contains("not started")),
+        "{stdout}"
+    );
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.starts_with("stage8") && l.contains("not started")),
+        "{stdout}"
+    );
+
+    let out = grader(root, &["stage8"]);
+    let stdout = text(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{stdout}\n{}",
+        text(&out.stderr)
+    );
+    assert!(
+        stdout.contains("0 passed; 0 failed; 20 unfinished"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("lookup_availability reached todo!() at practice/src/gateway.rs:"),
+        "{stdout}"
+    );
+
+    let out = grader(root, &["stage8", "--against", "reference"]);
+    assert!(out.status.success(), "{}", text(&out.stdout));
+
+    // A finished gateway passes; build3 is still a stub and says so.
+    std::fs::write(root.join("practice/src/gateway.rs"), finished_gateway()).unwrap();
+    let out = grader(root, &["stage8"]);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert!(
+        stdout.contains("20 passed; 0 failed; 0 unfinished"),
+        "{stdout}"
+    );
+
+    let out = grader(root, &["trace", "stage8"]);
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("#1 bike-7 at t=0.000: Available(available = true), 3 attempt(s)"),
+        "{stdout}"
+    );
+    let probe = root.join("exercises/stage8/scenarios/breaker-probe.toml");
+    let out = grader(root, &["scenario", &probe.display().to_string()]);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert!(
+        stdout.contains("#4 bike-7 at t=0.450: Failed(503 breaker_open), 0 attempt(s)"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("counters: logical_lookups 5, attempts 10"),
+        "{stdout}"
+    );
+
+    // list: stage8 passing with its guidance (the reference run above); build3 not started.
+    let out = grader(root, &["list"]);
+    let stdout = text(&out.stdout);
+    let row = |g: &str| {
+        stdout
+            .lines()
+            .find(|l| l.starts_with(g))
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert!(
+        row("stage8").contains("passing") && row("stage8").contains("1 reference run"),
+        "{stdout}"
+    );
+    assert!(
+        row("build3").contains("not started") && row("build3").contains("none"),
+        "{stdout}"
+    );
+
+    // A build3 file with a mistake shows as failing.
+    let build3_stub = std::fs::read_to_string(stub_path()).unwrap();
+    let wrong = build3_stub.replace(
+        "todo!(\"write retry_request (lesson: exercises/build3/lesson.md)\")",
+        "{ let _ = (policy, sleep, log); let mut request = request; request().map_err(|_| RetryError::InvalidPolicy(PolicyError::AttemptsOutOfRange(0))) }",
+    );
+    write_practice(root, &wrong);
+    let out = grader(root, &["list"]);
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.lines().any(|l| l.starts_with("build3")
+            && l.contains("failing (")
+            && l.contains(" of 40 checks)")),
+        "{stdout}\n{}",
+        text(&out.stderr)
+    );
+
+    // reset stage8 touches gateway.rs only.
+    let out = grader(root, &["reset", "stage8", "--yes"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(gateway_file(root), stage8_stub());
+    assert_eq!(
+        std::fs::read_to_string(root.join("practice/src/lib.rs")).unwrap(),
+        wrong
+    );
+    let out = grader(root, &["reset", "stage8", "--list-backups"]);
+    assert!(
+        text(&out.stdout).contains("-gateway.rs"),
+        "{}",
+        text(&out.stdout)
+    );
+}
