@@ -4,11 +4,11 @@
 //! `cargo run -p grader -- stage8`. To start over: `cargo run -p grader -- reset stage8`
 //! (that touches only this file).
 
-use reference::{Clock, Gateway, Lookup, Provider};
 #[allow(unused_imports)] // the names the lesson's rules speak of
 use reference::{
     Admission, Availability, Failure, FailureCode, Outcome, ProviderReply, TransportFailure,
 };
+use reference::{Clock, Gateway, Lookup, Provider};
 
 /// One logical availability lookup of `item_id` through `gateway`.
 ///
@@ -23,6 +23,9 @@ use reference::{
 ///    before the deadline. Everything else ends the lookup at once (see the lesson's table).
 /// 4. Tell the breaker once how the lookup ended.
 #[allow(unused_variables)] // remove once your body uses both arguments
-pub fn lookup_availability<P: Provider, C: Clock>(gateway: &Gateway<P, C>, item_id: &str) -> Lookup {
+pub fn lookup_availability<P: Provider, C: Clock>(
+    gateway: &Gateway<P, C>,
+    item_id: &str,
+) -> Lookup {
     todo!("write lookup_availability (lesson: exercises/stage8/lesson.md)")
 }
