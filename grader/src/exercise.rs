@@ -2,7 +2,6 @@
 
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
-use thiserror::Error;
 
 /// The file every exercise folder holds.
 pub const INFO_FILE: &str = "info.toml";
@@ -41,38 +40,12 @@ pub struct Exercise {
 }
 
 /// Why an exercise's metadata could not be read.
-#[derive(Debug, Error)]
-pub enum ExerciseError {
-    /// The file is missing or unreadable.
-    #[error("cannot read {path}: {source}")]
-    Read {
-        /// The file.
-        path: PathBuf,
-        /// Why.
-        source: std::io::Error,
-    },
-    /// The file is not valid metadata; the message names line and column.
-    #[error("{path}: {message}")]
-    Parse {
-        /// The file.
-        path: PathBuf,
-        /// What is wrong, and where.
-        message: String,
-    },
-}
+pub type ExerciseError = crate::toml_file::TomlFileError;
 
 impl Exercise {
     /// Reads `ROOT/exercises/<group>/info.toml`.
     pub fn load(root: &Path, group: &str) -> Result<Exercise, ExerciseError> {
-        let path = root.join("exercises").join(group).join(INFO_FILE);
-        let text = std::fs::read_to_string(&path).map_err(|source| ExerciseError::Read {
-            path: path.clone(),
-            source,
-        })?;
-        toml::from_str(&text).map_err(|e| ExerciseError::Parse {
-            path,
-            message: e.to_string().trim_end().to_string(),
-        })
+        crate::toml_file::read(&root.join("exercises").join(group).join(INFO_FILE))
     }
 
     /// The exercise's folder under `root`.

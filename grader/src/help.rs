@@ -4,7 +4,7 @@
 //! (see [`crate::guidance`]).
 
 use serde::Deserialize;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use thiserror::Error;
 
 /// The help file in each exercise folder.
@@ -41,22 +41,9 @@ pub struct Help {
 /// Why help could not be shown.
 #[derive(Debug, Error)]
 pub enum HelpError {
-    /// The help file is missing or unreadable.
-    #[error("cannot read {path}: {source}")]
-    Read {
-        /// The file.
-        path: PathBuf,
-        /// Why.
-        source: std::io::Error,
-    },
-    /// The help file is not valid; the message names line and column.
-    #[error("{path}: {message}")]
-    Parse {
-        /// The file.
-        path: PathBuf,
-        /// What is wrong, and where.
-        message: String,
-    },
+    /// The help file is missing, unreadable or not valid.
+    #[error(transparent)]
+    File(#[from] crate::toml_file::TomlFileError),
     /// There is no such level.
     #[error("there is no help level {asked}: levels go from 1 to {available}")]
     NoLevel {
@@ -70,15 +57,7 @@ pub enum HelpError {
 impl Help {
     /// Reads `help.toml` from an exercise folder.
     pub fn load(exercise_dir: &Path) -> Result<Help, HelpError> {
-        let path = exercise_dir.join(HELP_FILE);
-        let text = std::fs::read_to_string(&path).map_err(|source| HelpError::Read {
-            path: path.clone(),
-            source,
-        })?;
-        toml::from_str(&text).map_err(|e| HelpError::Parse {
-            path,
-            message: e.to_string().trim_end().to_string(),
-        })
+        Ok(crate::toml_file::read(&exercise_dir.join(HELP_FILE))?)
     }
 
     /// Level `n` (1-based).

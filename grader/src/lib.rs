@@ -27,6 +27,7 @@ pub mod recording;
 pub mod reset;
 pub mod scenario;
 pub mod suite;
+pub mod toml_file;
 pub mod workspace;
 
 pub use child::{JobEnd, Launcher};

@@ -64,15 +64,7 @@ fn learner_loop_from_stub_to_broken_to_finished() {
     assert!(out.status.success(), "{}", text(&out.stdout));
 
     // A finished file passes every check.
-    let finished = stub.replace(
-        "todo!(\"write retry_request (lesson: exercises/build3/lesson.md)\")",
-        "reference::retry_request(policy, request, sleep, log)",
-    );
-    assert_ne!(
-        finished, stub,
-        "the stub's todo!() line changed: update this test"
-    );
-    write_practice(root, &finished);
+    write_practice(root, &stub_with("build3", FINISHED_BUILD3));
     let out = grader(root, &["build3"]);
     let stdout = text(&out.stdout);
     assert!(out.status.success(), "{stdout}\n{}", text(&out.stderr));
@@ -82,10 +74,7 @@ fn learner_loop_from_stub_to_broken_to_finished() {
     );
 
     // A learner's mistake fails a named check and the exit status says so.
-    let off_by_one = stub.replace(
-        "todo!(\"write retry_request (lesson: exercises/build3/lesson.md)\")",
-        OFF_BY_ONE_BODY,
-    );
+    let off_by_one = stub_with("build3", OFF_BY_ONE_BODY);
     write_practice(root, &off_by_one);
     let out = grader(root, &["build3", "fixtures::"]);
     let stdout = text(&out.stdout);

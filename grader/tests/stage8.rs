@@ -10,19 +10,6 @@ fn stage8_stub() -> String {
     std::fs::read_to_string(kit_root().join("exercises/stage8/stub.rs")).unwrap()
 }
 
-fn finished_gateway() -> String {
-    let stub = stage8_stub();
-    let finished = stub.replace(
-        "todo!(\"write lookup_availability (lesson: exercises/stage8/lesson.md)\")",
-        "reference::lookup_availability(gateway, item_id)",
-    );
-    assert_ne!(
-        finished, stub,
-        "the stub's todo!() line changed: update this test"
-    );
-    finished
-}
-
 fn gateway_file(root: &Path) -> String {
     std::fs::read_to_string(root.join("practice/src/gateway.rs")).unwrap()
 }
@@ -74,7 +61,11 @@ fn stage8_from_a_fresh_kit() {
     assert!(out.status.success(), "{}", text(&out.stdout));
 
     // A finished gateway passes; build3 is still a stub and says so.
-    std::fs::write(root.join("practice/src/gateway.rs"), finished_gateway()).unwrap();
+    std::fs::write(
+        root.join("practice/src/gateway.rs"),
+        stub_with("stage8", FINISHED_STAGE8),
+    )
+    .unwrap();
     let out = grader(root, &["stage8"]);
     let stdout = text(&out.stdout);
     assert!(out.status.success(), "{stdout}");
@@ -122,9 +113,8 @@ fn stage8_from_a_fresh_kit() {
     );
 
     // A build3 file with a mistake shows as failing.
-    let build3_stub = std::fs::read_to_string(stub_path()).unwrap();
-    let wrong = build3_stub.replace(
-        "todo!(\"write retry_request (lesson: exercises/build3/lesson.md)\")",
+    let wrong = stub_with(
+        "build3",
         "{ let _ = (policy, sleep, log); let mut request = request; request().map_err(|_| RetryError::InvalidPolicy(PolicyError::AttemptsOutOfRange(0))) }",
     );
     write_practice(root, &wrong);

@@ -111,14 +111,6 @@ fn lookup(imp: &Implementation, g: &TestGateway) -> Lookup {
     (imp.lookup_availability)(g, ITEM)
 }
 
-fn show_outcome(o: &Outcome) -> String {
-    match o {
-        Outcome::Available(a) => format!("Available(available = {})", a.available),
-        Outcome::Missing => "Missing".into(),
-        Outcome::Failed(f) => format!("Failed({} {})", f.status, f.code),
-    }
-}
-
 /// What a gateway saw, for failure messages.
 fn observed(g: &TestGateway) -> String {
     let calls: Vec<String> = g
@@ -171,8 +163,7 @@ fn expect_single(
     let mismatch = if got.outcome != outcome {
         Some(format!(
             "the lookup ended {}; expected {}.",
-            show_outcome(&got.outcome),
-            show_outcome(&outcome)
+            got.outcome, outcome
         ))
     } else if got.attempts != attempts {
         Some(format!(
@@ -417,7 +408,7 @@ mod budget {
                 "attempt timeouts were {timeouts:?}, outcome {}; expected [0.4, 0.4, 0.05] and \
                  Failed(503 provider_unavailable).\nEach attempt's timeout is the smaller of \
                  attempt_timeout and what is left of the deadline.\n\nobserved:\n{}",
-                show_outcome(&got.outcome),
+                got.outcome,
                 observed(&g)
             )
             },
@@ -491,7 +482,7 @@ mod budget {
                 || {
                     format!(
                         "expected Failed(503 provider_unavailable), got {}\n\nobserved:\n{}",
-                        show_outcome(&got.outcome),
+                        got.outcome,
                         observed(&g)
                     )
                 },
@@ -561,7 +552,7 @@ mod breaker {
                      was called {} more time(s); counters went from {before:?} to {after:?}.\n\
                      Expected: Failed(503 breaker_open), 0 attempts, no provider call, \
                      logical_lookups + 1, attempts unchanged.\n\nobserved:\n{}",
-                    show_outcome(&rejected.outcome),
+                    rejected.outcome,
                     rejected.attempts,
                     g.provider().calls().len() - calls,
                     observed(&g)
@@ -706,7 +697,7 @@ mod breaker {
         ensure(early.outcome == failed(FailureCode::BreakerOpen), || {
             format!(
                 "29.9 s after opening (open_for = 30) a lookup ended {}; expected breaker_open.",
-                show_outcome(&early.outcome)
+                early.outcome
             )
         })?;
         g.clock().advance(0.1);
@@ -738,7 +729,7 @@ mod breaker {
             return Err(format!(
                 "30 s after the breaker opened, the next lookup never reached the provider \
                  (it ended {}). After open_for, one probe lookup goes through.\n\nobserved:\n{}",
-                show_outcome(&probe.outcome),
+                probe.outcome,
                 observed(&g)
             ));
         };
@@ -748,7 +739,7 @@ mod breaker {
                 format!(
                 "while the probe was in flight, another lookup ended {} with {} attempt(s); \
                  expected Failed(503 breaker_open) with 0: half-open lets exactly one probe through.\n\nobserved:\n{}",
-                show_outcome(&other.outcome),
+                other.outcome,
                 other.attempts,
                 observed(&g)
             )
@@ -761,7 +752,7 @@ mod breaker {
                 format!(
                 "the probe ended {} and left the breaker {:?}; expected Available and Closed: a \
                  successful probe closes the breaker.\n\nobserved:\n{}",
-                show_outcome(&probe.outcome),
+                probe.outcome,
                 g.breaker().state(),
                 observed(&g)
             )
@@ -787,8 +778,8 @@ mod breaker {
                      Expected: the probe is a full lookup (3 attempts) whose failure opens the \
                      breaker again, so the next lookup is rejected.\n\nobserved:\n{}",
                     probe.attempts,
-                    show_outcome(&probe.outcome),
-                    show_outcome(&after.outcome),
+                    probe.outcome,
+                    after.outcome,
                     after.attempts,
                     observed(&g)
                 )
@@ -824,7 +815,7 @@ mod no_fallback {
                     return Err(format!(
                         "on {label} a lookup ended {}: no fallback ever invents an answer. A lookup \
                          that got none is Failed with a local status and a code.\n\nobserved:\n{}",
-                        show_outcome(&got.outcome),
+                        got.outcome,
                         observed(&g)
                     ));
                 }

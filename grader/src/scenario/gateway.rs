@@ -26,7 +26,7 @@ use super::{panic_ending, Field, ScenarioError, ScenarioRun};
 use crate::recording::CheckFailure;
 use crate::{Implementation, TestGateway};
 use reference::gateway::fakes::{FakeClock, ScriptedProvider, Step};
-use reference::{Clock, Gateway, GatewayConfig, Outcome, ProviderReply, TransportFailure};
+use reference::{Clock, Gateway, GatewayConfig, ProviderReply, TransportFailure};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::panic::{self, AssertUnwindSafe};
@@ -115,31 +115,14 @@ impl GatewayScenario {
             }
             None => GatewayConfig::default(),
         };
-        if file.outcome.is_empty() {
-            return Err(error(
-                text.len(),
-                "no [[outcome]]: add what the provider does on its first call".into(),
-            ));
-        }
-        let count = file.outcome.len();
-        let mut replies = Vec::new();
-        let mut forever = false;
-        for (i, spanned) in file.outcome.into_iter().enumerate() {
-            let at = spanned.span().start;
-            let spec = spanned.into_inner();
-            let n = i + 1;
-            if spec.forever && n != count {
-                return Err(error(
-                    at,
-                    format!("outcome {n}: `forever` only goes on the last outcome"),
-                ));
-            }
-            forever = spec.forever;
-            replies.push(
-                spec.to_reply()
-                    .map_err(|m| error(at, format!("outcome {n}: {m}")))?,
-            );
-        }
+        let (replies, forever) = super::outcomes(
+            path,
+            text,
+            file.outcome,
+            "the provider does on its first call",
+            |spec: &OutcomeSpec| spec.forever,
+            OutcomeSpec::to_reply,
+        )?;
         let lookups = if file.lookup.is_empty() {
             vec![("bike-7".to_string(), 0.0)]
         } else {
@@ -239,7 +222,7 @@ pub fn run(imp: &Implementation, scenario: &GatewayScenario) -> ScenarioRun {
             Ok(lookup) => lines.push(format!(
                 "#{} {item} at t={start:.3}: {}, {} attempt(s)",
                 n + 1,
-                show(&lookup.outcome),
+                lookup.outcome,
                 lookup.attempts
             )),
             Err(payload) => {
@@ -283,14 +266,6 @@ pub fn run(imp: &Implementation, scenario: &GatewayScenario) -> ScenarioRun {
         ],
         ending: ending.unwrap_or_else(|| format!("ended: clock at t={:.3}", gateway.clock().now())),
         finished,
-    }
-}
-
-fn show(outcome: &Outcome) -> String {
-    match outcome {
-        Outcome::Available(a) => format!("Available(available = {})", a.available),
-        Outcome::Missing => "Missing".into(),
-        Outcome::Failed(f) => format!("Failed({} {})", f.status, f.code),
     }
 }
 

@@ -57,6 +57,42 @@ impl ScenarioError {
     }
 }
 
+/// The `[[outcome]]` list both formats share: at least one entry, each converted by
+/// `convert`, and `forever` allowed only on the last. Returns the converted outcomes and
+/// whether the last one repeats.
+fn outcomes<S, T>(
+    path: &Path,
+    text: &str,
+    specs: Vec<toml::Spanned<S>>,
+    first_call: &str,
+    forever: impl Fn(&S) -> bool,
+    convert: impl Fn(&S) -> Result<T, String>,
+) -> Result<(Vec<T>, bool), ScenarioError> {
+    let error = |offset: usize, message: String| ScenarioError::at(path, text, offset, message);
+    if specs.is_empty() {
+        return Err(error(
+            text.len(),
+            format!("no [[outcome]]: add what {first_call}"),
+        ));
+    }
+    let count = specs.len();
+    let mut converted = Vec::with_capacity(count);
+    let mut repeat = false;
+    for (i, spanned) in specs.into_iter().enumerate() {
+        let (at, n) = (spanned.span().start, i + 1);
+        let spec = spanned.into_inner();
+        repeat = forever(&spec);
+        if repeat && n != count {
+            return Err(error(
+                at,
+                format!("outcome {n}: `forever` only goes on the last outcome"),
+            ));
+        }
+        converted.push(convert(&spec).map_err(|m| error(at, format!("outcome {n}: {m}")))?);
+    }
+    Ok((converted, repeat))
+}
+
 /// A scenario of any exercise.
 #[derive(Debug)]
 pub enum AnyScenario {

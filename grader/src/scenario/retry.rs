@@ -89,36 +89,16 @@ pub struct Scenario {
 impl Scenario {
     /// Parses scenario text; `path` is used in error messages only.
     pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
-        let error = |offset: usize, message: String| ScenarioError::at(path, text, offset, message);
-        let file: FileSpec = toml::from_str(text).map_err(|e| {
-            let offset = e.span().map_or(0, |s| s.start);
-            error(offset, e.message().trim_end().to_string())
-        })?;
-        if file.outcome.is_empty() {
-            return Err(error(
-                text.len(),
-                "no [[outcome]]: add what request returns on the first call".into(),
-            ));
-        }
-        let count = file.outcome.len();
-        let mut steps = Vec::with_capacity(count);
-        let mut forever = false;
-        for (i, spanned) in file.outcome.into_iter().enumerate() {
-            let at = spanned.span().start;
-            let spec = spanned.into_inner();
-            let n = i + 1;
-            if spec.forever && n != count {
-                return Err(error(
-                    at,
-                    format!("outcome {n}: `forever` only goes on the last outcome"),
-                ));
-            }
-            forever = spec.forever;
-            steps.push(
-                spec.to_outcome()
-                    .map_err(|m| error(at, format!("outcome {n}: {m}")))?,
-            );
-        }
+        let file: FileSpec =
+            toml::from_str(text).map_err(|e| ScenarioError::from_toml(path, text, &e))?;
+        let (steps, forever) = super::outcomes(
+            path,
+            text,
+            file.outcome,
+            "request returns on the first call",
+            |spec: &OutcomeSpec| spec.forever,
+            OutcomeSpec::to_outcome,
+        )?;
         Ok(Scenario {
             policy: file.policy.unwrap_or_default(),
             script: Script {

@@ -103,6 +103,17 @@ pub enum Outcome {
     Failed(Failure),
 }
 
+impl fmt::Display for Outcome {
+    /// `Available(available = true)`, `Missing`, or `Failed(503 provider_unavailable)`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Outcome::Available(a) => write!(f, "Available(available = {})", a.available),
+            Outcome::Missing => f.write_str("Missing"),
+            Outcome::Failed(failure) => write!(f, "Failed({} {})", failure.status, failure.code),
+        }
+    }
+}
+
 /// One logical lookup's result and its own count of outbound attempts.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Lookup {
