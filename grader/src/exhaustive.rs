@@ -8,11 +8,13 @@
 //! - **Scripts**: every sequence of outcomes up to `max_attempts + 1` long, where each
 //!   position before the last is a transient failure and the last is a transient failure
 //!   (repeated for every further call), a success or a permanent failure.
-//!   The first position ranges over every reason × every server wait (none, 0, below the
-//!   backoff, between backoff and budget, equal to the budget, just above it, NaN, negative,
-//!   infinite). Positions 2 and 3 range over every server wait with the reason rotating,
-//!   and later positions over "no wait" and "above the budget", which keeps the space near
-//!   200,000 cases.
+//!   Each transient failure ranges over every reason × every server wait (none, 0, below
+//!   the backoff, between backoff and budget, equal to the budget, just above it, NaN,
+//!   negative, infinite): at every position for policies of one or two attempts, and at the
+//!   first position for longer ones. There, positions 2 and 3 range over every server wait
+//!   with the reason rotating, and later positions over "no wait" and "above the budget",
+//!   which keeps the space near 260,000 cases (every sequence over the full alphabet would
+//!   be tens of millions for five attempts).
 //!
 //! Cases come shortest first, so the first difference is a smallest one.
 
@@ -64,6 +66,7 @@ pub fn valid_policies() -> Vec<RetryPolicy> {
     vec![
         policy("GET", 1, 0.25, 2.0),
         policy("GET", 2, 0.0, 0.0),
+        policy("GET", 2, 0.25, 2.0),
         policy("GET", 3, 0.25, 2.0),
         policy("GET", 3, 0.5, 0.5),
         policy("GET", 4, 60.0, 60.0),
@@ -125,8 +128,11 @@ fn transient(reason: TransientReason, wait: Option<f64>) -> Result<Reply, Reques
 fn transients(p: &RetryPolicy, position: usize) -> Vec<Result<Reply, RequestError>> {
     let all = waits(p);
     let rotate = |j: usize| TransientReason::ALL[(position + j) % TransientReason::ALL.len()];
+    // Policies of one or two attempts are small enough to try every reason with every wait
+    // at every position; longer ones rotate the reason after the first position.
+    let full = position == 1 || p.max_attempts <= 2;
     match position {
-        1 => TransientReason::ALL
+        _ if full => TransientReason::ALL
             .iter()
             .flat_map(|r| all.iter().map(move |w| transient(*r, *w)))
             .collect(),
@@ -296,7 +302,16 @@ mod tests {
             longest_so_far = len;
             assert!(len <= case.policy.max_attempts.max(1) as usize + 1);
         }
-        assert!((100_000..400_000).contains(&count), "{count} cases");
+        assert!((200_000..400_000).contains(&count), "{count} cases");
+    }
+
+    #[test]
+    fn two_attempt_policies_get_every_pair_of_failures() {
+        let pairs = cases()
+            .filter(|c| c.policy.max_attempts == 2 && c.policy.base_delay == 0.25)
+            .filter(|c| c.script.steps.len() == 3)
+            .count();
+        assert_eq!(pairs, 36 * 36 * 38);
     }
 
     #[test]

@@ -53,10 +53,17 @@ fn learner_loop_from_stub_to_broken_to_finished() {
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("error"), "{stderr}");
     assert!(
-        stderr.contains("practice/src/lib.rs does not compile"),
+        stderr.contains("the practice crate does not compile"),
         "{stderr}"
     );
-    assert!(stderr.contains("reset build3"), "{stderr}");
+    assert!(
+        stderr.contains("`cargo run -p grader -- reset build3` restores practice/src/lib.rs"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("`reset stage8` restores practice/src/gateway.rs"),
+        "{stderr}"
+    );
     // Commands that do not need the learner's code still work.
     let out = grader(root, &["build3", "--list"]);
     assert!(out.status.success(), "{}", text(&out.stderr));

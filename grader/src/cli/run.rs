@@ -219,16 +219,27 @@ fn guidance_line(
     }
 }
 
+/// ", `reset stage8` restores practice/src/gateway.rs" for every other group.
+fn other_files(root: &Path, group: &str) -> String {
+    grader::checks::GROUPS
+        .iter()
+        .filter(|g| g.name != group)
+        .filter_map(|g| Exercise::load(root, g.name).ok())
+        .map(|e| format!(", `reset {}` restores {}", e.group, e.file.display()))
+        .collect()
+}
+
 pub fn build_practice(root: &Path, exercise: &Exercise) -> Result<PathBuf, Failure> {
     compile::build_practice_harness(root).map_err(|e| match e {
-        BuildError::Compile => Failure::new(format!(
-            "{} does not compile: the compiler's messages are above.",
-            exercise.file.display()
-        ))
+        BuildError::Compile => Failure::new(
+            "the practice crate does not compile: the compiler's messages above name the file and line.",
+        )
         .hint(format!(
-            "fix the first error and run the checks again, or start over from the stub with \
-             `cargo run -p grader -- reset {}` (your file is backed up first).",
-            exercise.group
+            "fix the first error and run again, or start a file over from its stub (it is backed \
+             up first): `cargo run -p grader -- reset {}` restores {}{}.",
+            exercise.group,
+            exercise.file.display(),
+            other_files(root, &exercise.group),
         )),
         other => Failure::new(other.to_string())
             .hint("is cargo on your PATH? `cargo --version` should answer"),
