@@ -113,29 +113,16 @@ fn lookup(imp: &Implementation, g: &TestGateway) -> Lookup {
 
 /// What a gateway saw, for failure messages.
 fn observed(g: &TestGateway) -> String {
-    let calls: Vec<String> = g
-        .provider()
-        .calls()
-        .iter()
-        .map(|c| format!("t={:.3} timeout {:.3}", c.at, c.timeout))
+    let mut fields = crate::scenario::gateway::observed_fields(g);
+    fields.push(crate::scenario::Field::line(
+        "clock",
+        format!("t={:.3}", g.clock().now()),
+    ));
+    let lines: Vec<String> = crate::scenario::render_fields(&fields)
+        .into_iter()
+        .map(|l| format!("  {l}"))
         .collect();
-    let sleeps: Vec<String> = g
-        .clock()
-        .sleeps()
-        .iter()
-        .map(|s| format!("{:?} s at t={:.3}", s.secs, s.at))
-        .collect();
-    let c = g.counters();
-    format!(
-        "  provider calls: {} [{}]\n  sleeps: [{}]\n  counters: logical_lookups {}, attempts {}\n  breaker: {:?}\n  clock: t={:.3}",
-        calls.len(),
-        calls.join(", "),
-        sleeps.join(", "),
-        c.logical_lookups,
-        c.attempts,
-        g.breaker().state(),
-        g.clock().now()
-    )
+    lines.join("\n")
 }
 
 fn ensure(ok: bool, what: impl FnOnce() -> String) -> CheckResult {

@@ -236,6 +236,19 @@ pub fn run(imp: &Implementation, scenario: &GatewayScenario) -> ScenarioRun {
             }
         }
     }
+    let finished = ending.is_none();
+    let mut fields = vec![Field::block("lookups", lines)];
+    fields.extend(observed_fields(&gateway));
+    ScenarioRun {
+        fields,
+        ending: ending.unwrap_or_else(|| format!("ended: clock at t={:.3}", gateway.clock().now())),
+        finished,
+    }
+}
+
+/// What a gateway saw: every provider call with its timeout, every sleep, the counters and
+/// the breaker.
+pub fn observed_fields(gateway: &TestGateway) -> Vec<Field> {
     let calls: Vec<String> = gateway
         .provider()
         .calls()
@@ -249,24 +262,18 @@ pub fn run(imp: &Implementation, scenario: &GatewayScenario) -> ScenarioRun {
         .map(|s| format!("{:?} at t={:.3}", s.secs, s.at))
         .collect();
     let counters = gateway.counters();
-    let finished = ending.is_none();
-    ScenarioRun {
-        fields: vec![
-            Field::block("lookups", lines),
-            Field::block("provider calls", calls),
-            Field::line("sleeps", format!("[{}]", sleeps.join(", "))),
-            Field::line(
-                "counters",
-                format!(
-                    "logical_lookups {}, attempts {}",
-                    counters.logical_lookups, counters.attempts
-                ),
+    vec![
+        Field::block("provider calls", calls),
+        Field::line("sleeps", format!("[{}]", sleeps.join(", "))),
+        Field::line(
+            "counters",
+            format!(
+                "logical_lookups {}, attempts {}",
+                counters.logical_lookups, counters.attempts
             ),
-            Field::line("breaker", format!("{:?}", gateway.breaker().state())),
-        ],
-        ending: ending.unwrap_or_else(|| format!("ended: clock at t={:.3}", gateway.clock().now())),
-        finished,
-    }
+        ),
+        Field::line("breaker", format!("{:?}", gateway.breaker().state())),
+    ]
 }
 
 #[cfg(test)]

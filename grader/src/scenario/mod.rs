@@ -245,31 +245,35 @@ impl ScenarioRun {
 
     /// The run as printed by `grader scenario`: one fact per line, lists one item per line.
     pub fn render(&self) -> Vec<String> {
-        let mut lines = Vec::new();
-        // Values of one-line fields start in one column, after the longest name.
-        let width = self
-            .fields
-            .iter()
-            .filter(|f| !f.block)
-            .map(|f| f.name.chars().count() + 2)
-            .max()
-            .unwrap_or(0)
-            .max(9);
-        for field in &self.fields {
-            match (field.block, field.lines.as_slice()) {
-                (false, [one]) => {
-                    lines.push(format!("{:<width$}{one}", format!("{}:", field.name)))
-                }
-                (_, []) => lines.extend([format!("{}:", field.name), "  (none)".into()]),
-                (_, items) => {
-                    lines.push(format!("{}:", field.name));
-                    lines.extend(items.iter().map(|l| format!("  {l}")));
-                }
-            }
-        }
+        let mut lines = render_fields(&self.fields);
         lines.push(self.ending.clone());
         lines
     }
+}
+
+/// Fields as lines: `name:   value` for one-line fields (values aligned), and `name:` then
+/// one indented line per item for lists.
+pub fn render_fields(fields: &[Field]) -> Vec<String> {
+    let mut lines = Vec::new();
+    // Values of one-line fields start in one column, after the longest name.
+    let width = fields
+        .iter()
+        .filter(|f| !f.block)
+        .map(|f| f.name.chars().count() + 2)
+        .max()
+        .unwrap_or(0)
+        .max(9);
+    for field in fields {
+        match (field.block, field.lines.as_slice()) {
+            (false, [one]) => lines.push(format!("{:<width$}{one}", format!("{}:", field.name))),
+            (_, []) => lines.extend([format!("{}:", field.name), "  (none)".into()]),
+            (_, items) => {
+                lines.push(format!("{}:", field.name));
+                lines.extend(items.iter().map(|l| format!("  {l}")));
+            }
+        }
+    }
+    lines
 }
 
 /// How a run that panicked ended, as its ending line says it.
