@@ -10,6 +10,61 @@ fn stage8_stub() -> String {
     std::fs::read_to_string(kit_root().join("exercises/stage8/stub.rs")).unwrap()
 }
 
+/// A learner's own lookup_availability, written against the stub's imports only: proof that
+/// the exercise can be done with what the practice crate is given (serde_json included).
+const HAND_WRITTEN: &str = r#"{
+    {
+    let fail = |code| Outcome::Failed(Failure::new(code));
+    let cfg = gateway.config();
+    let clock = gateway.clock();
+    let deadline = clock.now() + cfg.deadline;
+    gateway.count_lookup();
+    if gateway.breaker().admit(clock.now()) == Admission::Rejected {
+        return Lookup { outcome: fail(FailureCode::BreakerOpen), attempts: 0 };
+    }
+    let mut attempts = 0;
+    let outcome = loop {
+        let timeout = cfg.attempt_timeout.min(deadline - clock.now());
+        attempts += 1;
+        gateway.count_attempt();
+        let mut wait = None;
+        match gateway.provider().get(item_id, timeout) {
+            Err(TransportFailure::Timeout | TransportFailure::Connection) => {}
+            Ok(r) => match r.status {
+                200 => {
+                    #[derive(serde::Deserialize)]
+                    struct Body { item_id: String, available: bool }
+                    match serde_json::from_str::<Body>(&r.body) {
+                        Ok(b) if b.item_id == item_id => break Outcome::Available(Availability { item_id: b.item_id, available: b.available }),
+                        _ => break fail(FailureCode::InvalidPayload),
+                    }
+                }
+                404 => break Outcome::Missing,
+                429 => break fail(FailureCode::ProviderRateLimited),
+                400 | 401 | 403 => break fail(FailureCode::IntegrationRejected),
+                502..=504 => wait = r.retry_after.as_deref().and_then(reference::fetch::parse_retry_after),
+                _ => break fail(FailureCode::UnexpectedResponse),
+            },
+        }
+        if attempts >= cfg.max_attempts {
+            break fail(FailureCode::ProviderUnavailable);
+        }
+        let backoff = (cfg.base_delay * 2f64.powi(attempts as i32 - 1)).min(cfg.max_delay);
+        let pause = wait.map_or(backoff, |w: f64| w.max(backoff));
+        if clock.now() + pause >= deadline {
+            break fail(FailureCode::ProviderUnavailable);
+        }
+        clock.sleep(pause);
+    };
+    match &outcome {
+        Outcome::Available(_) | Outcome::Missing => gateway.breaker().record_success(),
+        Outcome::Failed(f) if f.code == FailureCode::IntegrationRejected => gateway.breaker().record_neutral(),
+        Outcome::Failed(_) => gateway.breaker().record_failure(clock.now()),
+    }
+    Lookup { outcome, attempts }
+}
+}"#;
+
 fn gateway_file(root: &Path) -> String {
     std::fs::read_to_string(root.join("practice/src/gateway.rs")).unwrap()
 }
@@ -60,19 +115,21 @@ fn stage8_from_a_fresh_kit() {
     let out = grader(root, &["stage8", "--against", "reference"]);
     assert!(out.status.success(), "{}", text(&out.stdout));
 
-    // A finished gateway passes; build3 is still a stub and says so.
-    std::fs::write(
-        root.join("practice/src/gateway.rs"),
-        stub_with("stage8", FINISHED_STAGE8),
-    )
-    .unwrap();
-    let out = grader(root, &["stage8"]);
-    let stdout = text(&out.stdout);
-    assert!(out.status.success(), "{stdout}");
-    assert!(
-        stdout.contains("20 passed; 0 failed; 0 unfinished"),
-        "{stdout}"
-    );
+    // A learner's own finished gateway passes, and so does one that delegates.
+    for body in [HAND_WRITTEN, FINISHED_STAGE8] {
+        std::fs::write(
+            root.join("practice/src/gateway.rs"),
+            stub_with("stage8", body),
+        )
+        .unwrap();
+        let out = grader(root, &["stage8"]);
+        let stdout = text(&out.stdout);
+        assert!(out.status.success(), "{stdout}\n{}", text(&out.stderr));
+        assert!(
+            stdout.contains("20 passed; 0 failed; 0 unfinished"),
+            "{stdout}"
+        );
+    }
 
     let out = grader(root, &["trace", "stage8"]);
     let stdout = text(&out.stdout);
