@@ -23,9 +23,9 @@ const EXIT_ERROR: u8 = 2;
     name = "grader",
     about = "Checks your exercises against the lesson's rules.",
     long_about = "Checks your exercises against the lesson's rules.\n\n\
-        Write the function in practice/src/lib.rs, then run its group, e.g.\n\
-        `cargo run -p grader -- build3`. Each check ends as ok, FAILED or unfinished\n\
-        (your function still reaches todo!()).\n\n\
+        Write the function of an exercise (build3: practice/src/lib.rs, stage8:\n\
+        practice/src/gateway.rs), then run its group, e.g. `cargo run -p grader -- build3`.\n\
+        Each check ends as ok, FAILED or unfinished (your function still reaches todo!()).\n\n\
         Help, notes and runs against the reference are guidance: they are recorded in\n\
         GUIDANCE_LOG.md before they are shown, and nothing erases that record.",
     after_help = "Exit status: 0 on success (every selected check passed); 1 when a check failed \

@@ -14,7 +14,8 @@ use std::time::Duration;
 
 #[derive(Args)]
 pub struct ScenarioArgs {
-    /// The scenario file (TOML): an optional [policy], then [[outcome]] entries in call order.
+    /// The scenario file (TOML): optional settings, then [[outcome]] entries in call order
+    /// (the README shows both formats; examples in exercises/*/scenarios/).
     file: PathBuf,
     /// Whose code runs it.
     #[arg(long, value_enum, default_value_t = super::run::Against::Practice, conflicts_with = "compare")]
