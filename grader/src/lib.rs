@@ -1,3 +1,4 @@
+#![warn(missing_docs)]
 //! The kit's grader: runs an exercise group's checks against the learner's `practice`
 //! crate or against the `reference`, each check in its own process.
 //!

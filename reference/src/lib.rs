@@ -1,3 +1,4 @@
+#![warn(missing_docs)]
 //! The kit's library: every type the exercises share, and the finished implementations
 //! learners can compare their own work against.
 //!
