@@ -18,7 +18,7 @@
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
-use std::fs::{File, OpenOptions};
+use std::fs::OpenOptions;
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
@@ -388,13 +388,6 @@ fn truncate(text: &str, max: usize) -> String {
     }
 }
 
-/// Reads a whole file, for callers that must show nothing when the log is unreadable.
-pub fn read_text(path: &Path) -> io::Result<String> {
-    let mut text = String::new();
-    File::open(path)?.read_to_string(&mut text)?;
-    Ok(text)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -449,7 +442,9 @@ mod tests {
         assert_eq!(record.seq, 2);
         let contents = log.read().unwrap();
         assert_eq!(contents.records[0].kind, Kind::LogRecreated);
-        assert!(read_text(log.path()).unwrap().starts_with(HEADER));
+        assert!(std::fs::read_to_string(log.path())
+            .unwrap()
+            .starts_with(HEADER));
     }
 
     #[test]
@@ -459,7 +454,7 @@ mod tests {
         for _ in 0..4 {
             log.append("build3", Kind::Help, "level 2").unwrap();
         }
-        let text = read_text(log.path()).unwrap();
+        let text = std::fs::read_to_string(log.path()).unwrap();
         let mut lines: Vec<&str> = text.lines().collect();
         let second = lines.iter().position(|l| l.starts_with("| 2 |")).unwrap();
         lines.remove(second);
