@@ -5,10 +5,10 @@
 //! (that touches only this file).
 
 #[allow(unused_imports)] // the names the lesson's rules speak of
-use reference::{
+use kit_types::{
     Admission, Availability, Failure, FailureCode, Outcome, ProviderReply, TransportFailure,
 };
-use reference::{Clock, Gateway, Lookup, Provider};
+use kit_types::{Clock, Gateway, Lookup, Provider};
 
 /// One logical availability lookup of `item_id` through `gateway`.
 ///

@@ -1,8 +1,19 @@
-//! The parent side: start a harness process for one check, watch it, and read its report.
+//! The parent side: start a harness process for one job, watch it, stop it and everything it
+//! started, and read its report.
+//!
+//! In the manner of nextest: each child runs in a process group of its own. When its time
+//! runs out, or it starts too many threads or processes, the whole group gets SIGTERM, a
+//! short grace, then SIGKILL, so no grandchild survives it. A child that exits while a
+//! process it started is still running (or still holds its output open) has leaked: the
+//! group is stopped the same way and the check fails, naming what was left. The child
+//! applies its own memory, file-size and CPU limits before any code under test runs
+//! ([`Limits`]).
 
-use crate::outcome::{FailureKind, Outcome, Report};
+use grader_checks::limits::{bytes, Limits, LIMITS_VAR};
+use grader_checks::serve::{Sealed, STALL_VAR};
+use grader_checks::{FailureKind, Outcome, Report};
 use std::ffi::{OsStr, OsString};
-use std::io::Read;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::mpsc;
@@ -12,8 +23,14 @@ use std::time::{Duration, Instant};
 /// How much of a child's output is kept for the failure message.
 const OUTPUT_KEPT: usize = 4 * 1024;
 
-/// How to start a harness process: a program, the arguments before `GROUP CHECK REPORT`,
-/// and extra environment.
+/// How long a stopped group gets between SIGTERM and SIGKILL.
+const GRACE: Duration = Duration::from_millis(100);
+
+/// How long to wait for a child's output to close once the child and its group are gone.
+const OUTPUT_CLOSE: Duration = Duration::from_millis(500);
+
+/// How to start a harness process: a program, the arguments before the job's own, extra
+/// environment, and the limits it runs under.
 ///
 /// ```
 /// use grader::Launcher;
@@ -24,23 +41,47 @@ const OUTPUT_KEPT: usize = 4 * 1024;
 pub struct Launcher {
     /// The executable.
     pub program: PathBuf,
-    /// Arguments placed before the check's own.
+    /// Arguments placed before the job's own.
     pub args: Vec<OsString>,
     /// Environment variables set for the child.
     pub envs: Vec<(OsString, OsString)>,
+    /// The limits each child runs under.
+    pub limits: Limits,
+}
+
+/// How a harness process ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum JobEnd {
+    /// It wrote its report and exited normally.
+    Reported {
+        /// The report.
+        report: Report,
+        /// What the code under test printed, as a message section (may be empty).
+        output: String,
+        /// It left a process running, which was stopped: what it was.
+        leaked: Option<String>,
+    },
+    /// It crashed, exited early, went over a limit or was stopped.
+    Failed {
+        /// What kind of failure.
+        kind: FailureKind,
+        /// What happened, with the process's output.
+        message: String,
+    },
 }
 
 impl Launcher {
-    /// A launcher for `program` with no extra arguments.
+    /// A launcher for `program` with no extra arguments and the default limits.
     pub fn new(program: impl Into<PathBuf>) -> Self {
         Launcher {
             program: program.into(),
             args: Vec::new(),
             envs: Vec::new(),
+            limits: Limits::default(),
         }
     }
 
-    /// Adds an argument before the check's own.
+    /// Adds an argument before the job's own.
     pub fn arg(mut self, arg: impl Into<OsString>) -> Self {
         self.args.push(arg.into());
         self
@@ -52,45 +93,77 @@ impl Launcher {
         self
     }
 
-    /// Runs `check` of `group` in a new process, kills it after `timeout`, and turns what
-    /// happened into an [`Outcome`]. `report` is a path the child may create; `stall` is
-    /// how long a long check may go without progress (see [`crate::harness::watch_progress`]).
+    /// Sets the limits every child runs under.
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// Runs check `check` of group `group` in a new process, stops it after `timeout`, and
+    /// turns what happened into an [`Outcome`]. `scratch` is a folder of this run's own: the
+    /// report is written there, and it is the child's working folder. `stall` is how long a
+    /// long check may go without progress; `stop_hint` is what a learner whose code never
+    /// finished should check.
     pub fn run(
         &self,
         group: &str,
         check: &str,
-        report: &Path,
+        scratch: &Path,
         stall: Duration,
         timeout: Duration,
+        stop_hint: &str,
     ) -> Outcome {
-        let job = [OsStr::new(group), OsStr::new(check)];
-        match self.run_job(&job, report, stall, timeout) {
-            JobEnd::Reported { text, output } => interpret(&text, &output),
+        let job = [OsStr::new(group), OsStr::new("check"), OsStr::new(check)];
+        match self.run_job(&job, scratch, stall, timeout, stop_hint) {
+            JobEnd::Reported {
+                report,
+                output,
+                leaked,
+            } => {
+                let outcome = interpret(report, &output);
+                match leaked {
+                    None => outcome,
+                    Some(what) => leak_failure(outcome, &what),
+                }
+            }
             JobEnd::Failed { kind, message } => Outcome::Failed { kind, message },
         }
     }
 
     /// Runs any job the harness understands (`job` then the report path as arguments) and
-    /// returns the report's text, or how the process failed.
+    /// returns its report, or how the process failed.
     pub fn run_job(
         &self,
         job: &[&OsStr],
-        report: &Path,
+        scratch: &Path,
         stall: Duration,
         timeout: Duration,
+        stop_hint: &str,
     ) -> JobEnd {
-        let _ = std::fs::remove_file(report);
-        let spawned = Command::new(&self.program)
+        let report_path = scratch.join("report.json");
+        let _ = std::fs::remove_file(&report_path);
+        let token = new_token();
+        let mut limits = self.limits;
+        // The CPU backstop stops a child whose parent died; it must never cut a live run short.
+        limits.cpu_secs = limits.cpu_secs.max(timeout.as_secs() * 2 + 10);
+        let mut command = Command::new(&self.program);
+        command
             .args(&self.args)
             .args(job)
-            .arg(report)
+            .arg(&report_path)
             .envs(self.envs.iter().map(|(k, v)| (k, v)))
-            .env(crate::harness::STALL_VAR, stall.as_secs_f64().to_string())
-            .stdin(Stdio::null())
+            .env(STALL_VAR, stall.as_secs_f64().to_string())
+            .env(LIMITS_VAR, limits.encode())
+            // glibc reserves 64 MiB of address space per malloc arena: keep a few threads
+            // from using up the memory limit with reservations alone.
+            .env("MALLOC_ARENA_MAX", "2")
+            .current_dir(scratch)
+            .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn();
-        let mut child = match spawned {
+            .stderr(Stdio::piped());
+        #[cfg(unix)]
+        std::os::unix::process::CommandExt::process_group(&mut command, 0);
+        let mut child = match command.spawn() {
             Ok(child) => child,
             Err(e) => {
                 return JobEnd::Failed {
@@ -99,65 +172,98 @@ impl Launcher {
                 }
             }
         };
+        if let Some(mut stdin) = child.stdin.take() {
+            // A child that exits at once closes the pipe: its missing report says the rest.
+            let _ = stdin.write_all(token.as_bytes());
+        }
         let output = collect_output(&mut child);
-        let ended = wait_with_timeout(&mut child, timeout);
-        let output = output.finish();
-        let Some(status) = ended else {
-            return JobEnd::Failed {
-                kind: FailureKind::Timeout,
-                message: format!(
-                    "did not finish within {} s and was stopped.\n\
-                     A loop that never ends? Every loop needs explicit stops: at most \
-                     max_attempts calls, and a stop when the server's wait exceeds max_delay.{}",
-                    timeout.as_secs_f64(),
-                    output.section()
-                ),
-            };
+        let group = ProcessGroup::of(&child);
+        let watched = watch(&mut child, &group, timeout, limits.tasks);
+        // Whatever happened, nothing of this job may outlive it.
+        let leaked = match &watched {
+            Watched::Exited(_) => group.leftovers(),
+            _ => None,
         };
-        // A report counts only from a process that then exited normally: one that died
-        // after writing it did not finish cleanly.
-        match std::fs::read_to_string(report) {
-            Ok(text) if status.success() => JobEnd::Reported {
-                text,
-                output: output.section(),
+        group.stop();
+        let captured = output.finish(OUTPUT_CLOSE);
+        let held_open = (!captured.closed).then(|| {
+            "a process started by the code under test (outside its process group) kept the \
+             output open"
+                .to_string()
+        });
+        let leaked = leaked.or(held_open);
+        let status = match watched {
+            Watched::Exited(status) => status,
+            Watched::TimedOut => {
+                return JobEnd::Failed {
+                    kind: FailureKind::Timeout,
+                    message: format!(
+                        "did not finish within {} and was stopped.\nA loop that never ends? {stop_hint}{}",
+                        seconds(timeout),
+                        captured.section()
+                    ),
+                }
+            }
+            Watched::TooManyTasks(n) => {
+                return JobEnd::Failed {
+                    kind: FailureKind::Limit,
+                    message: format!(
+                        "started {n} threads and processes, more than the limit of {}, and was \
+                         stopped. A check needs a handful at most: is something spawned in a loop?{}",
+                        limits.tasks,
+                        captured.section()
+                    ),
+                }
+            }
+        };
+        match read_report(&report_path, &token) {
+            // A report counts only from a process that then exited normally.
+            Some(report) if status.success() => JobEnd::Reported {
+                report,
+                output: captured.section(),
+                leaked,
             },
             _ => JobEnd::Failed {
-                kind: FailureKind::Crash,
-                message: format!("{}{}", describe_death(status, &output), output.section()),
+                kind: death_kind(status, &captured),
+                message: format!(
+                    "{}{}",
+                    describe_death(status, &captured, &limits),
+                    captured.section()
+                ),
             },
         }
     }
 }
 
-/// How a harness process ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum JobEnd {
-    /// It wrote its report and exited normally.
-    Reported {
-        /// The report file's text.
-        text: String,
-        /// What the code under test printed, as a message section (may be empty).
-        output: String,
-    },
-    /// It crashed, exited early or was stopped.
-    Failed {
-        /// Crash or timeout.
-        kind: FailureKind,
-        /// What happened, with the process's output.
-        message: String,
-    },
+/// A token no code under test can guess: the report must carry it.
+fn new_token() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos()),
+    );
+    hasher.write_u32(std::process::id());
+    format!("{:016x}", hasher.finish())
 }
 
-fn interpret(text: &str, output: &str) -> Outcome {
-    let report = match serde_json::from_str::<Report>(text) {
-        Ok(report) => report,
-        Err(e) => {
-            return Outcome::Failed {
-                kind: FailureKind::Crash,
-                message: format!("the check's report could not be read ({e}){output}"),
-            }
-        }
-    };
+fn read_report(path: &Path, token: &str) -> Option<Report> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let sealed: Sealed = serde_json::from_str(&text).ok()?;
+    (sealed.token == token).then_some(sealed.report)
+}
+
+fn seconds(d: Duration) -> String {
+    let secs = d.as_secs_f64();
+    if secs == secs.trunc() {
+        format!("{secs:.0} s")
+    } else {
+        format!("{secs} s")
+    }
+}
+
+fn interpret(report: Report, output: &str) -> Outcome {
     match report {
         Report::Passed => Outcome::Passed,
         Report::Failed { message } => Outcome::Failed {
@@ -172,10 +278,211 @@ fn interpret(text: &str, output: &str) -> Outcome {
                 location.map(|l| format!(" at {l}")).unwrap_or_default(),
             ),
         },
+        Report::KitBug { message, location } => Outcome::KitBug {
+            message: format!(
+                "{message}{}{output}",
+                location.map(|l| format!(" (at {l})")).unwrap_or_default()
+            ),
+        },
+        Report::Scenario { .. } => Outcome::KitBug {
+            message: "a check reported a scenario run".into(),
+        },
     }
 }
 
-fn describe_death(status: ExitStatus, output: &Captured) -> String {
+/// A check that left a process running fails, whatever else it saw.
+fn leak_failure(outcome: Outcome, what: &str) -> Outcome {
+    let note = format!(
+        "the code under test left a process running after the check ({what}); it was \
+         stopped. A retry loop has no reason to start processes."
+    );
+    match outcome {
+        Outcome::Passed | Outcome::Unfinished { .. } => Outcome::Failed {
+            kind: FailureKind::Leak,
+            message: note,
+        },
+        Outcome::Failed { kind, message } => Outcome::Failed {
+            kind,
+            message: format!("{message}\n\nAlso: {note}"),
+        },
+        bug @ Outcome::KitBug { .. } => bug,
+    }
+}
+
+/// How watching a child ended.
+enum Watched {
+    Exited(ExitStatus),
+    TimedOut,
+    TooManyTasks(u32),
+}
+
+/// Polls the child until it exits, its time runs out, or it runs too many tasks.
+fn watch(child: &mut Child, group: &ProcessGroup, timeout: Duration, max_tasks: u32) -> Watched {
+    let start = Instant::now();
+    let mut pause = Duration::from_micros(200);
+    let mut next_count = Duration::from_millis(20);
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) => return Watched::Exited(status),
+            Ok(None) => {}
+            Err(_) => {
+                group.stop();
+                return match child.wait() {
+                    Ok(status) => Watched::Exited(status),
+                    Err(_) => Watched::TimedOut,
+                };
+            }
+        }
+        let elapsed = start.elapsed();
+        if elapsed >= timeout {
+            group.stop();
+            let _ = child.wait();
+            return Watched::TimedOut;
+        }
+        // Most checks end within milliseconds; count tasks only in those that do not.
+        if elapsed >= next_count {
+            next_count =
+                elapsed + Duration::from_millis(if elapsed.as_millis() < 200 { 20 } else { 100 });
+            let tasks = group.tasks();
+            if tasks > max_tasks {
+                group.stop();
+                let _ = child.wait();
+                return Watched::TooManyTasks(tasks);
+            }
+        }
+        thread::sleep(pause);
+        pause = (pause * 2).min(Duration::from_millis(10));
+    }
+}
+
+/// A child's process group (Unix), or the child alone elsewhere.
+struct ProcessGroup {
+    #[cfg(unix)]
+    pgid: Option<rustix::process::Pid>,
+    pid: u32,
+}
+
+impl ProcessGroup {
+    fn of(child: &Child) -> Self {
+        ProcessGroup {
+            #[cfg(unix)]
+            pgid: rustix::process::Pid::from_raw(child.id() as i32),
+            pid: child.id(),
+        }
+    }
+
+    /// SIGTERM to the whole group, a short grace, then SIGKILL (Unix).
+    fn stop(&self) {
+        #[cfg(unix)]
+        if let Some(pgid) = self.pgid {
+            use rustix::process::{kill_process_group, test_kill_process_group, Signal};
+            if kill_process_group(pgid, Signal::TERM).is_err() {
+                return; // nothing left in the group
+            }
+            let deadline = Instant::now() + GRACE;
+            while Instant::now() < deadline {
+                if test_kill_process_group(pgid).is_err() {
+                    return;
+                }
+                thread::sleep(Duration::from_millis(5));
+            }
+            let _ = kill_process_group(pgid, Signal::KILL);
+        }
+    }
+
+    /// What is still running in the group after its leader exited, if anything.
+    fn leftovers(&self) -> Option<String> {
+        #[cfg(unix)]
+        if let Some(pgid) = self.pgid {
+            if rustix::process::test_kill_process_group(pgid).is_ok() {
+                let names = group_members(self.pid);
+                return Some(if names.is_empty() {
+                    "a process".to_string()
+                } else {
+                    names.join(", ")
+                });
+            }
+        }
+        None
+    }
+
+    /// Threads and processes running in the group (Linux); the leader's alone elsewhere.
+    fn tasks(&self) -> u32 {
+        count_group_tasks(self.pid)
+    }
+}
+
+/// `pid N: command` for every process of group `pgid` (Linux).
+fn group_members(pgid: u32) -> Vec<String> {
+    proc_entries()
+        .filter(|(_, stat)| stat_field(stat, 5) == Some(pgid as u64))
+        .map(|(pid, _)| {
+            let cmd = std::fs::read(format!("/proc/{pid}/cmdline"))
+                .map(|b| {
+                    String::from_utf8_lossy(&b)
+                        .split('\0')
+                        .filter(|s| !s.is_empty())
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                })
+                .unwrap_or_default();
+            format!("pid {pid}: `{}`", cmd.chars().take(80).collect::<String>())
+        })
+        .collect()
+}
+
+fn count_group_tasks(pgid: u32) -> u32 {
+    proc_entries()
+        .filter(|(_, stat)| stat_field(stat, 5) == Some(pgid as u64))
+        .map(|(_, stat)| stat_field(&stat, 20).unwrap_or(1) as u32)
+        .sum()
+}
+
+/// Every process's `/proc/N/stat` line (Linux; nothing elsewhere).
+fn proc_entries() -> impl Iterator<Item = (u32, String)> {
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .filter_map(Result::ok)
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter_map(|pid| {
+            Some((
+                pid,
+                std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?,
+            ))
+        })
+}
+
+/// Field `n` (1-based, as `man proc` numbers them) of a stat line; the command name in
+/// parentheses may hold spaces, so fields are counted after its closing parenthesis.
+fn stat_field(stat: &str, n: usize) -> Option<u64> {
+    let rest = &stat[stat.rfind(')')? + 1..];
+    rest.split_whitespace().nth(n.checked_sub(3)?)?.parse().ok()
+}
+
+fn death_kind(status: ExitStatus, output: &Captured) -> FailureKind {
+    if output.text.contains("memory allocation of") {
+        return FailureKind::Limit;
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        if matches!(status.signal(), Some(25 | 24)) {
+            return FailureKind::Limit;
+        }
+    }
+    let _ = status;
+    FailureKind::Crash
+}
+
+fn describe_death(status: ExitStatus, output: &Captured, limits: &Limits) -> String {
+    if output.text.contains("memory allocation of") {
+        return format!(
+            "used more than {} of memory and was stopped (the limit of a check). Does \
+             something grow without end?",
+            bytes(limits.memory)
+        );
+    }
     if output.text.contains("has overflowed its stack") {
         return "crashed: stack overflow (endless recursion?). The check did not finish.".into();
     }
@@ -183,15 +490,26 @@ fn describe_death(status: ExitStatus, output: &Captured) -> String {
     {
         use std::os::unix::process::ExitStatusExt;
         if let Some(signal) = status.signal() {
-            let name = match signal {
-                6 => "SIGABRT: std::process::abort, or a panic while panicking",
-                9 => "SIGKILL",
-                11 => "SIGSEGV",
-                _ => "a signal",
+            return match signal {
+                25 => format!(
+                    "wrote a file larger than {} and was stopped (the limit of a check). A \
+                     retry loop has no reason to write files.",
+                    bytes(limits.file_size)
+                ),
+                24 => "used up its CPU time and was stopped.".to_string(),
+                _ => {
+                    let name = match signal {
+                        6 => "SIGABRT: std::process::abort, or a panic while panicking",
+                        9 => "SIGKILL",
+                        11 => "SIGSEGV",
+                        15 => "SIGTERM",
+                        _ => "a signal",
+                    };
+                    format!(
+                        "crashed: killed by signal {signal} ({name}). The check did not finish."
+                    )
+                }
             };
-            return format!(
-                "crashed: killed by signal {signal} ({name}). The check did not finish."
-            );
         }
     }
     match status.code() {
@@ -206,30 +524,6 @@ fn describe_death(status: ExitStatus, output: &Captured) -> String {
     }
 }
 
-/// Polls the child until it exits or `timeout` passes; on timeout kills it and returns `None`.
-fn wait_with_timeout(child: &mut Child, timeout: Duration) -> Option<ExitStatus> {
-    let start = Instant::now();
-    let mut pause = Duration::from_micros(200);
-    loop {
-        match child.try_wait() {
-            Ok(Some(status)) => return Some(status),
-            Ok(None) if start.elapsed() >= timeout => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return None;
-            }
-            Ok(None) => {
-                thread::sleep(pause);
-                pause = (pause * 2).min(Duration::from_millis(10));
-            }
-            Err(_) => {
-                let _ = child.kill();
-                return child.wait().ok();
-            }
-        }
-    }
-}
-
 /// The child's output, read on threads so a chatty child never blocks on a full pipe.
 struct OutputReaders {
     done: mpsc::Receiver<Vec<u8>>,
@@ -238,6 +532,8 @@ struct OutputReaders {
 
 struct Captured {
     text: String,
+    /// Every stream reached its end.
+    closed: bool,
 }
 
 impl Captured {
@@ -285,19 +581,25 @@ fn collect_output(child: &mut Child) -> OutputReaders {
 }
 
 impl OutputReaders {
-    fn finish(self) -> Captured {
+    /// Waits up to `limit` in all for the streams to close.
+    fn finish(self, limit: Duration) -> Captured {
+        let deadline = Instant::now() + limit;
         let mut all = Vec::new();
+        let mut closed = true;
         for _ in 0..self.expected {
-            // A grandchild may hold the pipe open: do not wait for it for long.
-            match self.done.recv_timeout(Duration::from_secs(1)) {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.done.recv_timeout(left) {
                 Ok(part) => all.extend(part),
-                Err(_) => break,
+                Err(_) => {
+                    closed = false;
+                    break;
+                }
             }
         }
         let mut text = String::from_utf8_lossy(&all).into_owned();
         if all.len() >= OUTPUT_KEPT {
             text.push_str("\n[output cut]");
         }
-        Captured { text }
+        Captured { text, closed }
     }
 }

@@ -1,17 +1,27 @@
-//! Building the learner's harness with cargo, as a separate target.
+//! Building the learner's harness with cargo, one lesson at a time.
 //!
 //! The grader binary never links the practice crate: when the learner's file does not
-//! compile, every command that does not need it keeps working, and the compiler's own
-//! messages are shown as cargo prints them.
+//! compile, every command that does not need it keeps working. The harness is built with
+//! one lesson's feature, which compiles only that lesson's file, so a half-written file of
+//! another lesson never blocks this one.
+//!
+//! cargo copies a built binary to one shared path (`target/debug/practice-harness`), which
+//! another build — another lesson, another copy of the kit sharing the target folder — can
+//! overwrite at any moment. So the build and a private link of its binary happen under one
+//! lock, and the checks run the private link.
 
 use serde::Deserialize;
-use std::io::{BufRead, BufReader};
+use std::fs::File;
+use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use thiserror::Error;
 
 /// The cargo package that links the practice crate to the checks.
 pub const PRACTICE_HARNESS: &str = "practice-harness";
+
+/// The learner's crate.
+pub const PRACTICE: &str = "practice";
 
 /// Why the harness could not be built.
 #[derive(Debug, Error)]
@@ -24,23 +34,50 @@ pub enum BuildError {
         /// Why it failed.
         source: std::io::Error,
     },
-    /// The learner's code (or the kit) does not compile; cargo printed why.
+    /// The learner's code (or the kit) does not compile; the compiler's messages were shown.
     #[error("the practice crate does not compile")]
-    Compile,
+    Compile {
+        /// The compiler's error messages, as text.
+        errors: Vec<String>,
+    },
     /// cargo succeeded but named no executable.
     #[error("cargo built {PRACTICE_HARNESS} but reported no executable")]
     NoExecutable,
+    /// The built binary could not be given a private path.
+    #[error("cannot keep a private copy of the harness in {dir}: {source}")]
+    Private {
+        /// Where.
+        dir: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+}
+
+/// A harness built for one lesson.
+#[derive(Debug)]
+pub struct Built {
+    /// The executable: a private link, valid as long as this value lives.
+    pub executable: PathBuf,
+    /// rustc's dep-info for the practice crate: every source file compiled into it.
+    pub practice_dep_info: Option<PathBuf>,
+    _private: tempfile::TempDir,
 }
 
 #[derive(Deserialize)]
 struct Message {
     reason: String,
     #[serde(default)]
+    package_id: Option<String>,
+    #[serde(default)]
     target: Option<Target>,
     #[serde(default)]
     executable: Option<PathBuf>,
     #[serde(default)]
+    filenames: Vec<PathBuf>,
+    #[serde(default)]
     success: Option<bool>,
+    #[serde(default)]
+    message: Option<Diagnostic>,
 }
 
 #[derive(Deserialize)]
@@ -48,22 +85,65 @@ struct Target {
     name: String,
 }
 
+#[derive(Deserialize)]
+struct Diagnostic {
+    level: String,
+    #[serde(default)]
+    rendered: Option<String>,
+}
+
 /// The cargo to run: the one that started us when there is one.
 pub fn cargo_program() -> String {
     std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string())
 }
 
-/// Builds the practice harness of the kit at `root` and returns its executable.
-/// Cargo's progress and the compiler's messages go to this process's standard error.
-pub fn build_practice_harness(root: &Path) -> Result<PathBuf, BuildError> {
+/// The target folder builds of the kit at `root` use.
+pub fn target_dir(root: &Path) -> PathBuf {
+    match std::env::var_os("CARGO_TARGET_DIR") {
+        Some(dir) if !dir.is_empty() => {
+            let dir = PathBuf::from(dir);
+            if dir.is_absolute() {
+                dir
+            } else {
+                root.join(dir)
+            }
+        }
+        _ => root.join("target"),
+    }
+}
+
+/// Builds the harness of the kit at `root` for lesson `group` and returns a private link to
+/// its executable. The compiler's messages are written to `messages` as cargo renders them
+/// (with colour when `color` is on).
+pub fn build_harness(
+    root: &Path,
+    group: &str,
+    color: bool,
+    messages: &mut dyn Write,
+) -> Result<Built, BuildError> {
+    let target = target_dir(root);
+    let private_err = |source| BuildError::Private {
+        dir: target.clone(),
+        source,
+    };
+    std::fs::create_dir_all(&target).map_err(private_err)?;
+    let lock = File::create(target.join("kit-build.lock")).map_err(private_err)?;
+    lock.lock().map_err(private_err)?;
     let cargo = cargo_program();
+    let format = if color {
+        "--message-format=json-diagnostic-rendered-ansi"
+    } else {
+        "--message-format=json"
+    };
     let mut child = Command::new(&cargo)
         .arg("build")
         .arg("--quiet")
         .args(["--package", PRACTICE_HARNESS])
-        .arg("--message-format=json-render-diagnostics")
+        .args(["--features", group])
+        .arg(format)
         .arg("--manifest-path")
         .arg(root.join("Cargo.toml"))
+        .env("CARGO_TARGET_DIR", &target)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
@@ -73,20 +153,39 @@ pub fn build_practice_harness(root: &Path) -> Result<PathBuf, BuildError> {
             source,
         })?;
     let mut executable = None;
+    let mut dep_info = None;
     let mut success = false;
+    let mut errors = Vec::new();
     if let Some(stdout) = child.stdout.take() {
         for line in BufReader::new(stdout).lines().map_while(Result::ok) {
             let Ok(message) = serde_json::from_str::<Message>(&line) else {
                 continue;
             };
+            let target_name = message.target.as_ref().map(|t| t.name.as_str());
             match message.reason.as_str() {
-                "compiler-artifact"
-                    if message
-                        .target
-                        .as_ref()
-                        .is_some_and(|t| t.name == PRACTICE_HARNESS) =>
-                {
+                "compiler-artifact" if target_name == Some(PRACTICE_HARNESS) => {
                     executable = message.executable.or(executable);
+                }
+                "compiler-artifact" if target_name == Some(PRACTICE) => {
+                    dep_info = message.filenames.iter().find_map(|f| rustc_dep_info(f));
+                }
+                "compiler-message" => {
+                    let Some(diagnostic) = message.message else {
+                        continue;
+                    };
+                    // Warnings of the kit's own crates are the kit's business.
+                    let learners = message
+                        .package_id
+                        .as_deref()
+                        .is_some_and(is_practice_package);
+                    if let Some(text) = &diagnostic.rendered {
+                        if learners || diagnostic.level == "error" {
+                            let _ = write!(messages, "{text}");
+                        }
+                        if diagnostic.level == "error" {
+                            errors.push(text.clone());
+                        }
+                    }
                 }
                 "build-finished" => success = message.success.unwrap_or(false),
                 _ => {}
@@ -97,7 +196,70 @@ pub fn build_practice_harness(root: &Path) -> Result<PathBuf, BuildError> {
         .wait()
         .map_err(|source| BuildError::Cargo { cargo, source })?;
     if !status.success() || !success {
-        return Err(BuildError::Compile);
+        return Err(BuildError::Compile { errors });
     }
-    executable.ok_or(BuildError::NoExecutable)
+    let executable = executable.ok_or(BuildError::NoExecutable)?;
+    let private = tempfile::Builder::new()
+        .prefix("kit-harness-")
+        .tempdir_in(&target)
+        .map_err(private_err)?;
+    let link = private.path().join(
+        executable
+            .file_name()
+            .unwrap_or_else(|| std::ffi::OsStr::new(PRACTICE_HARNESS)),
+    );
+    std::fs::hard_link(&executable, &link)
+        .or_else(|_| std::fs::copy(&executable, &link).map(|_| ()))
+        .map_err(private_err)?;
+    drop(lock);
+    Ok(Built {
+        executable: link,
+        practice_dep_info: dep_info,
+        _private: private,
+    })
+}
+
+/// Whether a cargo package id names the practice crate (`path+file:///…/practice#0.1.0`,
+/// or the older `practice 0.1.0 (path+file:///…)`).
+fn is_practice_package(id: &str) -> bool {
+    id.starts_with("practice ")
+        || id.contains("/practice#")
+        || id.ends_with("/practice")
+        || id.contains("#practice@")
+}
+
+/// `deps/practice-HASH.d` from one of the crate's artifacts (`deps/libpractice-HASH.rmeta`).
+fn rustc_dep_info(artifact: &Path) -> Option<PathBuf> {
+    let stem = artifact.file_stem()?.to_str()?;
+    let hash = stem.strip_prefix("libpractice-")?;
+    let dir = artifact.parent()?;
+    let dir = if dir.ends_with("deps") {
+        dir.to_path_buf()
+    } else {
+        dir.join("deps")
+    };
+    Some(dir.join(format!("practice-{hash}.d")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dep_info_sits_next_to_the_metadata() {
+        let d = rustc_dep_info(Path::new("/t/debug/deps/libpractice-0123abcd.rmeta")).unwrap();
+        assert_eq!(d, Path::new("/t/debug/deps/practice-0123abcd.d"));
+        assert_eq!(rustc_dep_info(Path::new("/t/debug/libpractice.rlib")), None);
+    }
+
+    #[test]
+    fn package_ids_of_both_spellings() {
+        assert!(is_practice_package("path+file:///k/practice#0.1.0"));
+        assert!(is_practice_package(
+            "practice 0.1.0 (path+file:///k/practice)"
+        ));
+        assert!(!is_practice_package(
+            "path+file:///k/grader/checks#grader-checks@0.1.0"
+        ));
+    }
 }

@@ -57,9 +57,9 @@ impl Exercise {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::checks::GROUPS;
     use crate::help::Help;
     use crate::workspace::build_root;
+    use grader_checks::groups::GROUPS;
 
     /// Every group the grader knows has a complete exercise folder that agrees with it.
     #[test]
@@ -69,6 +69,7 @@ mod tests {
             let exercise = Exercise::load(&root, group.name).unwrap();
             assert_eq!(exercise.group, group.name);
             assert_eq!(exercise.function, group.function);
+            assert_eq!(exercise.title, group.title);
             let dir = exercise.dir(&root);
             let stub = std::fs::read_to_string(dir.join(&exercise.stub)).unwrap();
             assert!(

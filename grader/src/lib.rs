@@ -1,37 +1,31 @@
 #![warn(missing_docs)]
-//! The kit's grader: runs an exercise group's checks against the learner's `practice`
-//! crate or against the `reference`, each check in its own process.
+//! The kit's command line, as a library: runs an exercise group's checks against the
+//! learner's `practice` crate or against the `reference`, each check in its own process.
 //!
-//! - [`checks`]: the groups and their checks (plain functions over an [`Implementation`]).
-//! - [`recording`]: runs an implementation on a scripted request and records every callback.
-//! - [`harness`]: the child side, which runs one check and writes a report.
-//! - [`Launcher`]: the parent side, which starts a child, times it out, and reads the report.
+//! - [`Launcher`]: the parent side, which starts a child, times it out, and reads its report.
 //! - [`suite`]: selects checks with libtest's arguments and prints results.
-//! - [`compile`]: builds the learner's harness with cargo.
+//! - [`compile`]: builds the learner's harness with cargo, one lesson at a time, and
+//!   [`borrowed`] refuses a practice crate that reaches the kit's answers.
 //! - [`guidance`]: the append-only guidance log; [`help`]: graded course help.
 //! - [`reset`]: puts the pristine stub back, keeping a backup of the learner's file.
+//! - [`kitcopy`]: copies of the kit as a fresh clone has it, for tests and for grading.
 //!
-//! The project's own tests drive all of this with test-only implementations; see
-//! `grader/tests/implementations.rs`.
+//! The groups themselves — their checks, scenario formats and messages — are in the
+//! `grader-checks` crate, which runs inside the child processes. The project's own tests
+//! drive all of this with test-only implementations; see `grader/tests/implementations.rs`.
 
-pub mod checks;
+pub mod borrowed;
 mod child;
 pub mod compile;
 pub mod exercise;
-pub mod exhaustive;
 pub mod guidance;
-pub mod harness;
 pub mod help;
-mod implementation;
-pub mod outcome;
-pub mod recording;
+pub mod kitcopy;
 pub mod reset;
-pub mod scenario;
 pub mod suite;
 pub mod toml_file;
 pub mod workspace;
 
 pub use child::{JobEnd, Launcher};
 pub use exercise::Exercise;
-pub use implementation::{Implementation, LookupFn, Reply, RetryFn, TestGateway};
-pub use outcome::{Outcome, Status};
+pub use grader_checks::{groups, FailureKind, Group, Outcome, Status};

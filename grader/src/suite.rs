@@ -1,19 +1,23 @@
 //! Runs a group's checks, each in its own harness process, and prints them the way
-//! `cargo test` prints tests, with one more status: `unfinished`.
+//! `cargo test` prints tests, with two more statuses: `unfinished` (the learner's function
+//! still reaches `todo!()`) and `KIT BUG` (the kit itself failed; no verdict).
 //!
-//! The command line is libtest's (parsed by [`libtest_mimic::Arguments`]): a filter,
-//! `--exact`, `--skip`, `--list`, `--format pretty|terse|json`, `--test-threads`, `--color`.
-//! libtest-mimic's own runner knows only ok, failed and ignored, so the printing is done
-//! here.
+//! The command line is libtest's (parsed into [`libtest_mimic::Arguments`]): a filter,
+//! `--exact`, `--skip`, `--list`, `--format pretty|terse|json`, `--test-threads`, `--color`;
+//! plus `--fail-fast`. libtest-mimic's own runner knows only ok, failed and ignored, so the
+//! printing is done here.
+//!
+//! One mistake often fails many checks. The pretty output therefore prints the first
+//! failure (in the group's order) in full, and each further one as a single line with the
+//! command that shows it in full.
 
-use crate::checks::{Check, Group};
-use crate::outcome::{FailureKind, Outcome, Status};
 use crate::Launcher;
 use colored::Colorize;
+use grader_checks::{CheckInfo, FailureKind, Group, Outcome, Status};
 use libtest_mimic::{Arguments, FormatSetting};
 use serde_json::json;
 use std::io::{self, Write};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -26,6 +30,23 @@ pub struct RunSettings {
     pub timeout: Duration,
     /// What to tell a learner whose function is unfinished.
     pub unfinished_hint: String,
+    /// Stop starting checks after the first failure.
+    pub fail_fast: bool,
+    /// Print every failure in full, not only the first.
+    pub all_in_full: bool,
+}
+
+impl RunSettings {
+    /// Settings for a run against `against` with a `timeout` per check and the rest default.
+    pub fn new(against: impl Into<String>, timeout: Duration) -> Self {
+        RunSettings {
+            against: against.into(),
+            timeout,
+            unfinished_hint: String::new(),
+            fail_fast: false,
+            all_in_full: false,
+        }
+    }
 }
 
 /// One check's result.
@@ -35,6 +56,8 @@ pub struct CheckRun {
     pub name: &'static str,
     /// How it ended.
     pub outcome: Outcome,
+    /// How long its process ran.
+    pub duration: Duration,
 }
 
 /// The result of running a group.
@@ -44,8 +67,12 @@ pub struct Summary {
     pub runs: Vec<CheckRun>,
     /// How many checks the filter left out.
     pub filtered_out: usize,
+    /// How many selected checks `--fail-fast` left unrun.
+    pub not_run: usize,
     /// Whether this was only a listing.
     pub listed_only: bool,
+    /// How long the whole run took.
+    pub elapsed: Duration,
 }
 
 impl Summary {
@@ -65,14 +92,21 @@ impl Summary {
             .map(|r| &r.outcome)
     }
 
-    /// True when at least one check ran and every one passed.
+    /// True when at least one check ran, every selected check ran, and every one passed.
     pub fn all_passed(&self) -> bool {
-        !self.runs.is_empty() && self.runs.iter().all(|r| r.outcome == Outcome::Passed)
+        !self.runs.is_empty()
+            && self.not_run == 0
+            && self.runs.iter().all(|r| r.outcome == Outcome::Passed)
+    }
+
+    /// Whether the kit itself failed in any check.
+    pub fn kit_bugs(&self) -> usize {
+        self.count(Status::KitBug)
     }
 }
 
 /// The checks of `group` that `args` selects, and how many it leaves out.
-pub fn select<'g>(group: &'g Group, args: &Arguments) -> (Vec<&'g Check>, usize) {
+pub fn select(group: &Group, args: &Arguments) -> (Vec<&'static CheckInfo>, usize) {
     let matches = |name: &str, pattern: &str| {
         if args.exact {
             name == pattern
@@ -80,7 +114,7 @@ pub fn select<'g>(group: &'g Group, args: &Arguments) -> (Vec<&'g Check>, usize)
             name.contains(pattern)
         }
     };
-    let selected: Vec<&Check> = group
+    let selected: Vec<&'static CheckInfo> = group
         .checks
         .iter()
         .filter(|c| args.filter.as_deref().is_none_or(|f| matches(c.name, f)))
@@ -118,9 +152,9 @@ pub fn run(
             writeln!(out, "\n{} checks", selected.len())?;
         }
         return Ok(Summary {
-            runs: Vec::new(),
             filtered_out,
             listed_only: true,
+            ..Summary::default()
         });
     }
     let mut printer = Printer {
@@ -132,49 +166,71 @@ pub fn run(
     let started = Instant::now();
     let scratch = tempfile::Builder::new().prefix("grader-").tempdir()?;
     let threads = args.test_threads.unwrap_or_else(default_threads).max(1);
-    let mut results: Vec<Option<Outcome>> = vec![None; selected.len()];
+    let mut results: Vec<Option<(Outcome, Duration)>> = vec![None; selected.len()];
     let next = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
     let (tx, rx) = mpsc::channel();
     std::thread::scope(|scope| -> io::Result<()> {
         for _ in 0..threads.min(selected.len()) {
             let tx = tx.clone();
-            let (next, selected, scratch) = (&next, &selected, scratch.path());
+            let (next, stop, selected, scratch) = (&next, &stop, &selected, scratch.path());
             scope.spawn(move || loop {
+                if stop.load(Ordering::SeqCst) {
+                    break;
+                }
                 let i = next.fetch_add(1, Ordering::SeqCst);
                 let Some(check) = selected.get(i) else { break };
-                let report = scratch.join(format!("{i}.json"));
+                let dir = scratch.join(i.to_string());
                 let timeout = settings.timeout.max(check.min_timeout);
-                let outcome =
-                    launcher.run(group.name, check.name, &report, settings.timeout, timeout);
-                if tx.send((i, outcome)).is_err() {
+                let began = Instant::now();
+                let outcome = match std::fs::create_dir(&dir) {
+                    Ok(()) => launcher.run(
+                        group.name,
+                        check.name,
+                        &dir,
+                        settings.timeout,
+                        timeout,
+                        group.stop_hint,
+                    ),
+                    Err(e) => Outcome::KitBug {
+                        message: format!("cannot make a scratch folder {}: {e}", dir.display()),
+                    },
+                };
+                if settings.fail_fast && outcome != Outcome::Passed {
+                    stop.store(true, Ordering::SeqCst);
+                }
+                if tx.send((i, outcome, began.elapsed())).is_err() {
                     break;
                 }
             });
         }
         drop(tx);
-        for (i, outcome) in rx {
+        for (i, outcome, duration) in rx {
             printer.result(selected[i].name, &outcome)?;
-            results[i] = Some(outcome);
+            results[i] = Some((outcome, duration));
         }
         Ok(())
     })?;
+    let not_run = results.iter().filter(|r| r.is_none()).count();
     let runs: Vec<CheckRun> = selected
         .iter()
         .zip(results)
-        .map(|(check, outcome)| CheckRun {
-            name: check.name,
-            outcome: outcome.unwrap_or(Outcome::Failed {
-                kind: FailureKind::Crash,
-                message: "the grader lost this check's result".into(),
-            }),
+        .filter_map(|(check, result)| {
+            result.map(|(outcome, duration)| CheckRun {
+                name: check.name,
+                outcome,
+                duration,
+            })
         })
         .collect();
     let summary = Summary {
         runs,
         filtered_out,
+        not_run,
         listed_only: false,
+        elapsed: started.elapsed(),
     };
-    printer.finish(group, settings, &summary, started.elapsed())?;
+    printer.finish(group, settings, &summary)?;
     Ok(summary)
 }
 
@@ -182,6 +238,25 @@ struct Printer<'o> {
     out: &'o mut dyn Write,
     format: FormatSetting,
     terse_column: usize,
+}
+
+/// The word after `check NAME ...` in the pretty format.
+fn verdict_word(outcome: &Outcome) -> String {
+    match outcome {
+        Outcome::Passed => "ok".green().to_string(),
+        Outcome::Unfinished { .. } => "unfinished".yellow().to_string(),
+        Outcome::Failed {
+            kind: FailureKind::Mismatch,
+            ..
+        } => "FAILED".red().to_string(),
+        Outcome::Failed { kind, .. } => format!("{} ({kind})", "FAILED".red()),
+        Outcome::KitBug { .. } => "KIT BUG".magenta().bold().to_string(),
+    }
+}
+
+/// The first line of a failure message, for the one-line list.
+fn first_line(message: &str) -> &str {
+    message.lines().next().unwrap_or("").trim()
 }
 
 impl Printer<'_> {
@@ -206,22 +281,14 @@ impl Printer<'_> {
     fn result(&mut self, name: &str, outcome: &Outcome) -> io::Result<()> {
         match self.format {
             FormatSetting::Pretty => {
-                let word = match outcome {
-                    Outcome::Passed => "ok".green().to_string(),
-                    Outcome::Unfinished { .. } => "unfinished".yellow().to_string(),
-                    Outcome::Failed {
-                        kind: FailureKind::Mismatch,
-                        ..
-                    } => "FAILED".red().to_string(),
-                    Outcome::Failed { kind, .. } => format!("{} ({kind})", "FAILED".red()),
-                };
-                writeln!(self.out, "check {name} ... {word}")
+                writeln!(self.out, "check {name} ... {}", verdict_word(outcome))
             }
             FormatSetting::Terse => {
                 let mark = match outcome.status() {
                     Status::Passed => ".".green(),
                     Status::Failed => "F".red(),
                     Status::Unfinished => "u".yellow(),
+                    Status::KitBug => "!".magenta(),
                 };
                 write!(self.out, "{mark}")?;
                 self.terse_column += 1;
@@ -234,9 +301,11 @@ impl Printer<'_> {
                 let event = match outcome {
                     Outcome::Passed => json!({"type": "test", "name": name, "event": "ok"}),
                     Outcome::Failed { kind, message } => json!({"type": "test", "name": name,
-                        "event": "failed", "kind": kind.to_string(), "message": message}),
+                        "event": "failed", "kind": kind, "message": message}),
                     Outcome::Unfinished { location, message } => json!({"type": "test",
                         "name": name, "event": "unfinished", "location": location, "message": message}),
+                    Outcome::KitBug { message } => json!({"type": "test", "name": name,
+                        "event": "kit_bug", "message": message}),
                 };
                 writeln!(self.out, "{event}")
             }
@@ -248,62 +317,149 @@ impl Printer<'_> {
         group: &Group,
         settings: &RunSettings,
         summary: &Summary,
-        elapsed: Duration,
     ) -> io::Result<()> {
         let passed = summary.count(Status::Passed);
         let failed = summary.count(Status::Failed);
         let unfinished = summary.count(Status::Unfinished);
+        let bugs = summary.kit_bugs();
         if self.format == FormatSetting::Json {
             return writeln!(
                 self.out,
                 "{}",
                 json!({"type": "suite", "event": if summary.all_passed() { "ok" } else { "failed" },
                        "passed": passed, "failed": failed, "unfinished": unfinished,
-                       "filtered_out": summary.filtered_out, "exec_time": elapsed.as_secs_f64()})
+                       "kit_bugs": bugs, "not_run": summary.not_run,
+                       "filtered_out": summary.filtered_out,
+                       "exec_time": summary.elapsed.as_secs_f64()})
             );
         }
         if self.format == FormatSetting::Terse {
             writeln!(self.out)?;
         }
-        let failures: Vec<&CheckRun> = summary
-            .runs
-            .iter()
-            .filter(|r| r.outcome.status() == Status::Failed)
-            .collect();
-        if !failures.is_empty() {
-            writeln!(self.out, "\nfailures:\n")?;
-            for run in &failures {
-                if let Outcome::Failed { message, .. } = &run.outcome {
-                    writeln!(self.out, "---- {} ----\n{message}\n", run.name)?;
-                }
-            }
-        }
+        self.failures(group, settings, summary)?;
+        self.kit_bug_section(summary)?;
         self.unfinished_section(group, settings, summary)?;
-        if !failures.is_empty() {
-            writeln!(self.out, "\nfailures:")?;
-            for run in &failures {
-                writeln!(self.out, "    {}", run.name)?;
-            }
-        }
         let verdict = if summary.all_passed() {
             "ok".green()
+        } else if bugs > 0 {
+            "KIT BUG".magenta().bold()
         } else if failed == 0 && unfinished > 0 {
             "UNFINISHED".yellow()
         } else {
             "FAILED".red()
         };
+        let mut counts = format!(
+            "{passed} passed; {failed} failed; {unfinished} unfinished; {} filtered out",
+            summary.filtered_out
+        );
+        if summary.not_run > 0 {
+            counts.push_str(&format!("; {} not run (--fail-fast)", summary.not_run));
+        }
+        if bugs > 0 {
+            counts.push_str(&format!(
+                "; {bugs} kit bug{}",
+                if bugs == 1 { "" } else { "s" }
+            ));
+        }
         writeln!(
             self.out,
-            "\ncheck result: {verdict}. {passed} passed; {failed} failed; {unfinished} unfinished; \
-             {} filtered out; finished in {:.2}s\n",
-            summary.filtered_out,
-            elapsed.as_secs_f64()
+            "\ncheck result: {verdict}. {counts}; finished in {:.2}s\n",
+            summary.elapsed.as_secs_f64()
         )?;
-        if summary.runs.is_empty() {
+        if summary.runs.is_empty() && summary.not_run == 0 {
             writeln!(
                 self.out,
                 "No check matched the filter: `cargo run -p grader -- {} --list` shows their names.",
                 group.name
+            )?;
+        }
+        Ok(())
+    }
+
+    /// The first failure in full; the others one line each, with the command that shows one.
+    fn failures(
+        &mut self,
+        group: &Group,
+        settings: &RunSettings,
+        summary: &Summary,
+    ) -> io::Result<()> {
+        let failures: Vec<&CheckRun> = summary
+            .runs
+            .iter()
+            .filter(|r| r.outcome.status() == Status::Failed)
+            .collect();
+        let Some((first, rest)) = failures.split_first() else {
+            return Ok(());
+        };
+        writeln!(self.out, "\nfailures:\n")?;
+        let full: Vec<&&CheckRun> = if settings.all_in_full {
+            failures.iter().collect()
+        } else {
+            vec![first]
+        };
+        for run in &full {
+            writeln!(
+                self.out,
+                "---- {} ----\n{}\n",
+                run.name,
+                run.outcome.message().unwrap_or_default()
+            )?;
+        }
+        if !settings.all_in_full && !rest.is_empty() {
+            writeln!(
+                self.out,
+                "{} more failure{}, one line each (the first line of each message):",
+                rest.len(),
+                if rest.len() == 1 { "" } else { "s" }
+            )?;
+            for run in rest {
+                let kind = match run.outcome.failure_kind() {
+                    Some(FailureKind::Mismatch) | None => String::new(),
+                    Some(kind) => format!("({kind}) "),
+                };
+                writeln!(
+                    self.out,
+                    "    {}: {kind}{}",
+                    run.name,
+                    first_line(run.outcome.message().unwrap_or_default())
+                )?;
+            }
+            let against = if settings.against == "reference" {
+                " --against reference"
+            } else {
+                ""
+            };
+            writeln!(
+                self.out,
+                "Show one in full: `cargo run -p grader -- {} --exact {}{against}`; \
+                 all in full: add --all-failures.",
+                group.name, rest[0].name
+            )?;
+        }
+        Ok(())
+    }
+
+    fn kit_bug_section(&mut self, summary: &Summary) -> io::Result<()> {
+        let bugs: Vec<&CheckRun> = summary
+            .runs
+            .iter()
+            .filter(|r| r.outcome.status() == Status::KitBug)
+            .collect();
+        if bugs.is_empty() {
+            return Ok(());
+        }
+        writeln!(
+            self.out,
+            "\n{}\nThese checks gave no verdict on your code: the kit's own code failed. \
+             Please report it with this text.\n",
+            "kit bugs:".magenta().bold()
+        )?;
+        for run in bugs {
+            writeln!(
+                self.out,
+                "---- {} ----\n{}\n",
+                run.name,
+                run.outcome.message().unwrap_or_default()
             )?;
         }
         Ok(())
@@ -346,6 +502,9 @@ impl Printer<'_> {
                 if *count == 1 { "" } else { "s" }
             )?;
         }
-        writeln!(self.out, "    {}", settings.unfinished_hint)
+        if !settings.unfinished_hint.is_empty() {
+            writeln!(self.out, "    {}", settings.unfinished_hint)?;
+        }
+        Ok(())
     }
 }

@@ -9,7 +9,7 @@ use std::process::Command;
 #[test]
 fn reference_passes_every_check() {
     let kit = fresh_kit();
-    let out = grader(kit.path(), &["build3", "--against", "reference"]);
+    let out = grader(kit.root(), &["build3", "--against", "reference"]);
     let stdout = text(&out.stdout);
     assert!(out.status.success(), "{stdout}\n{}", text(&out.stderr));
     assert!(
@@ -26,7 +26,7 @@ fn reference_passes_every_check() {
 #[test]
 fn learner_loop_from_stub_to_broken_to_finished() {
     let kit = fresh_kit();
-    let root = kit.path();
+    let root = kit.root();
 
     // The untouched stub: every check unfinished, with its place, and a non-zero exit.
     let out = grader(root, &["build3"]);
@@ -46,22 +46,22 @@ fn learner_loop_from_stub_to_broken_to_finished() {
     assert!(!stdout.contains(" ... ok"), "{stdout}");
 
     // A file that does not compile: the compiler's error, then one pointer.
-    let stub = std::fs::read_to_string(stub_path()).unwrap();
-    write_practice(root, &format!("{stub}\nfn broken( {{\n"));
+    let stub = stub("build3");
+    write_learner(root, "build3", &format!("{stub}\nfn broken( {{\n"));
     let out = grader(root, &["build3"]);
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("error"), "{stderr}");
     assert!(
-        stderr.contains("the practice crate does not compile"),
+        stderr.contains("practice/src/lib.rs does not compile"),
         "{stderr}"
     );
     assert!(
-        stderr.contains("`cargo run -p grader -- reset build3` restores practice/src/lib.rs"),
+        stderr.contains("`cargo run -p grader -- reset build3`"),
         "{stderr}"
     );
     assert!(
-        stderr.contains("`reset stage8` restores practice/src/gateway.rs"),
+        stderr.contains("Only practice/src/lib.rs is compiled for build3"),
         "{stderr}"
     );
     // Commands that do not need the learner's code still work.
@@ -71,7 +71,7 @@ fn learner_loop_from_stub_to_broken_to_finished() {
     assert!(out.status.success(), "{}", text(&out.stdout));
 
     // A finished file passes every check.
-    write_practice(root, &stub_with("build3", FINISHED_BUILD3));
+    write_learner(root, "build3", &stub_with("build3", CORRECT_BUILD3));
     let out = grader(root, &["build3"]);
     let stdout = text(&out.stdout);
     assert!(out.status.success(), "{stdout}\n{}", text(&out.stderr));
@@ -82,7 +82,7 @@ fn learner_loop_from_stub_to_broken_to_finished() {
 
     // A learner's mistake fails a named check and the exit status says so.
     let off_by_one = stub_with("build3", OFF_BY_ONE_BODY);
-    write_practice(root, &off_by_one);
+    write_learner(root, "build3", &off_by_one);
     let out = grader(root, &["build3", "fixtures::"]);
     let stdout = text(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{stdout}");
@@ -120,7 +120,7 @@ const OFF_BY_ONE_BODY: &str = r#"
 fn colour_only_when_asked_or_on_a_terminal() {
     let kit = fresh_kit();
     let out = grader(
-        kit.path(),
+        kit.root(),
         &[
             "build3",
             "--against",
@@ -136,7 +136,7 @@ fn colour_only_when_asked_or_on_a_terminal() {
     );
     let out = Command::new(GRADER)
         .args(["--root"])
-        .arg(kit.path())
+        .arg(kit.root())
         .args([
             "build3",
             "--against",
@@ -152,7 +152,7 @@ fn colour_only_when_asked_or_on_a_terminal() {
 #[test]
 fn bad_input_gets_one_line_and_a_hint() {
     let kit = fresh_kit();
-    let out = grader(kit.path(), &["build9"]);
+    let out = grader(kit.root(), &["build9"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(
         text(&out.stderr).contains("build9"),
@@ -160,7 +160,7 @@ fn bad_input_gets_one_line_and_a_hint() {
         text(&out.stderr)
     );
 
-    let out = grader(kit.path(), &["build3", "--timeout", "-1"]);
+    let out = grader(kit.root(), &["build3", "--timeout", "-1"]);
     assert_eq!(out.status.code(), Some(2));
 
     let empty = tempfile::tempdir().unwrap();
@@ -175,7 +175,7 @@ fn bad_input_gets_one_line_and_a_hint() {
 fn a_filter_that_matches_nothing_is_not_a_pass() {
     let kit = fresh_kit();
     let out = grader(
-        kit.path(),
+        kit.root(),
         &["build3", "--against", "reference", "no_such_check"],
     );
     let stdout = text(&out.stdout);

@@ -19,13 +19,13 @@ fn records(kit: &Path) -> Vec<grader::guidance::Record> {
 
 /// A practice file with a syntax error: every command here must still work.
 fn break_practice(kit: &Path) {
-    write_practice(kit, "pub fn retry_request( {\n");
+    write_learner(kit, "build3", "pub fn retry_request( {\n");
 }
 
 #[test]
 fn help_records_one_parseable_record_then_shows_the_text() {
     let kit = fresh_kit();
-    let root = kit.path();
+    let root = kit.root();
     break_practice(root);
     let before = log_text(root);
     let out = grader(root, &["help", "build3", "--level", "2"]);
@@ -65,7 +65,7 @@ fn help_records_one_parseable_record_then_shows_the_text() {
 #[test]
 fn help_that_cannot_be_recorded_is_not_shown() {
     let kit = fresh_kit();
-    let root = kit.path();
+    let root = kit.root();
     std::fs::remove_file(root.join(LOG_FILE)).unwrap();
     // A folder where the log should be: no write succeeds, even for root.
     std::fs::create_dir(root.join(LOG_FILE)).unwrap();
@@ -99,7 +99,7 @@ fn help_that_cannot_be_recorded_is_not_shown() {
 #[test]
 fn a_missing_log_is_recreated_and_that_is_recorded() {
     let kit = fresh_kit();
-    let root = kit.path();
+    let root = kit.root();
     std::fs::remove_file(root.join(LOG_FILE)).unwrap();
     let out = grader(root, &["note", "build3", "asked", "a", "friend"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
@@ -115,7 +115,7 @@ fn a_missing_log_is_recreated_and_that_is_recorded() {
 #[test]
 fn eight_writers_at_once_lose_nothing() {
     let kit = fresh_kit();
-    let root = kit.path().to_path_buf();
+    let root = kit.root().to_path_buf();
     std::thread::scope(|s| {
         for writer in 0..8 {
             let root = &root;
@@ -149,7 +149,7 @@ fn eight_writers_at_once_lose_nothing() {
 #[test]
 fn log_check_catches_a_deleted_line() {
     let kit = fresh_kit();
-    let root = kit.path();
+    let root = kit.root();
     for n in 0..3 {
         assert!(grader(root, &["note", "build3", &format!("note {n}")])
             .status
@@ -181,7 +181,7 @@ fn log_check_catches_a_deleted_line() {
 #[test]
 fn reference_runs_are_recorded_and_grading_shows_guidance() {
     let kit = fresh_kit();
-    let root = kit.path();
+    let root = kit.root();
     let out = grader(root, &["build3", "--against", "reference", "fixtures::"]);
     let stdout = text(&out.stdout);
     assert!(out.status.success(), "{stdout}");
@@ -216,12 +216,12 @@ fn reference_runs_are_recorded_and_grading_shows_guidance() {
 #[test]
 fn reset_keeps_a_backup_and_never_touches_the_log() {
     let kit = fresh_kit();
-    let root = kit.path();
+    let root = kit.root();
     assert!(grader(root, &["note", "build3", "before reset"])
         .status
         .success());
     let log_before = std::fs::read(root.join(LOG_FILE)).unwrap();
-    let stub = std::fs::read_to_string(stub_path()).unwrap();
+    let stub = stub("build3");
 
     // The untouched stub needs no reset and no backup.
     let out = grader(root, &["reset", "build3"]);
@@ -272,7 +272,7 @@ fn reset_keeps_a_backup_and_never_touches_the_log() {
 #[test]
 fn reset_with_an_unwritable_backup_folder_changes_nothing() {
     let kit = fresh_kit();
-    let root = kit.path();
+    let root = kit.root();
     break_practice(root);
     std::fs::write(root.join(".kit-backups"), "a file, not a folder").unwrap();
     let out = grader(root, &["reset", "build3", "--yes"]);
@@ -291,7 +291,7 @@ fn reset_with_an_unwritable_backup_folder_changes_nothing() {
 #[test]
 fn a_missing_exercise_file_is_one_clear_error() {
     let kit = fresh_kit();
-    let root = kit.path();
+    let root = kit.root();
     std::fs::remove_file(root.join("exercises/build3/help.toml")).unwrap();
     let out = grader(root, &["help", "build3"]);
     assert_eq!(out.status.code(), Some(2));
@@ -338,7 +338,7 @@ fn grader_on_terminal(root: &Path, args: &str, answer: &str) -> String {
 #[test]
 fn reset_asks_on_a_terminal() {
     let kit = fresh_kit();
-    let root = kit.path();
+    let root = kit.root();
     break_practice(root);
     let screen = grader_on_terminal(root, "reset build3", "n\n");
     assert!(
@@ -355,7 +355,7 @@ fn reset_asks_on_a_terminal() {
         screen.contains("Restored practice/src/lib.rs to the pristine stub"),
         "{screen}"
     );
-    let stub = std::fs::read_to_string(stub_path()).unwrap();
+    let stub = stub("build3");
     assert_eq!(
         std::fs::read_to_string(root.join("practice/src/lib.rs")).unwrap(),
         stub

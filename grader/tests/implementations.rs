@@ -7,11 +7,11 @@
 
 mod support;
 
-use grader::checks::{self, build3, stage8};
-use grader::outcome::{FailureKind, Outcome, Status};
-use grader::scenario::Scenario;
 use grader::suite::{self, RunSettings, Summary};
 use grader::Launcher;
+use grader_checks::groups::build3::scenario::Scenario;
+use grader_checks::groups::{self, build3, stage8};
+use grader_checks::{FailureKind, Group, Outcome, Status};
 use libtest_mimic::{Arguments, Failed, FormatSetting, Trial};
 use std::path::Path;
 use std::process::ExitCode;
@@ -23,11 +23,11 @@ const IMPL_VAR: &str = "GRADER_TEST_IMPL";
 fn main() -> ExitCode {
     if let Ok(label) = std::env::var(IMPL_VAR) {
         let args: Vec<String> = std::env::args().skip(1).collect();
-        let Some(imp) = impls::named(&label) else {
-            eprintln!("no test implementation {label:?}");
-            return ExitCode::from(2);
-        };
-        return grader::harness::serve(imp, &args);
+        return grader_checks::serve::main(&args, |group, job| match group {
+            "build3" => Some(build3::run(job, &impls::build3(&label)?)),
+            "stage8" => Some(stage8::run(job, &impls::stage8(&label)?)),
+            _ => None,
+        });
     }
     let args = Arguments::from_args();
     let mut all = trials();
@@ -50,7 +50,7 @@ fn grade_with(label: &str, filter: &str, timeout: f64, format: FormatSetting) ->
 }
 
 fn grade_group(
-    group: &grader::checks::Group,
+    group: &Group,
     label: &str,
     filter: &str,
     timeout: f64,
@@ -64,9 +64,8 @@ fn grade_group(
         ..Arguments::default()
     };
     let settings = RunSettings {
-        against: label.to_string(),
-        timeout: Duration::from_secs_f64(timeout),
         unfinished_hint: "Write its body.".into(),
+        ..RunSettings::new(label, Duration::from_secs_f64(timeout))
     };
     let mut out = Vec::new();
     let summary = suite::run(group, &launcher, &args, &settings, &mut out)
@@ -90,7 +89,7 @@ fn expect_failed(
     says: &[&str],
 ) -> Result<(), Failed> {
     assert!(
-        checks::GROUPS.iter().any(|g| g.check(name).is_some()),
+        groups::GROUPS.iter().any(|g| g.check(name).is_some()),
         "no check named {name}"
     );
     match summary.outcome(name) {
@@ -463,9 +462,9 @@ fn trials() -> Vec<Trial> {
                 ensure(scenario.script.steps.len() <= 2, || {
                     format!("not minimal:\n{file}")
                 })?;
-                let mutant = impls::named("nan_wait_stops").ok_or("no mutant")?;
-                let theirs = grader::scenario::run(&mutant, &scenario);
-                let ours = grader::scenario::run(&grader::Implementation::reference(), &scenario);
+                let mutant = impls::build3("nan_wait_stops").ok_or("no mutant")?;
+                let theirs = build3::scenario::run(&mutant, &scenario);
+                let ours = build3::scenario::run(&build3::reference(), &scenario);
                 ensure(theirs != ours, || {
                     "the printed case does not reproduce the difference".into()
                 })?;
@@ -590,11 +589,7 @@ fn trials() -> Vec<Trial> {
                 list: true,
                 ..Arguments::default()
             };
-            let settings = RunSettings {
-                against: "none".into(),
-                timeout: Duration::from_secs(1),
-                unfinished_hint: String::new(),
-            };
+            let settings = RunSettings::new("none", Duration::from_secs(1));
             let mut out = Vec::new();
             let summary = suite::run(&build3::GROUP, &launcher, &args, &settings, &mut out)?;
             let out = String::from_utf8(out)?;
@@ -608,7 +603,7 @@ fn trials() -> Vec<Trial> {
             )
         }),
         Trial::test("every_group_has_unique_check_names", || {
-            for group in checks::GROUPS {
+            for group in groups::GROUPS {
                 let mut names: Vec<&str> = group.checks.iter().map(|c| c.name).collect();
                 names.sort_unstable();
                 let before = names.len();

@@ -20,7 +20,7 @@ fn kinds(root: &Path) -> Vec<Kind> {
 #[test]
 fn trace_prints_the_lessons_numbers() {
     let kit = fresh_kit();
-    let out = grader(kit.path(), &["trace", "build3"]);
+    let out = grader(kit.root(), &["trace", "build3"]);
     let stdout = text(&out.stdout);
     assert!(out.status.success(), "{}", text(&out.stderr));
     for line in [
@@ -33,7 +33,7 @@ fn trace_prints_the_lessons_numbers() {
         assert!(stdout.lines().any(|l| l == line), "{line:?} in\n{stdout}");
     }
     assert!(
-        kinds(kit.path()).is_empty(),
+        kinds(kit.root()).is_empty(),
         "the lesson's own example is not guidance"
     );
 }
@@ -41,7 +41,7 @@ fn trace_prints_the_lessons_numbers() {
 #[test]
 fn shipped_scenarios_reproduce_the_controlled_change() {
     let kit = fresh_kit();
-    let root = kit.path();
+    let root = kit.root();
     let first = root.join("exercises/build3/scenarios/change-wait-1.5.toml");
     let out = grader(
         root,
@@ -90,7 +90,7 @@ fn shipped_scenarios_reproduce_the_controlled_change() {
 #[test]
 fn malformed_scenarios_point_at_the_line() {
     let kit = fresh_kit();
-    let root = kit.path();
+    let root = kit.root();
     let file = write(
         root,
         "bad.toml",
@@ -137,8 +137,8 @@ const NEW_INPUTS: [(&str, &str, &str); 4] = [
 #[test]
 fn a_learner_runs_scenarios_on_their_own_code() {
     let kit = fresh_kit();
-    let root = kit.path();
-    write_practice(root, &stub_with("build3", FINISHED_BUILD3));
+    let root = kit.root();
+    write_learner(root, "build3", &stub_with("build3", CORRECT_BUILD3));
 
     for (name, scenario, expected) in NEW_INPUTS {
         let file = write(root, name, scenario);
@@ -189,7 +189,7 @@ fn a_learner_runs_scenarios_on_their_own_code() {
 
     // A loop that never ends is stopped, as in the grader.
     let looping = stub_with("build3", "loop { std::hint::spin_loop() }");
-    write_practice(root, &looping);
+    write_learner(root, "build3", &looping);
     let out = grader(root, &["scenario", &file, "--timeout", "0.5"]);
     let stdout = text(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{stdout}");

@@ -7,63 +7,8 @@ use common::*;
 use std::path::Path;
 
 fn stage8_stub() -> String {
-    std::fs::read_to_string(kit_root().join("exercises/stage8/stub.rs")).unwrap()
+    stub("stage8")
 }
-
-/// A learner's own lookup_availability, written against the stub's imports only: proof that
-/// the exercise can be done with what the practice crate is given (serde_json included).
-const HAND_WRITTEN: &str = r#"{
-    {
-    let fail = |code| Outcome::Failed(Failure::new(code));
-    let cfg = gateway.config();
-    let clock = gateway.clock();
-    let deadline = clock.now() + cfg.deadline;
-    gateway.count_lookup();
-    if gateway.breaker().admit(clock.now()) == Admission::Rejected {
-        return Lookup { outcome: fail(FailureCode::BreakerOpen), attempts: 0 };
-    }
-    let mut attempts = 0;
-    let outcome = loop {
-        let timeout = cfg.attempt_timeout.min(deadline - clock.now());
-        attempts += 1;
-        gateway.count_attempt();
-        let mut wait = None;
-        match gateway.provider().get(item_id, timeout) {
-            Err(TransportFailure::Timeout | TransportFailure::Connection) => {}
-            Ok(r) => match r.status {
-                200 => {
-                    #[derive(serde::Deserialize)]
-                    struct Body { item_id: String, available: bool }
-                    match serde_json::from_str::<Body>(&r.body) {
-                        Ok(b) if b.item_id == item_id => break Outcome::Available(Availability { item_id: b.item_id, available: b.available }),
-                        _ => break fail(FailureCode::InvalidPayload),
-                    }
-                }
-                404 => break Outcome::Missing,
-                429 => break fail(FailureCode::ProviderRateLimited),
-                400 | 401 | 403 => break fail(FailureCode::IntegrationRejected),
-                502..=504 => wait = r.retry_after.as_deref().and_then(reference::fetch::parse_retry_after),
-                _ => break fail(FailureCode::UnexpectedResponse),
-            },
-        }
-        if attempts >= cfg.max_attempts {
-            break fail(FailureCode::ProviderUnavailable);
-        }
-        let backoff = (cfg.base_delay * 2f64.powi(attempts as i32 - 1)).min(cfg.max_delay);
-        let pause = wait.map_or(backoff, |w: f64| w.max(backoff));
-        if clock.now() + pause >= deadline {
-            break fail(FailureCode::ProviderUnavailable);
-        }
-        clock.sleep(pause);
-    };
-    match &outcome {
-        Outcome::Available(_) | Outcome::Missing => gateway.breaker().record_success(),
-        Outcome::Failed(f) if f.code == FailureCode::IntegrationRejected => gateway.breaker().record_neutral(),
-        Outcome::Failed(_) => gateway.breaker().record_failure(clock.now()),
-    }
-    Lookup { outcome, attempts }
-}
-}"#;
 
 fn gateway_file(root: &Path) -> String {
     std::fs::read_to_string(root.join("practice/src/gateway.rs")).unwrap()
@@ -72,12 +17,7 @@ fn gateway_file(root: &Path) -> String {
 #[test]
 fn stage8_from_a_fresh_kit() {
     let kit = fresh_kit();
-    let root = kit.path();
-    std::fs::copy(
-        kit_root().join("exercises/stage8/stub.rs"),
-        root.join("practice/src/gateway.rs"),
-    )
-    .unwrap();
+    let root = kit.root();
 
     let out = grader(root, &["list"]);
     let stdout = text(&out.stdout);
@@ -115,8 +55,9 @@ fn stage8_from_a_fresh_kit() {
     let out = grader(root, &["stage8", "--against", "reference"]);
     assert!(out.status.success(), "{}", text(&out.stdout));
 
-    // A learner's own finished gateway passes, and so does one that delegates.
-    for body in [HAND_WRITTEN, FINISHED_STAGE8] {
+    // A learner's own finished gateway passes.
+    {
+        let body = CORRECT_STAGE8;
         std::fs::write(
             root.join("practice/src/gateway.rs"),
             stub_with("stage8", body),
@@ -174,7 +115,7 @@ fn stage8_from_a_fresh_kit() {
         "build3",
         "{ let _ = (policy, sleep, log); let mut request = request; request().map_err(|_| RetryError::InvalidPolicy(PolicyError::AttemptsOutOfRange(0))) }",
     );
-    write_practice(root, &wrong);
+    write_learner(root, "build3", &wrong);
     let out = grader(root, &["list"]);
     let stdout = text(&out.stdout);
     assert!(

@@ -1,21 +1,17 @@
-//! Your practice crate. Write `retry_request` below (build3); the stage 8 exercise,
-//! `lookup_availability`, is in `gateway.rs`.
+//! build3 · Retry transient failures. Write `retry_request` below.
 //!
 //! Lesson: `exercises/build3/lesson.md`. Check your work with
 //! `cargo run -p grader -- build3`. To start over: `cargo run -p grader -- reset build3`
 //! (that touches only this file).
 //!
-//! The types come from the kit's `reference` crate, so your function speaks the same
-//! language as the grader. The finished answer is in `reference/src/retry.rs`: reading it,
-//! or running the grader `--against reference`, is guidance, not your own work.
+//! The types come from the kit's `kit-types` crate: `cargo doc --open -p kit-types`, or its
+//! source in `reference/types/`. Reading them is not guidance. The finished answer is in
+//! `reference/src/retry.rs`: reading it, or running the grader `--against reference`, is
+//! guidance, not your own work.
 
-pub use reference::{
-    PermanentError, PermanentKind, PolicyError, RequestError, RetryAction, RetryError, RetryEvent,
-    RetryPolicy, StopCause, TransientError, TransientReason,
-};
-
-mod gateway;
-pub use gateway::lookup_availability;
+#[allow(unused_imports)] // the names the lesson's rules speak of
+use kit_types::{PermanentError, PolicyError, StopCause, TransientError, TransientReason};
+use kit_types::{RequestError, RetryError, RetryEvent, RetryPolicy};
 
 /// Calls `request` until it succeeds, fails permanently, or `policy` says stop.
 ///

@@ -18,58 +18,11 @@
 //! Every error's `detail` keeps the raw context (the URL, the status, an excerpt of the
 //! body) for the caller's debugging; no `Display` and no event ever shows it.
 
-use crate::{PermanentError, PermanentKind, RequestError, TransientError, TransientReason};
-use serde::{Deserialize, Serialize};
+pub use kit_types::{HttpReply, TransportFailure};
+use kit_types::{PermanentError, PermanentKind, RequestError, TransientError, TransientReason};
 
 /// How much of a reply's body an error's `detail` keeps.
 const BODY_EXCERPT: usize = 200;
-
-/// What the transport received: a status, headers and a body.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct HttpReply {
-    /// The HTTP status code.
-    pub status: u16,
-    /// Header names and values, in the order received. Names compare case-insensitively.
-    pub headers: Vec<(String, String)>,
-    /// The body as text.
-    pub body: String,
-}
-
-impl HttpReply {
-    /// A reply with `status` and `body` and no headers.
-    pub fn new(status: u16, body: impl Into<String>) -> Self {
-        HttpReply {
-            status,
-            headers: Vec::new(),
-            body: body.into(),
-        }
-    }
-
-    /// Adds a header.
-    pub fn with_header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
-        self.headers.push((name.into(), value.into()));
-        self
-    }
-
-    /// The first value of header `name`, compared case-insensitively.
-    pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
-    }
-}
-
-/// Why the transport got no reply at all.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TransportFailure {
-    /// No reply in time.
-    Timeout,
-    /// No connection, or it broke.
-    Connection,
-}
 
 /// Reads a Retry-After value as delay-seconds: one or more ASCII digits and nothing else
 /// (RFC 9110, section 10.2.3). An HTTP-date, a fraction, a sign or any other text is not
@@ -117,7 +70,7 @@ pub fn fetch(
     url: &str,
     transport: impl FnOnce(&str) -> Result<HttpReply, TransportFailure>,
 ) -> Result<serde_json::Value, RequestError> {
-    if method != crate::policy::RETRYABLE_METHOD {
+    if method != kit_types::policy::RETRYABLE_METHOD {
         return Err(PermanentError::new(PermanentKind::BadRequest)
             .with_detail(format!("refused {method} {url}: only GET is fetched"))
             .into());

@@ -1,5 +1,6 @@
 //! `help`, `note` and `log`: guidance, always recorded before it is shown.
 
+use super::output::{say, tell};
 use super::{kit_root, load_exercise, resolve_group, Failure, Outcome, EXIT_NOT_ALL_PASSED};
 use clap::Args;
 use grader::guidance::{GuidanceError, GuidanceLog, Kind};
@@ -65,14 +66,14 @@ pub fn help(root: Option<PathBuf>, args: HelpArgs) -> Outcome {
             &format!("level {}: {}", args.level, level.name),
         )
         .map_err(|e| record_failure(e, "no help was shown"))?;
-    println!(
+    say!(
         "{} — help, level {} of {}: {}\n",
         exercise.title,
         args.level,
         help.levels.len(),
         level.name
     );
-    println!("{}\n", level.text.trim_end());
+    say!("{}\n", level.text.trim_end());
     let more = if args.level < help.levels.len() {
         format!(
             " More specific: `cargo run -p grader -- help {} --level {}`.",
@@ -82,7 +83,7 @@ pub fn help(root: Option<PathBuf>, args: HelpArgs) -> Outcome {
     } else {
         String::new()
     };
-    println!(
+    say!(
         "(Recorded as guidance #{} in GUIDANCE_LOG.md.{more})",
         record.seq
     );
@@ -100,9 +101,10 @@ pub fn note(root: Option<PathBuf>, args: NoteArgs) -> Outcome {
     let record = GuidanceLog::in_kit(&root)
         .append(group.name, Kind::Note, text.trim())
         .map_err(|e| record_failure(e, "the note was not recorded"))?;
-    println!(
+    say!(
         "Recorded note #{} for {} in GUIDANCE_LOG.md.",
-        record.seq, group.name
+        record.seq,
+        group.name
     );
     Ok(ExitCode::SUCCESS)
 }
@@ -123,7 +125,7 @@ pub fn log(root: Option<PathBuf>, args: LogArgs) -> Outcome {
     }
     if !args.check {
         if per_group.is_empty() {
-            println!(
+            say!(
                 "No guidance recorded{}.",
                 only.map(|g| format!(" for {}", g.name)).unwrap_or_default()
             );
@@ -135,25 +137,23 @@ pub fn log(root: Option<PathBuf>, args: LogArgs) -> Outcome {
             } else {
                 group
             };
-            println!("{label}: {}", parts.join(", "));
+            say!("{label}: {}", parts.join(", "));
         }
     }
     let path = log.path().display();
     if contents.problems.is_empty() {
         if args.check {
             match contents.records.len() {
-                0 => println!("{path}: no records yet; the header reads."),
-                n => println!(
-                    "{path}: {n} record(s), numbered 1..{n} without gaps; every line reads."
-                ),
+                0 => say!("{path}: no records yet; the header reads."),
+                n => say!("{path}: {n} record(s), numbered 1..{n} without gaps; every line reads."),
             }
         }
         return Ok(ExitCode::SUCCESS);
     }
     for problem in &contents.problems {
-        eprintln!("{path}:{}: {}", problem.line, problem.what);
+        tell!("{path}:{}: {}", problem.line, problem.what);
     }
-    eprintln!(
+    tell!(
         "{} problem(s): the log is append-only, and these lines were changed or removed by hand.",
         contents.problems.len()
     );

@@ -1,15 +1,21 @@
 //! The command line: argument types, dispatch, and turning errors into one line plus a hint.
+//!
+//! The groups are not written down here: each is a subcommand made from the registry
+//! (`grader_checks::groups::GROUPS`), so a new lesson needs no change to the command line.
 
+mod all;
 mod guide;
 mod list;
+mod output;
 mod reset;
 mod run;
 mod scenario;
 
-use clap::{CommandFactory, Parser, Subcommand};
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use colored::Colorize;
-use grader::checks::{self, Group};
-use grader::{Exercise, Implementation};
+use grader::groups::GROUPS;
+use grader::{Exercise, Group};
+use output::tell;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -23,30 +29,36 @@ const EXIT_ERROR: u8 = 2;
     name = "grader",
     about = "Checks your exercises against the lesson's rules.",
     long_about = "Checks your exercises against the lesson's rules.\n\n\
-        Write the function of an exercise (build3: practice/src/lib.rs, stage8:\n\
-        practice/src/gateway.rs), then run its group, e.g. `cargo run -p grader -- build3`.\n\
-        Each check ends as ok, FAILED or unfinished (your function still reaches todo!()).\n\n\
+        Write the function of an exercise, then run its group, e.g.\n\
+        `cargo run -p grader -- build3`. Each check ends as ok, FAILED or unfinished\n\
+        (your function still reaches todo!()).\n\n\
         Help, notes and runs against the reference are guidance: they are recorded in\n\
         GUIDANCE_LOG.md before they are shown, and nothing erases that record.",
     after_help = "Exit status: 0 on success (every selected check passed); 1 when a check failed \
         or is unfinished, or `log --check` found a problem; 2 when the command could not do its \
-        work (bad arguments, a file that does not compile, a log that cannot be written).",
-    disable_help_subcommand = true
+        work (bad arguments, a file that does not compile, a borrowed answer, a log that cannot \
+        be written, a bug in the kit).",
+    disable_help_subcommand = true,
+    subcommand_required = true
 )]
 struct Cli {
-    /// The kit's folder (default: the nearest folder above the current one with exercises/).
-    #[arg(long, global = true, value_name = "DIR")]
-    root: Option<PathBuf>,
+    #[command(flatten)]
+    global: GlobalArgs,
     #[command(subcommand)]
     command: Command,
 }
 
+#[derive(Args)]
+struct GlobalArgs {
+    /// The kit's folder (default: the nearest folder above the current one with exercises/).
+    #[arg(long, global = true, value_name = "DIR")]
+    root: Option<PathBuf>,
+}
+
 #[derive(Subcommand)]
 enum Command {
-    /// Run the build3 checks: retry_request (lesson: exercises/build3/lesson.md).
-    Build3(run::GroupArgs),
-    /// Run the stage8 checks: lookup_availability (lesson: exercises/stage8/lesson.md).
-    Stage8(run::GroupArgs),
+    /// Run every group you have started (its file is no longer the stub): one line each.
+    All(all::AllArgs),
     /// List the exercises with your status on each and the guidance you used.
     List,
     /// Show course help for a group, one level at a time (recorded as guidance first).
@@ -61,10 +73,10 @@ enum Command {
     Scenario(scenario::ScenarioArgs),
     /// Run the lesson's worked example on the reference and show every step.
     Trace(scenario::TraceArgs),
-    /// Internal: run one check against the reference (the grader starts this itself).
+    /// Internal: run one job on the reference (the grader starts this itself).
     #[command(name = "__check", hide = true)]
     Check {
-        #[arg(num_args = 3)]
+        #[arg(num_args = 4)]
         args: Vec<String>,
     },
 }
@@ -91,23 +103,74 @@ impl Failure {
 
 type Outcome = Result<ExitCode, Failure>;
 
+/// The command line with one subcommand per group of the registry, in course order.
+fn command() -> clap::Command {
+    let mut cmd = Cli::command();
+    // The groups come first in --help, in course order; the other commands after them.
+    let names: Vec<String> = cmd
+        .get_subcommands()
+        .map(|s| s.get_name().to_string())
+        .collect();
+    for (j, name) in names.iter().enumerate() {
+        cmd = cmd.mut_subcommand(name, |s| s.display_order(GROUPS.len() + j));
+    }
+    for (i, group) in GROUPS.iter().enumerate() {
+        let about = format!(
+            "Run the {} checks: {}, lesson \"{}\" (exercises/{}/lesson.md)",
+            group.name, group.function, group.title, group.name
+        );
+        cmd = cmd.subcommand(
+            run::GroupArgs::augment_args(clap::Command::new(group.name))
+                .about(about)
+                .display_order(i),
+        );
+    }
+    cmd
+}
+
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let matches = command().get_matches();
     // Colour for errors and the commands that do not take --color.
     run::setup_color(None);
-    let root = cli.root;
-    let result = match cli.command {
-        Command::Check { args } => {
-            return grader::harness::serve(Implementation::reference(), &args)
+    let result = dispatch(&matches);
+    match result {
+        Ok(code) => code,
+        Err(failure) => {
+            tell!("{} {}", "error:".red().bold(), failure.message);
+            if let Some(hint) = failure.hint {
+                tell!("{} {hint}", "hint:".cyan().bold());
+            }
+            ExitCode::from(EXIT_ERROR)
         }
-        Command::Build3(args) => run::run_group(root, &checks::build3::GROUP, args),
-        Command::Stage8(args) => run::run_group(root, &checks::stage8::GROUP, args),
+    }
+}
+
+fn dispatch(matches: &clap::ArgMatches) -> Outcome {
+    let bad_args = |e: clap::Error| Failure::new(e.to_string().trim().to_string());
+    if let Some((name, sub)) = matches.subcommand() {
+        if let Some(group) = grader::groups::group(name) {
+            let root = matches.get_one::<PathBuf>("root").cloned();
+            let args = run::GroupArgs::from_arg_matches(sub).map_err(bad_args)?;
+            return run::run_group(root, group, args);
+        }
+    }
+    let cli = Cli::from_arg_matches(matches).map_err(bad_args)?;
+    let root = cli.global.root;
+    match cli.command {
+        Command::Check { args } => Ok(grader_checks::serve::main(
+            &args,
+            grader_checks::groups::run_reference,
+        )),
+        Command::All(args) => all::all(root, args),
         Command::Help(args) => match args.group {
             Some(_) => guide::help(root, args),
-            None => Cli::command()
-                .print_long_help()
-                .map(|()| ExitCode::SUCCESS)
-                .map_err(|e| Failure::new(format!("cannot print the help: {e}"))),
+            None => {
+                let mut out = output::Out;
+                command()
+                    .write_long_help(&mut out)
+                    .map(|()| ExitCode::SUCCESS)
+                    .map_err(|e| Failure::new(format!("cannot print the help: {e}")))
+            }
         },
         Command::Note(args) => guide::note(root, args),
         Command::List => list::list(root),
@@ -115,16 +178,6 @@ pub fn main() -> ExitCode {
         Command::Reset(args) => reset::reset(root, args),
         Command::Scenario(args) => scenario::scenario(root, args),
         Command::Trace(args) => scenario::trace(root, args),
-    };
-    match result {
-        Ok(code) => code,
-        Err(failure) => {
-            eprintln!("{} {}", "error:".red().bold(), failure.message);
-            if let Some(hint) = failure.hint {
-                eprintln!("{} {hint}", "hint:".cyan().bold());
-            }
-            ExitCode::from(EXIT_ERROR)
-        }
     }
 }
 
@@ -146,10 +199,10 @@ fn kit_root(explicit: Option<PathBuf>) -> Result<PathBuf, Failure> {
 
 /// The group called `name`, or an error that lists the groups and the nearest name.
 fn resolve_group(name: &str) -> Result<&'static Group, Failure> {
-    if let Some(group) = checks::group(name) {
+    if let Some(group) = grader::groups::group(name) {
         return Ok(group);
     }
-    let names: Vec<&str> = checks::GROUPS.iter().map(|g| g.name).collect();
+    let names: Vec<&str> = GROUPS.iter().map(|g| g.name).collect();
     let nearest = names
         .iter()
         .map(|n| (strsim::damerau_levenshtein(n, name), *n))

@@ -1,5 +1,6 @@
 //! `reset`: put the pristine stub back, keeping a backup; list and restore backups.
 
+use super::output::say;
 use super::{kit_root, load_exercise, resolve_group, Failure, Outcome};
 use clap::Args;
 use grader::reset::{Done, ResetError, Resetter};
@@ -52,13 +53,13 @@ pub fn reset(root: Option<PathBuf>, args: ResetArgs) -> Outcome {
     if args.list_backups {
         let backups = resetter.backups().map_err(|e| failure(e, &root))?;
         if backups.is_empty() {
-            println!("No backups of {file} yet.");
+            say!("No backups of {file} yet.");
         }
         for b in &backups {
-            println!("{}  ({} bytes)", b.name, b.bytes);
+            say!("{}  ({} bytes)", b.name, b.bytes);
         }
         if let Some(last) = backups.last() {
-            println!(
+            say!(
                 "\nIn {}. Restore one with `cargo run -p grader -- reset {} --restore {}`.",
                 resetter.backup_dir().display(),
                 group.name,
@@ -74,14 +75,14 @@ pub fn reset(root: Option<PathBuf>, args: ResetArgs) -> Outcome {
         }
         None => {
             if !resetter.is_changed().map_err(|e| failure(e, &root))? {
-                println!("{file} is already the pristine stub: nothing to do.");
+                say!("{file} is already the pristine stub: nothing to do.");
                 return Ok(ExitCode::SUCCESS);
             }
             format!("Replace {file} with the pristine stub? Your current file is backed up first.")
         }
     };
     if !args.yes && std::io::stdin().is_terminal() && !confirm(&question) {
-        println!("Nothing changed.");
+        say!("Nothing changed.");
         return Ok(ExitCode::SUCCESS);
     }
     let done = match &args.restore {
@@ -90,14 +91,14 @@ pub fn reset(root: Option<PathBuf>, args: ResetArgs) -> Outcome {
     }
     .map_err(|e| failure(e, &root))?;
     match done {
-        Done::Unchanged => println!("{file} already holds that text: nothing to do."),
+        Done::Unchanged => say!("{file} already holds that text: nothing to do."),
         Done::Replaced { backup } => {
             if let Some(backup) = backup {
-                println!("Backed up your file to {}", backup.display());
+                say!("Backed up your file to {}", backup.display());
             }
             match &args.restore {
-                Some(name) => println!("Restored {file} from {name}."),
-                None => println!(
+                Some(name) => say!("Restored {file} from {name}."),
+                None => say!(
                     "Restored {file} to the pristine stub. GUIDANCE_LOG.md is untouched.\n\
                      Bring your work back with `cargo run -p grader -- reset {} --list-backups`.",
                     group.name

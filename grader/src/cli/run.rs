@@ -1,13 +1,15 @@
 //! `grader <group>`: build what is needed, run the checks, and report guidance.
 
-use super::{kit_root, load_exercise, Failure, Outcome, EXIT_NOT_ALL_PASSED};
+use super::output::Out;
+use super::{kit_root, load_exercise, Failure, Outcome, EXIT_ERROR, EXIT_NOT_ALL_PASSED};
 use clap::{Args, ValueEnum};
 use colored::Colorize;
-use grader::checks::Group;
-use grader::compile::{self, BuildError};
+use grader::borrowed;
+use grader::compile::{self, BuildError, Built};
 use grader::guidance::{GuidanceLog, Kind};
-use grader::suite::{self, RunSettings};
-use grader::{Exercise, Launcher};
+use grader::suite::{self, RunSettings, Summary};
+use grader::{Exercise, Group, Launcher};
+use grader_checks::limits::Limits;
 use libtest_mimic::{ColorSetting, FormatSetting};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -22,8 +24,27 @@ pub struct GroupArgs {
     /// Seconds one check may run before it is stopped as "did not finish".
     #[arg(long, value_name = "SECS", default_value_t = 3.0, value_parser = parse_timeout)]
     timeout: f64,
+    /// Stop starting checks after the first failure (the rest are counted as not run).
+    #[arg(long)]
+    fail_fast: bool,
+    /// Print every failure in full (by default: the first in full, the others one line each).
+    #[arg(long)]
+    all_failures: bool,
+    /// The most memory one check may use, in MiB.
+    #[arg(long, value_name = "MIB", default_value_t = 1024, value_parser = clap::value_parser!(u64).range(64..=65536))]
+    memory_limit: u64,
     #[command(flatten)]
     libtest: LibtestArgs,
+}
+
+impl GroupArgs {
+    /// The limits each check of this run gets.
+    pub fn limits(&self) -> Limits {
+        Limits {
+            memory: self.memory_limit * 1024 * 1024,
+            ..Limits::default()
+        }
+    }
 }
 
 /// libtest's own arguments, described in the kit's words and handed on as
@@ -124,11 +145,15 @@ pub fn setup_color(setting: Option<ColorSetting>) {
 }
 
 pub fn run_group(root: Option<PathBuf>, group: &Group, args: GroupArgs) -> Outcome {
+    let limits = args.limits();
+    let (fail_fast, all_in_full) = (args.fail_fast, args.all_failures);
     let libtest = args.libtest.into_arguments();
     setup_color(libtest.color);
     let root = kit_root(root)?;
     let exercise = load_exercise(&root, group)?;
     let log = GuidanceLog::in_kit(&root);
+    // Kept alive until the checks are done: the harness is a private link inside it.
+    let mut built: Option<Built> = None;
     let launcher = if libtest.list {
         // Listing runs nothing: no build, and no guidance shown.
         Launcher::new("unused")
@@ -154,16 +179,20 @@ pub fn run_group(root: Option<PathBuf>, group: &Group, args: GroupArgs) -> Outco
                 })?;
                 Launcher::new(me).arg("__check")
             }
-            Against::Practice => Launcher::new(build_practice(&root, &exercise)?),
+            Against::Practice => {
+                let harness = build_practice(&root, &exercise)?;
+                let launcher = Launcher::new(&harness.executable);
+                built = Some(harness);
+                launcher
+            }
         }
-    };
+    }
+    .limits(limits);
     let against = match args.against {
         Against::Practice => "practice",
         Against::Reference => "reference",
     };
     let settings = RunSettings {
-        against: against.to_string(),
-        timeout: Duration::from_secs_f64(args.timeout),
         unfinished_hint: format!(
             "Write its body in {} (lesson: exercises/{}/{}), then run `cargo run -p grader -- {}` again.",
             exercise.file.display(),
@@ -171,27 +200,39 @@ pub fn run_group(root: Option<PathBuf>, group: &Group, args: GroupArgs) -> Outco
             exercise.lesson.display(),
             exercise.group
         ),
+        fail_fast,
+        all_in_full,
+        ..RunSettings::new(against, Duration::from_secs_f64(args.timeout))
     };
     let mut out: Box<dyn Write> = match &libtest.logfile {
         Some(path) => Box::new(
             std::fs::File::create(path)
                 .map_err(|e| Failure::new(format!("cannot write the log file {path}: {e}")))?,
         ),
-        None => Box::new(std::io::stdout().lock()),
+        None => Box::new(Out),
     };
     let summary = suite::run(group, &launcher, &libtest, &settings, &mut out)
         .map_err(|e| Failure::new(format!("could not run the checks: {e}")))?;
+    drop(built);
     if !summary.listed_only && libtest.format != Some(FormatSetting::Json) {
         guidance_line(&log, group, summary.all_passed(), &mut out)
             .map_err(|e| Failure::new(format!("could not write the results: {e}")))?;
     }
     out.flush()
         .map_err(|e| Failure::new(format!("could not write the results: {e}")))?;
-    Ok(if summary.listed_only || summary.all_passed() {
+    Ok(exit_code(&summary))
+}
+
+/// 0 when every selected check passed (or only a listing ran), 2 when the kit itself
+/// failed, 1 otherwise.
+fn exit_code(summary: &Summary) -> ExitCode {
+    if summary.listed_only || summary.all_passed() {
         ExitCode::SUCCESS
+    } else if summary.kit_bugs() > 0 {
+        ExitCode::from(EXIT_ERROR)
     } else {
         ExitCode::from(EXIT_NOT_ALL_PASSED)
-    })
+    }
 }
 
 /// Says how much guidance the log holds for `group`, so a pass is read for what it is.
@@ -219,29 +260,61 @@ fn guidance_line(
     }
 }
 
-/// ", `reset stage8` restores practice/src/gateway.rs" for every other group.
-fn other_files(root: &Path, group: &str) -> String {
-    grader::checks::GROUPS
-        .iter()
-        .filter(|g| g.name != group)
-        .filter_map(|g| Exercise::load(root, g.name).ok())
-        .map(|e| format!(", `reset {}` restores {}", e.group, e.file.display()))
-        .collect()
+/// Builds the harness for `exercise`'s lesson, then refuses a practice crate that reaches
+/// the kit's answers. Compiler messages go to standard error.
+pub fn build_practice(root: &Path, exercise: &Exercise) -> Result<Built, Failure> {
+    let color = colored::control::SHOULD_COLORIZE.should_colorize();
+    let mut messages = super::output::ErrOut;
+    let built = compile::build_harness(root, &exercise.group, color, &mut messages).map_err(
+        |e| match e {
+            BuildError::Compile { errors } => compile_failure(exercise, &errors),
+            other => Failure::new(other.to_string())
+                .hint("is cargo on your PATH? `cargo --version` should answer"),
+        },
+    )?;
+    let found = borrowed::inspect(root, built.practice_dep_info.as_deref()).map_err(|e| {
+        Failure::new(format!(
+            "cannot check what was compiled into the practice crate: {e}"
+        ))
+        .hint("nothing was run; build it again with `cargo build -p practice`")
+    })?;
+    if let Some(first) = found.first() {
+        let more: String = found[1..]
+            .iter()
+            .map(|b| format!("\n  also: {}; {}", b.what(), b.undo()))
+            .collect();
+        return Err(Failure::new(format!(
+            "nothing was run: {}. The checks grade your own code, and the kit's answers are \
+             out of the practice crate's reach on purpose.{more}",
+            first.what()
+        ))
+        .hint(first.undo()));
+    }
+    Ok(built)
 }
 
-pub fn build_practice(root: &Path, exercise: &Exercise) -> Result<PathBuf, Failure> {
-    compile::build_practice_harness(root).map_err(|e| match e {
-        BuildError::Compile => Failure::new(
-            "the practice crate does not compile: the compiler's messages above name the file and line.",
-        )
-        .hint(format!(
-            "fix the first error and run again, or start a file over from its stub (it is backed \
-             up first): `cargo run -p grader -- reset {}` restores {}{}.",
-            exercise.group,
-            exercise.file.display(),
-            other_files(root, &exercise.group),
-        )),
-        other => Failure::new(other.to_string())
-            .hint("is cargo on your PATH? `cargo --version` should answer"),
-    })
+/// The failure for a file that does not compile, with the likeliest way out.
+fn compile_failure(exercise: &Exercise, errors: &[String]) -> Failure {
+    let reaches_reference = errors.iter().any(|e| {
+        e.contains("`reference`")
+            && (e.contains("unresolved") || e.contains("undeclared") || e.contains("unlinked"))
+    });
+    let message = format!(
+        "{} does not compile: the compiler's messages above name the line.",
+        exercise.file.display()
+    );
+    if reaches_reference {
+        return Failure::new(message).hint(
+            "the practice crate cannot use `reference`: it holds the answers. The shared types \
+             are in `kit_types` (e.g. `use kit_types::RetryPolicy;`); write the function yourself",
+        );
+    }
+    Failure::new(message).hint(format!(
+        "fix the first error and run again, or start the file over from its stub (it is backed \
+         up first): `cargo run -p grader -- reset {}`. Only {} is compiled for {}: your other \
+         lessons' files do not matter here.",
+        exercise.group,
+        exercise.file.display(),
+        exercise.group
+    ))
 }

@@ -1,12 +1,15 @@
-//! `scenario` and `trace`: run one scripted case and show every call, wait and event.
+//! `scenario` and `trace`: run one scripted case and show every step.
 
+use super::output::say;
 use super::EXIT_NOT_ALL_PASSED;
-use super::{kit_root, load_exercise, resolve_group, run::build_practice, Failure, Outcome};
+use super::{kit_root, load_exercise, run::build_practice, Failure, Outcome};
 use clap::Args;
 use grader::guidance::{GuidanceLog, Kind};
-use grader::harness::SCENARIO_JOB;
-use grader::scenario::{side_by_side, AnyScenario, ScenarioRun};
-use grader::{Implementation, JobEnd, Launcher};
+use grader::{Group, JobEnd, Launcher};
+use grader_checks::groups::scenario_group;
+use grader_checks::scenario::ScenarioError;
+use grader_checks::view::{side_by_side, ScenarioRun};
+use grader_checks::Report;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -15,7 +18,7 @@ use std::time::Duration;
 #[derive(Args)]
 pub struct ScenarioArgs {
     /// The scenario file (TOML): optional settings, then [[outcome]] entries in call order
-    /// (the README shows both formats; examples in exercises/*/scenarios/).
+    /// (the README shows the formats; examples in exercises/*/scenarios/).
     file: PathBuf,
     /// Whose code runs it.
     #[arg(long, value_enum, default_value_t = super::run::Against::Practice, conflicts_with = "compare")]
@@ -35,31 +38,59 @@ pub struct TraceArgs {
     group: String,
 }
 
-fn show(title: &str, scenario: &AnyScenario, run: &ScenarioRun) {
-    println!("{title}");
-    println!("{}", scenario.settings());
+/// A scenario file, read and checked: its group, its text, and its settings line.
+struct Loaded {
+    group: &'static Group,
+    text: String,
+    settings: String,
+}
+
+fn load(path: &Path) -> Result<Loaded, ScenarioError> {
+    let text = std::fs::read_to_string(path).map_err(|e| ScenarioError::unreadable(path, &e))?;
+    let group = scenario_group(path, &text)?;
+    let summary = (group.parse_scenario)(path, &text)?;
+    Ok(Loaded {
+        group,
+        text,
+        settings: summary.settings,
+    })
+}
+
+fn show(title: &str, settings: &str, run: &ScenarioRun) {
+    say!("{title}");
+    say!("{settings}");
     for line in run.render() {
-        println!("{line}");
+        say!("{line}");
     }
 }
 
 /// Runs the scenario on the learner's code in a harness process.
 fn run_practice(
     root: &Path,
-    group: &str,
+    group: &Group,
     file: &Path,
     timeout: f64,
 ) -> Result<Result<ScenarioRun, String>, Failure> {
-    let exercise = load_exercise(root, resolve_group(group)?)?;
-    let launcher = Launcher::new(build_practice(root, &exercise)?);
+    let exercise = load_exercise(root, group)?;
+    let built = build_practice(root, &exercise)?;
+    let launcher = Launcher::new(&built.executable);
     let scratch = tempfile::tempdir()
         .map_err(|e| Failure::new(format!("cannot make a scratch folder: {e}")))?;
+    // The child runs in the scratch folder: give it the file by its full path.
+    let file = std::fs::canonicalize(file).unwrap_or_else(|_| file.to_path_buf());
     let limit = Duration::from_secs_f64(timeout);
-    let job = [OsStr::new(SCENARIO_JOB), file.as_os_str()];
+    let job = [
+        OsStr::new(group.name),
+        OsStr::new("scenario"),
+        file.as_os_str(),
+    ];
     Ok(
-        match launcher.run_job(&job, &scratch.path().join("run.json"), limit, limit) {
-            JobEnd::Reported { text, .. } => serde_json::from_str(&text)
-                .map_err(|e| format!("the harness's report could not be read: {e}")),
+        match launcher.run_job(&job, scratch.path(), limit, limit, group.stop_hint) {
+            JobEnd::Reported {
+                report: Report::Scenario { run },
+                ..
+            } => Ok(run),
+            JobEnd::Reported { report, .. } => Err(format!("the harness reported {report:?}")),
             JobEnd::Failed { kind, message } => Err(format!("{kind}: {message}")),
         },
     )
@@ -67,13 +98,13 @@ fn run_practice(
 
 pub fn scenario(root: Option<PathBuf>, args: ScenarioArgs) -> Outcome {
     let root = kit_root(root)?;
-    let scenario = AnyScenario::load(&args.file).map_err(|e| {
+    let loaded = load(&args.file).map_err(|e| {
         Failure::new(e.to_string()).hint(
-            "a scenario has optional settings and one [[outcome]] per call; \
-             see exercises/build3/scenarios/ and exercises/stage8/scenarios/ for examples",
+            "a scenario has optional settings and one [[outcome]] per call; the README shows \
+             the formats, and exercises/*/scenarios/ has examples",
         )
     })?;
-    let group = scenario.group();
+    let group = loaded.group;
     let file = args.file.display();
     let shows_reference = args.compare || args.against == super::run::Against::Reference;
     if shows_reference {
@@ -84,7 +115,7 @@ pub fn scenario(root: Option<PathBuf>, args: ScenarioArgs) -> Outcome {
         };
         GuidanceLog::in_kit(&root)
             .append(
-                "build3",
+                group.name,
                 Kind::ReferenceRun,
                 &format!("scenario {file} {how}"),
             )
@@ -93,26 +124,32 @@ pub fn scenario(root: Option<PathBuf>, args: ScenarioArgs) -> Outcome {
                     .hint("guidance is recorded before it is shown: make the log writable")
             })?;
     }
-    let reference = || scenario.run(&Implementation::reference());
+    let reference = || {
+        (group.run_scenario_on_reference)(&args.file, &loaded.text)
+            .map_err(|e| Failure::new(e.to_string()))
+    };
     if !args.compare && args.against == super::run::Against::Reference {
         show(
-            &format!("scenario {file} against reference"),
-            &scenario,
-            &reference(),
+            &format!("scenario {file} ({}) against reference", group.name),
+            &loaded.settings,
+            &reference()?,
         );
         return Ok(ExitCode::SUCCESS);
     }
     let yours = match run_practice(&root, group, &args.file, args.timeout)? {
         Ok(run) => run,
         Err(message) => {
-            println!("scenario {file} against practice\n{message}");
+            say!(
+                "scenario {file} ({}) against practice\n{message}",
+                group.name
+            );
             return Ok(ExitCode::from(EXIT_NOT_ALL_PASSED));
         }
     };
     if !args.compare {
         show(
-            &format!("scenario {file} against practice"),
-            &scenario,
+            &format!("scenario {file} ({}) against practice", group.name),
+            &loaded.settings,
             &yours,
         );
         return Ok(if yours.finished() {
@@ -121,23 +158,25 @@ pub fn scenario(root: Option<PathBuf>, args: ScenarioArgs) -> Outcome {
             ExitCode::from(EXIT_NOT_ALL_PASSED)
         });
     }
-    let theirs = reference();
-    println!("scenario {file}: your practice code next to the reference\n");
-    print!(
-        "{}",
-        side_by_side(("yours", &yours), ("reference", &theirs))
+    let theirs = reference()?;
+    say!(
+        "scenario {file} ({}): your practice code next to the reference\n",
+        group.name
     );
+    say!("{}", loaded.settings);
+    let text = side_by_side(("yours", &yours), ("reference", &theirs));
+    say!("{}", text.trim_end());
     if yours == theirs {
-        println!("\nSame on every line.");
+        say!("\nSame on every line.");
         Ok(ExitCode::SUCCESS)
     } else {
-        println!("\nThey differ on the lines marked ≠.");
+        say!("\nThey differ on the lines marked ≠.");
         Ok(ExitCode::from(EXIT_NOT_ALL_PASSED))
     }
 }
 
 pub fn trace(root: Option<PathBuf>, args: TraceArgs) -> Outcome {
-    let group = resolve_group(&args.group)?;
+    let group = super::resolve_group(&args.group)?;
     let root = kit_root(root)?;
     let exercise = load_exercise(&root, group)?;
     let Some(trace) = &exercise.trace else {
@@ -147,20 +186,22 @@ pub fn trace(root: Option<PathBuf>, args: TraceArgs) -> Outcome {
         )));
     };
     let path = exercise.dir(&root).join(trace);
-    let scenario = AnyScenario::load(&path).map_err(|e| {
-        Failure::new(e.to_string()).hint(format!(
+    let restore = || {
+        format!(
             "restore it from git: `git checkout -- exercises/{}`",
             group.name
-        ))
-    })?;
+        )
+    };
+    let loaded = load(&path).map_err(|e| Failure::new(e.to_string()).hint(restore()))?;
     // The lesson prints this trace in full, so running it is not guidance.
-    let run = scenario.run(&Implementation::reference());
+    let run = (group.run_scenario_on_reference)(&path, &loaded.text)
+        .map_err(|e| Failure::new(e.to_string()).hint(restore()))?;
     show(
         &format!(
             "The lesson's worked example ({}), run on the reference:",
             path.strip_prefix(&root).unwrap_or(&path).display()
         ),
-        &scenario,
+        &loaded.settings,
         &run,
     );
     Ok(ExitCode::SUCCESS)

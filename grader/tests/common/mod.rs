@@ -1,83 +1,92 @@
-//! Helpers for the end-to-end tests: a temporary copy of the kit and the grader binary.
+//! Helpers for the end-to-end tests: a copy of the kit as a fresh clone has it, and the
+//! grader binary run on it.
+//!
+//! The copies never hold the learner's state: their lesson files are the pristine stubs,
+//! their guidance log is empty, and what a learner may change in `practice/` is taken from
+//! git (see `grader::kitcopy`). They live in a few reusable slots under the target folder,
+//! so each is compiled once and then only what a test changes.
 #![allow(dead_code)] // each test crate uses its own subset
 
+use grader::kitcopy::{fresh_files, Files, Slot};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::sync::OnceLock;
 
 pub const GRADER: &str = env!("CARGO_BIN_EXE_grader");
 
+/// How many kit copies the tests share.
+const SLOTS: usize = 3;
+
 pub fn kit_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("grader/ is inside the kit")
+        .to_path_buf()
 }
 
-/// Nested cargo builds get their own target folder: the one `cargo test` holds is locked.
-pub fn nested_target() -> PathBuf {
-    kit_root().join("target").join("kit-tests")
+/// The target folder the kit's own build uses: the copies' builds share it, so the
+/// dependencies compiled for `cargo test` are compiled once. (cargo releases its lock on it
+/// while the tests run.)
+pub fn target() -> PathBuf {
+    match std::env::var_os("CARGO_TARGET_DIR") {
+        Some(dir) if !dir.is_empty() => kit_root().join(dir),
+        _ => kit_root().join("target"),
+    }
+}
+
+/// The files of a fresh clone, read once per test binary.
+pub fn files() -> &'static Files {
+    static FILES: OnceLock<Files> = OnceLock::new();
+    FILES.get_or_init(|| fresh_files(&kit_root()).expect("the kit's files read"))
+}
+
+/// A copy of the kit as a fresh clone has it, held until dropped.
+pub fn fresh_kit() -> Slot {
+    Slot::acquire(&target().join("kit-tests"), SLOTS, files()).expect("a kit copy")
 }
 
 pub fn grader(root: &Path, args: &[&str]) -> Output {
-    Command::new(GRADER)
+    grader_command(root, args)
+        .output()
+        .expect("the grader binary starts")
+}
+
+pub fn grader_command(root: &Path, args: &[&str]) -> Command {
+    let mut command = Command::new(GRADER);
+    command
         .arg("--root")
         .arg(root)
         .args(args)
-        .env("CARGO_TARGET_DIR", nested_target())
-        .env_remove("NO_COLOR")
-        .output()
-        .expect("the grader binary starts")
+        .env("CARGO_TARGET_DIR", target())
+        .env_remove("NO_COLOR");
+    command
 }
 
 pub fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
-pub fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let name = entry.file_name();
-        if name == "target" || name == ".git" {
-            continue;
-        }
-        let (src, dst) = (entry.path(), to.join(&name));
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&src, &dst);
-        } else {
-            std::fs::copy(&src, &dst).unwrap();
-        }
-    }
+/// The pristine stub of `group`, as the shipped exercise folder has it.
+pub fn stub(group: &str) -> String {
+    let path = PathBuf::from(format!("exercises/{group}/stub.rs"));
+    String::from_utf8(files().get(&path).expect("the group has a stub").clone())
+        .expect("the stub is text")
 }
 
-/// A fresh copy of the kit whose practice file is the pristine stub.
-pub fn fresh_kit() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    let root = kit_root();
-    for file in ["Cargo.toml", "Cargo.lock", "GUIDANCE_LOG.md"] {
-        std::fs::copy(root.join(file), dir.path().join(file)).unwrap();
-    }
-    for folder in ["reference", "grader", "exercises", "practice"] {
-        copy_dir(&root.join(folder), &dir.path().join(folder));
-    }
-    std::fs::copy(stub_path(), dir.path().join("practice/src/lib.rs")).unwrap();
-    dir
+/// The learner's file of `group` in the copy at `kit`.
+pub fn learner_file(kit: &Path, group: &str) -> PathBuf {
+    let info = grader::Exercise::load(kit, group).expect("the group has an info.toml");
+    kit.join(info.file)
 }
 
-pub fn stub_path() -> PathBuf {
-    kit_root().join("exercises/build3/stub.rs")
+/// Writes the learner's file of `group` in the copy at `kit`.
+pub fn write_learner(kit: &Path, group: &str, text: &str) {
+    std::fs::write(learner_file(kit, group), text).unwrap();
 }
 
-pub fn write_practice(kit: &Path, body: &str) {
-    std::fs::write(kit.join("practice/src/lib.rs"), body).unwrap();
-}
-
-/// A body that finishes build3 by delegating to the reference.
-pub const FINISHED_BUILD3: &str = "reference::retry_request(policy, request, sleep, log)";
-/// A body that finishes stage8 by delegating to the reference.
-pub const FINISHED_STAGE8: &str = "reference::lookup_availability(gateway, item_id)";
-
-/// `exercises/<group>/stub.rs` with its `todo!(...)` replaced by `body`: a learner's file.
+/// `group`'s stub with its `todo!(...)` replaced by `body`: a learner's file.
 pub fn stub_with(group: &str, body: &str) -> String {
-    let stub =
-        std::fs::read_to_string(kit_root().join("exercises").join(group).join("stub.rs")).unwrap();
+    let stub = stub(group);
     let start = stub.find("todo!(").expect("the stub has a todo!()");
     let end = start
         + stub[start..]
@@ -86,3 +95,92 @@ pub fn stub_with(group: &str, body: &str) -> String {
         + 1;
     format!("{}{body}{}", &stub[..start], &stub[end..])
 }
+
+/// A learner's own `retry_request`, written against the stub's imports only.
+pub const CORRECT_BUILD3: &str = r#"{
+    policy.validate()?;
+    let (mut request, mut sleep, mut log) = (request, sleep, log);
+    let mut attempt = 1;
+    loop {
+        let e = match request() {
+            Ok(v) => return Ok(v),
+            Err(RequestError::Permanent(p)) => return Err(RetryError::Permanent(p)),
+            Err(RequestError::Transient(e)) => e,
+        };
+        if attempt == policy.max_attempts {
+            log(RetryEvent::stop(attempt, e.reason, StopCause::AttemptLimit));
+            return Err(RetryError::Exhausted { attempts: attempt, reason: e.reason, cause: StopCause::AttemptLimit });
+        }
+        let backoff = (policy.base_delay * 2f64.powi(attempt as i32 - 1)).min(policy.max_delay);
+        let wait = e.retry_after.filter(|w| *w >= 0.0);
+        if wait.is_some_and(|w| w > policy.max_delay) {
+            log(RetryEvent::stop(attempt, e.reason, StopCause::DelayBudget));
+            return Err(RetryError::Exhausted { attempts: attempt, reason: e.reason, cause: StopCause::DelayBudget });
+        }
+        let planned = wait.map_or(backoff, |w| w.max(backoff));
+        log(RetryEvent::retry(attempt, e.reason, planned));
+        sleep(planned);
+        attempt += 1;
+    }
+}"#;
+
+/// A learner's own `lookup_availability`, written against the stub's imports only: proof
+/// that the exercise can be done with what the practice crate is given.
+pub const CORRECT_STAGE8: &str = r#"{
+    let fail = |code| Outcome::Failed(Failure::new(code));
+    let cfg = gateway.config();
+    let clock = gateway.clock();
+    let deadline = clock.now() + cfg.deadline;
+    gateway.count_lookup();
+    if gateway.breaker().admit(clock.now()) == Admission::Rejected {
+        return Lookup { outcome: fail(FailureCode::BreakerOpen), attempts: 0 };
+    }
+    let mut attempts = 0;
+    let outcome = loop {
+        let timeout = cfg.attempt_timeout.min(deadline - clock.now());
+        attempts += 1;
+        gateway.count_attempt();
+        let mut wait = None;
+        match gateway.provider().get(item_id, timeout) {
+            Err(TransportFailure::Timeout | TransportFailure::Connection) => {}
+            Ok(r) => match r.status {
+                200 => {
+                    let body: serde_json::Value = match serde_json::from_str(&r.body) {
+                        Ok(v) => v,
+                        Err(_) => break fail(FailureCode::InvalidPayload),
+                    };
+                    match (body.get("item_id").and_then(|v| v.as_str()), body.get("available").and_then(|v| v.as_bool())) {
+                        (Some(id), Some(available)) if body.is_object() && id == item_id => {
+                            break Outcome::Available(Availability { item_id: id.to_string(), available })
+                        }
+                        _ => break fail(FailureCode::InvalidPayload),
+                    }
+                }
+                404 => break Outcome::Missing,
+                429 => break fail(FailureCode::ProviderRateLimited),
+                400 | 401 | 403 => break fail(FailureCode::IntegrationRejected),
+                502..=504 => {
+                    wait = r.retry_after.as_deref().map(|v| v.trim_matches([' ', '\t']))
+                        .filter(|v| !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()))
+                        .and_then(|v| v.parse::<f64>().ok());
+                }
+                _ => break fail(FailureCode::UnexpectedResponse),
+            },
+        }
+        if attempts >= cfg.max_attempts {
+            break fail(FailureCode::ProviderUnavailable);
+        }
+        let backoff = (cfg.base_delay * 2f64.powi(attempts as i32 - 1)).min(cfg.max_delay);
+        let pause = wait.map_or(backoff, |w: f64| w.max(backoff));
+        if clock.now() + pause >= deadline {
+            break fail(FailureCode::ProviderUnavailable);
+        }
+        clock.sleep(pause);
+    };
+    match &outcome {
+        Outcome::Available(_) | Outcome::Missing => gateway.breaker().record_success(),
+        Outcome::Failed(f) if f.code == FailureCode::IntegrationRejected => gateway.breaker().record_neutral(),
+        Outcome::Failed(_) => gateway.breaker().record_failure(clock.now()),
+    }
+    Lookup { outcome, attempts }
+}"#;

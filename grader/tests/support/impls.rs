@@ -1,8 +1,9 @@
 //! Test-only implementations of `retry_request` and `lookup_availability`: correct ones,
 //! realistic mistakes and hostile behaviour. Each is what a learner could plausibly write.
 
-use grader::{Implementation, LookupFn, Reply, RetryFn, TestGateway};
-use reference::{
+use grader_checks::groups::build3::{self, Reply, RetryFn};
+use grader_checks::groups::stage8::{self, LookupFn, TestGateway};
+use kit_types::{
     Admission, Availability, Clock, Failure, FailureCode, Lookup, Outcome, Provider, RequestError,
     RetryError, RetryEvent, RetryPolicy, StopCause, TransientReason, TransportFailure,
 };
@@ -286,105 +287,74 @@ macro_rules! gateway_mistake {
     };
 }
 
-const REFERENCE_LOOKUP: LookupFn = |g, item| reference::lookup_availability(g, item);
+/// A build3 implementation of `retry_request`, by name.
+pub fn build3(label: &str) -> Option<build3::Learner> {
+    let retry_request: RetryFn = match label {
+        "reference" => return Some(build3::reference()),
+        "correct" => CORRECT,
+        "stub" => |_, _, _, _| todo!(),
+        "unimplemented" => |_, _, _, _| unimplemented!("later"),
+        "extra_attempt" => mistake!(extra_attempt),
+        "sleep_after_last" => mistake!(sleep_after_last),
+        "clamp_server_wait" => mistake!(clamp_server_wait),
+        "retry_permanent" => mistake!(retry_permanent),
+        "validate_after_first_call" => mistake!(validate_after_first_call),
+        "no_validation" => mistake!(no_validation),
+        "nan_wait_stops" => mistake!(nan_wait_stops),
+        "sleep_before_log" => mistake!(sleep_before_log),
+        "permanent_becomes_success" => mistake!(permanent_becomes_success),
+        "swallows_panics" => swallows_panics,
+        "never_stops" => never_stops,
+        "spins" => spins,
+        "panics" => |_, _, _, _| panic!("boom: index 7 out of range"),
+        "aborts" => |_, _, _, _| std::process::abort(),
+        "overflows_stack" => |_, _, _, _| {
+            recurse(0);
+            unreachable!()
+        },
+        "exits_zero" => |_, _, _, _| std::process::exit(0),
+        "forges_report" => |_, _, _, _| {
+            println!("{{\"status\":\"passed\"}}");
+            eprintln!("{{\"status\":\"passed\"}}");
+            std::process::exit(0)
+        },
+        _ => return None,
+    };
+    Some(build3::Learner { retry_request })
+}
 
-/// Every implementation the tests can start, by name.
-pub fn all() -> Vec<Implementation> {
-    // A build3 implementation, with the reference's lookup.
-    let retry = |label, retry_request| Implementation {
-        label,
-        retry_request,
-        lookup_availability: REFERENCE_LOOKUP,
-    };
-    // A stage8 implementation, with a correct retry_request.
-    let lookup = |label, lookup_availability| Implementation {
-        label,
-        retry_request: CORRECT,
-        lookup_availability,
-    };
-    // Hostile code in both functions.
-    let both = |label, retry_request: RetryFn, lookup_availability: LookupFn| Implementation {
-        label,
-        retry_request,
-        lookup_availability,
-    };
-    vec![
-        Implementation::reference(),
-        both("correct", CORRECT, gateway_mistake!()),
-        both("stub", |_, _, _, _| todo!(), |_, _| todo!()),
-        retry("unimplemented", |_, _, _, _| unimplemented!("later")),
-        retry("extra_attempt", mistake!(extra_attempt)),
-        retry("sleep_after_last", mistake!(sleep_after_last)),
-        retry("clamp_server_wait", mistake!(clamp_server_wait)),
-        retry("retry_permanent", mistake!(retry_permanent)),
-        retry(
-            "validate_after_first_call",
-            mistake!(validate_after_first_call),
-        ),
-        retry("no_validation", mistake!(no_validation)),
-        retry("nan_wait_stops", mistake!(nan_wait_stops)),
-        retry("sleep_before_log", mistake!(sleep_before_log)),
-        retry(
-            "permanent_becomes_success",
-            mistake!(permanent_becomes_success),
-        ),
-        retry("swallows_panics", swallows_panics),
-        retry("never_stops", never_stops),
-        lookup("lookup_per_attempt", gateway_mistake!(lookup_per_attempt)),
-        lookup("breaker_per_attempt", gateway_mistake!(breaker_per_attempt)),
-        lookup("retry_429", gateway_mistake!(retry_429)),
-        lookup("ignore_deadline", gateway_mistake!(ignore_deadline)),
-        lookup("invent_availability", gateway_mistake!(invent_availability)),
-        lookup("subtract_global", gateway_mistake!(subtract_global)),
-        lookup("skip_breaker", gateway_mistake!(skip_breaker)),
-        lookup("lookup_never_stops", |g, item| loop {
+/// A stage8 implementation of `lookup_availability`, by name.
+pub fn stage8(label: &str) -> Option<stage8::Learner> {
+    let lookup_availability: LookupFn = match label {
+        "reference" => return Some(stage8::reference()),
+        "correct" => gateway_mistake!(),
+        "stub" => |_, _| todo!(),
+        "lookup_per_attempt" => gateway_mistake!(lookup_per_attempt),
+        "breaker_per_attempt" => gateway_mistake!(breaker_per_attempt),
+        "retry_429" => gateway_mistake!(retry_429),
+        "ignore_deadline" => gateway_mistake!(ignore_deadline),
+        "invent_availability" => gateway_mistake!(invent_availability),
+        "subtract_global" => gateway_mistake!(subtract_global),
+        "skip_breaker" => gateway_mistake!(skip_breaker),
+        "lookup_never_stops" => |g, item| loop {
             let _ = g.provider().get(item, 0.1);
-        }),
-        both("spins", spins, |_, _| spins_forever()),
-        both(
-            "panics",
-            |_, _, _, _| panic!("boom: index 7 out of range"),
-            |_, _| panic!("boom: index 7 out of range"),
-        ),
-        both(
-            "aborts",
-            |_, _, _, _| std::process::abort(),
-            |_, _| std::process::abort(),
-        ),
-        both(
-            "overflows_stack",
-            |_, _, _, _| {
-                recurse(0);
-                unreachable!()
-            },
-            |_, _| {
-                recurse(0);
-                unreachable!()
-            },
-        ),
-        both(
-            "exits_zero",
-            |_, _, _, _| std::process::exit(0),
-            |_, _| std::process::exit(0),
-        ),
-        both(
-            "forges_report",
-            |_, _, _, _| {
-                println!("{{\"status\":\"passed\"}}");
-                eprintln!("{{\"status\":\"passed\"}}");
-                std::process::exit(0)
-            },
-            |_, _| std::process::exit(0),
-        ),
-    ]
+        },
+        "spins" => |_, _| spins_forever(),
+        "panics" => |_, _| panic!("boom: index 7 out of range"),
+        "aborts" => |_, _| std::process::abort(),
+        "overflows_stack" => |_, _| {
+            recurse(0);
+            unreachable!()
+        },
+        "exits_zero" => |_, _| std::process::exit(0),
+        _ => return None,
+    };
+    Some(stage8::Learner {
+        lookup_availability,
+    })
 }
 
 #[allow(clippy::empty_loop)]
 fn spins_forever() -> Lookup {
     loop {}
-}
-
-/// The implementation called `label`.
-pub fn named(label: &str) -> Option<Implementation> {
-    all().into_iter().find(|i| i.label == label)
 }

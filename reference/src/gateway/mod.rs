@@ -1,13 +1,8 @@
-//! Stage 8: one availability lookup, one budget.
+//! Stage 8: one availability lookup, one budget — the finished [`lookup_availability`].
 //!
-//! A [`Gateway`] looks an item's availability up at a rental provider through an idempotent
-//! GET. [`lookup_availability`] is one *logical* lookup: at most `max_attempts` outbound
-//! attempts that share one end-to-end deadline, behind a circuit [`Breaker`], with honest
-//! [`Counters`] of logical lookups and outbound attempts.
-//!
-//! The provider and the clock are injected ([`Provider`], [`Clock`]); [`fakes`] has a
-//! scripted provider and a fake clock that advances only when code sleeps or an attempt
-//! takes time, so no test ever really waits.
+//! The gateway's types (the [`Gateway`], its [`Breaker`] and [`Counters`], the [`Lookup`]
+//! it returns, and the [`fakes`] the tests run it on) live in `kit-types`; they are
+//! re-exported here so that `reference::gateway::…` paths keep working.
 //!
 //! ```
 //! use reference::gateway::fakes::{FakeClock, ScriptedProvider, Step};
@@ -26,15 +21,7 @@
 //! assert_eq!((gateway.counters().logical_lookups, gateway.counters().attempts), (1, 3));
 //! ```
 
-mod breaker;
-mod config;
-pub mod fakes;
 mod lookup;
-mod provider;
-mod service;
 
-pub use breaker::{Admission, Breaker, BreakerState};
-pub use config::{ConfigError, GatewayConfig};
-pub use lookup::{lookup_availability, Availability, Failure, FailureCode, Lookup, Outcome};
-pub use provider::{Clock, Provider, ProviderReply, SystemClock};
-pub use service::{Counters, Gateway};
+pub use kit_types::gateway::*;
+pub use lookup::lookup_availability;

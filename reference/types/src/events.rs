@@ -61,7 +61,7 @@ impl fmt::Display for StopCause {
 /// It holds controlled categories and numbers only, never the failure's `detail`.
 ///
 /// ```
-/// use reference::{RetryEvent, TransientReason};
+/// use kit_types::{RetryEvent, TransientReason};
 /// let event = RetryEvent::retry(1, TransientReason::ServerError, 0.25);
 /// assert_eq!(
 ///     serde_json::to_string(&event).unwrap(),

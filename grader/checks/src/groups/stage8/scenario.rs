@@ -22,11 +22,12 @@
 //! forever = true           # repeat it for every further call
 //! ```
 
-use super::{panic_ending, Field, ScenarioError, ScenarioRun};
-use crate::recording::CheckFailure;
-use crate::{Implementation, TestGateway};
-use reference::gateway::fakes::{FakeClock, ScriptedProvider, Step};
-use reference::{Clock, Gateway, GatewayConfig, ProviderReply, TransportFailure};
+use super::{Learner, TestGateway};
+use crate::panics::CheckFailure;
+use crate::scenario::{panic_ending, ScenarioError};
+use crate::view::{Field, ScenarioRun};
+use kit_types::gateway::fakes::{FakeClock, ScriptedProvider, Step};
+use kit_types::{Clock, Gateway, GatewayConfig, ProviderReply, TransportFailure};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::panic::{self, AssertUnwindSafe};
@@ -99,6 +100,29 @@ pub struct GatewayScenario {
 }
 
 impl GatewayScenario {
+    /// Reads and parses a scenario file.
+    pub fn load(path: &Path) -> Result<GatewayScenario, ScenarioError> {
+        let text =
+            std::fs::read_to_string(path).map_err(|e| ScenarioError::unreadable(path, &e))?;
+        GatewayScenario::parse(path, &text)
+    }
+
+    /// One line describing the gateway's configuration.
+    pub fn settings(&self) -> String {
+        let c = &self.config;
+        format!(
+            "gateway: deadline {:?}, max_attempts {}, attempt_timeout {:?}, base_delay {:?}, \
+             max_delay {:?}, failure_threshold {}, open_for {:?}",
+            c.deadline,
+            c.max_attempts,
+            c.attempt_timeout,
+            c.base_delay,
+            c.max_delay,
+            c.failure_threshold,
+            c.open_for
+        )
+    }
+
     /// Parses stage8 scenario text; `path` is used in messages only.
     pub fn parse(path: &Path, text: &str) -> Result<GatewayScenario, ScenarioError> {
         let error = |offset: usize, message: String| ScenarioError::at(path, text, offset, message);
@@ -115,7 +139,7 @@ impl GatewayScenario {
             }
             None => GatewayConfig::default(),
         };
-        let (replies, forever) = super::outcomes(
+        let (replies, forever) = crate::scenario::outcomes(
             path,
             text,
             file.outcome,
@@ -190,7 +214,7 @@ fn step_for(reply: &Reply, item: &str) -> Step {
 }
 
 /// Runs the scenario's lookups on `imp`, in this process.
-pub fn run(imp: &Implementation, scenario: &GatewayScenario) -> ScenarioRun {
+pub fn run(imp: &Learner, scenario: &GatewayScenario) -> ScenarioRun {
     let clock = FakeClock::new();
     let replies = scenario.replies.clone();
     let forever = scenario.forever;
@@ -279,10 +303,9 @@ pub fn observed_fields(gateway: &TestGateway) -> Vec<Field> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::AnyScenario;
 
-    fn parse(text: &str) -> Result<AnyScenario, ScenarioError> {
-        AnyScenario::parse(Path::new("g.toml"), text)
+    fn parse(text: &str) -> Result<GatewayScenario, ScenarioError> {
+        GatewayScenario::parse(Path::new("g.toml"), text)
     }
 
     #[test]
@@ -292,7 +315,7 @@ mod tests {
              [[outcome]]\navailable = true\n",
         )
         .unwrap();
-        let run = s.run(&Implementation::reference());
+        let run = run(&super::super::reference(), &s);
         let text = run.render().join("\n");
         assert!(
             text.contains("#1 bike-7 at t=0.000: Available(available = true), 3 attempt(s)"),
@@ -320,14 +343,12 @@ mod tests {
         let e = parse("exercise = \"stage8\"\n[[outcome]]\nstatus = 503\n").unwrap_err();
         assert_eq!(e.line, 3, "{e}");
         assert!(e.message.contains("unknown field `status`"), "{e}");
-        let e = parse("exercise = \"stage9\"\n").unwrap_err();
-        assert!(e.message.contains("use \"build3\" or \"stage8\""), "{e}");
     }
 
     #[test]
     fn running_out_of_outcomes_is_an_error_line() {
         let s = parse("exercise = \"stage8\"\n[[outcome]]\nhttp = { status = 503 }\n").unwrap();
-        let run = s.run(&Implementation::reference());
+        let run = run(&super::super::reference(), &s);
         assert!(!run.finished());
         assert!(
             run.ending

@@ -4,40 +4,22 @@
 //! sleeps) and compares them with what the rules of `../shared/spec/build3-retry-request.md`
 //! demand. Failure messages say what was observed, what was expected, and the rule behind it.
 
-use super::{Check, CheckResult, Group};
-use crate::recording::{
-    describe_error, fmt_events, fmt_result, fmt_waits, record, same_events, same_waits, Callback,
-    DeliberatePanic, Recording, Script,
+use super::recording::{
+    describe_error, fmt_events, fmt_result, fmt_waits, record, same_events, Callback, Recording,
+    Script,
 };
-use crate::{Implementation, Reply};
-use reference::{
+use super::{Learner, Reply};
+use crate::feedback::same_waits;
+use crate::group::CheckResult;
+use crate::panics::DeliberatePanic;
+use kit_types::{
     PermanentError, PermanentKind, PolicyError, RequestError, RetryError, RetryEvent, RetryPolicy,
     StopCause, TransientError, TransientReason,
 };
 use serde_json::json;
 use std::panic;
-use std::time::Duration;
 
-/// The build3 group.
-pub const GROUP: Group = Group {
-    name: "build3",
-    function: "retry_request",
-    checks: CHECKS,
-};
-
-macro_rules! checks {
-    ($($module:ident :: $name:ident $(=> $secs:literal s)?),* $(,)?) => {
-        const CHECKS: &[Check] = &[
-            $(Check {
-                name: concat!(stringify!($module), "::", stringify!($name)),
-                run: $module::$name,
-                min_timeout: Duration::from_secs(0 $(+ $secs)?),
-            },)*
-        ];
-    };
-}
-
-checks![
+crate::checks! { Learner;
     fixtures::third_attempt_success,
     fixtures::capped_exhaustion,
     fixtures::supported_retry_after,
@@ -78,7 +60,7 @@ checks![
     events::json_shape,
     privacy::no_detail_in_events_or_display,
     exhaustive::matches_reference_on_every_case => 120 s,
-];
+}
 
 // ---------- building blocks ----------
 
@@ -163,7 +145,7 @@ impl Expected {
 
 /// Runs the implementation and compares the whole run with `expected`.
 fn expect_run(
-    imp: &Implementation,
+    imp: &Learner,
     policy: &RetryPolicy,
     script: Script,
     expected: Expected,
@@ -308,7 +290,7 @@ fn result_hint(rec: &Recording, exp: &Expected) -> Option<String> {
 
 /// Runs with `panic_in` panicking, and demands that the panic comes out and nothing runs after it.
 fn expect_propagation(
-    imp: &Implementation,
+    imp: &Learner,
     script: Script,
     panic_in: Callback,
     calls: u32,
@@ -349,7 +331,7 @@ fn expect_propagation(
     Ok(())
 }
 
-fn expect_refusal(imp: &Implementation, policy: RetryPolicy, error: PolicyError) -> CheckResult {
+fn expect_refusal(imp: &Learner, policy: RetryPolicy, error: PolicyError) -> CheckResult {
     let expected = Expected {
         calls: 0,
         waits: vec![],
@@ -388,7 +370,7 @@ fn each(cases: Vec<CheckResult>) -> CheckResult {
 mod fixtures {
     use super::*;
 
-    pub fn third_attempt_success(imp: &Implementation) -> CheckResult {
+    pub fn third_attempt_success(imp: &Learner) -> CheckResult {
         expect_run(
             imp,
             &RetryPolicy::default(),
@@ -403,7 +385,7 @@ mod fixtures {
         )
     }
 
-    pub fn capped_exhaustion(imp: &Implementation) -> CheckResult {
+    pub fn capped_exhaustion(imp: &Learner) -> CheckResult {
         expect_run(
             imp,
             &policy(5, 1.0, 1.5),
@@ -424,7 +406,7 @@ mod fixtures {
         )
     }
 
-    pub fn supported_retry_after(imp: &Implementation) -> CheckResult {
+    pub fn supported_retry_after(imp: &Learner) -> CheckResult {
         expect_run(
             imp,
             &RetryPolicy::default(),
@@ -439,7 +421,7 @@ mod fixtures {
         )
     }
 
-    pub fn delay_budget_stop(imp: &Implementation) -> CheckResult {
+    pub fn delay_budget_stop(imp: &Learner) -> CheckResult {
         expect_run(
             imp,
             &RetryPolicy::default(),
@@ -454,7 +436,7 @@ mod fixtures {
         )
     }
 
-    pub fn input_refusal(imp: &Implementation) -> CheckResult {
+    pub fn input_refusal(imp: &Learner) -> CheckResult {
         let d = RetryPolicy::default;
         each(vec![
             expect_refusal(
@@ -505,7 +487,7 @@ mod fixtures {
         ])
     }
 
-    pub fn permanent_error(imp: &Implementation) -> CheckResult {
+    pub fn permanent_error(imp: &Learner) -> CheckResult {
         expect_run(
             imp,
             &RetryPolicy::default(),
@@ -522,7 +504,7 @@ mod fixtures {
         )
     }
 
-    pub fn sleep_panics(imp: &Implementation) -> CheckResult {
+    pub fn sleep_panics(imp: &Learner) -> CheckResult {
         expect_propagation(
             imp,
             Script::repeating(vec![server_error()]),
@@ -531,7 +513,7 @@ mod fixtures {
         )
     }
 
-    pub fn log_panics(imp: &Implementation) -> CheckResult {
+    pub fn log_panics(imp: &Learner) -> CheckResult {
         expect_propagation(
             imp,
             Script::repeating(vec![server_error()]),
@@ -544,7 +526,7 @@ mod fixtures {
 mod validation {
     use super::*;
 
-    pub fn method_must_be_exactly_get(imp: &Implementation) -> CheckResult {
+    pub fn method_must_be_exactly_get(imp: &Learner) -> CheckResult {
         each(
             ["POST", "get", "GET ", "", "PUT", "HEAD"]
                 .into_iter()
@@ -559,7 +541,7 @@ mod validation {
         )
     }
 
-    pub fn attempts_outside_one_to_five(imp: &Implementation) -> CheckResult {
+    pub fn attempts_outside_one_to_five(imp: &Learner) -> CheckResult {
         each(
             [0, 6, 10, u32::MAX]
                 .into_iter()
@@ -574,7 +556,7 @@ mod validation {
         )
     }
 
-    fn delay_cases(imp: &Implementation, field: &'static str) -> CheckResult {
+    fn delay_cases(imp: &Learner, field: &'static str) -> CheckResult {
         let make = |v: f64| {
             let mut p = policy(3, 0.25, 60.0);
             if field == "base_delay" {
@@ -603,15 +585,15 @@ mod validation {
         each(cases)
     }
 
-    pub fn base_delay_not_finite_or_out_of_range(imp: &Implementation) -> CheckResult {
+    pub fn base_delay_not_finite_or_out_of_range(imp: &Learner) -> CheckResult {
         delay_cases(imp, "base_delay")
     }
 
-    pub fn max_delay_not_finite_or_out_of_range(imp: &Implementation) -> CheckResult {
+    pub fn max_delay_not_finite_or_out_of_range(imp: &Learner) -> CheckResult {
         delay_cases(imp, "max_delay")
     }
 
-    pub fn base_above_max(imp: &Implementation) -> CheckResult {
+    pub fn base_above_max(imp: &Learner) -> CheckResult {
         each(vec![
             expect_refusal(
                 imp,
@@ -632,7 +614,7 @@ mod validation {
         ])
     }
 
-    pub fn first_problem_in_order(imp: &Implementation) -> CheckResult {
+    pub fn first_problem_in_order(imp: &Learner) -> CheckResult {
         let all_wrong = RetryPolicy {
             method: "POST".into(),
             max_attempts: 0,
@@ -694,7 +676,7 @@ mod validation {
         ])
     }
 
-    pub fn boundaries_are_accepted(imp: &Implementation) -> CheckResult {
+    pub fn boundaries_are_accepted(imp: &Learner) -> CheckResult {
         each(vec![
             expect_run(
                 imp,
@@ -733,7 +715,7 @@ mod validation {
 mod attempts {
     use super::*;
 
-    pub fn first_call_is_attempt_one(imp: &Implementation) -> CheckResult {
+    pub fn first_call_is_attempt_one(imp: &Learner) -> CheckResult {
         expect_run(
             imp,
             &RetryPolicy::default(),
@@ -752,7 +734,7 @@ mod attempts {
         )
     }
 
-    pub fn one_attempt_never_sleeps(imp: &Implementation) -> CheckResult {
+    pub fn one_attempt_never_sleeps(imp: &Learner) -> CheckResult {
         expect_run(
             imp,
             &policy(1, 0.25, 2.0),
@@ -767,7 +749,7 @@ mod attempts {
         )
     }
 
-    pub fn no_sleep_after_last_attempt(imp: &Implementation) -> CheckResult {
+    pub fn no_sleep_after_last_attempt(imp: &Learner) -> CheckResult {
         expect_run(
             imp,
             &policy(2, 0.5, 2.0),
@@ -782,7 +764,7 @@ mod attempts {
         )
     }
 
-    pub fn attempt_limit_beats_delay_budget(imp: &Implementation) -> CheckResult {
+    pub fn attempt_limit_beats_delay_budget(imp: &Learner) -> CheckResult {
         expect_run(
             imp,
             &policy(2, 0.25, 2.0),
@@ -804,7 +786,7 @@ mod attempts {
 mod backoff {
     use super::*;
 
-    pub fn doubles_then_caps(imp: &Implementation) -> CheckResult {
+    pub fn doubles_then_caps(imp: &Learner) -> CheckResult {
         expect_run(
             imp,
             &policy(5, 0.25, 1.0),
@@ -830,7 +812,7 @@ mod backoff {
         )
     }
 
-    pub fn zero_delays_still_call_sleep(imp: &Implementation) -> CheckResult {
+    pub fn zero_delays_still_call_sleep(imp: &Learner) -> CheckResult {
         expect_run(
             imp,
             &policy(3, 0.0, 0.0),
@@ -849,7 +831,7 @@ mod backoff {
 mod server_wait {
     use super::*;
 
-    fn one_wait(imp: &Implementation, wait: f64, planned: f64, rule: &str) -> CheckResult {
+    fn one_wait(imp: &Learner, wait: f64, planned: f64, rule: &str) -> CheckResult {
         expect_run(
             imp,
             &RetryPolicy::default(),
@@ -864,7 +846,7 @@ mod server_wait {
         )
     }
 
-    fn over_budget(imp: &Implementation, policy: RetryPolicy, wait: f64) -> CheckResult {
+    fn over_budget(imp: &Learner, policy: RetryPolicy, wait: f64) -> CheckResult {
         expect_run(
             imp,
             &policy,
@@ -879,7 +861,7 @@ mod server_wait {
         )
     }
 
-    pub fn nan_is_ignored(imp: &Implementation) -> CheckResult {
+    pub fn nan_is_ignored(imp: &Learner) -> CheckResult {
         one_wait(
             imp,
             f64::NAN,
@@ -888,7 +870,7 @@ mod server_wait {
         )
     }
 
-    pub fn negative_is_ignored(imp: &Implementation) -> CheckResult {
+    pub fn negative_is_ignored(imp: &Learner) -> CheckResult {
         one_wait(
             imp,
             -1.0,
@@ -897,15 +879,15 @@ mod server_wait {
         )
     }
 
-    pub fn infinite_stops(imp: &Implementation) -> CheckResult {
+    pub fn infinite_stops(imp: &Learner) -> CheckResult {
         over_budget(imp, RetryPolicy::default(), f64::INFINITY)
     }
 
-    pub fn huge_stops(imp: &Implementation) -> CheckResult {
+    pub fn huge_stops(imp: &Learner) -> CheckResult {
         over_budget(imp, RetryPolicy::default(), 1e300)
     }
 
-    pub fn equal_to_budget_is_honoured(imp: &Implementation) -> CheckResult {
+    pub fn equal_to_budget_is_honoured(imp: &Learner) -> CheckResult {
         one_wait(
             imp,
             2.0,
@@ -914,11 +896,11 @@ mod server_wait {
         )
     }
 
-    pub fn just_above_budget_is_not_clamped(imp: &Implementation) -> CheckResult {
+    pub fn just_above_budget_is_not_clamped(imp: &Learner) -> CheckResult {
         over_budget(imp, policy(3, 0.25, 1.5), 1.5f64.next_up())
     }
 
-    pub fn smaller_than_backoff_keeps_backoff(imp: &Implementation) -> CheckResult {
+    pub fn smaller_than_backoff_keeps_backoff(imp: &Learner) -> CheckResult {
         expect_run(
             imp,
             &RetryPolicy::default(),
@@ -933,7 +915,7 @@ mod server_wait {
         )
     }
 
-    pub fn larger_than_backoff_is_honoured(imp: &Implementation) -> CheckResult {
+    pub fn larger_than_backoff_is_honoured(imp: &Learner) -> CheckResult {
         expect_run(
             imp,
             &RetryPolicy::default(),
@@ -948,7 +930,7 @@ mod server_wait {
         )
     }
 
-    pub fn zero_keeps_backoff(imp: &Implementation) -> CheckResult {
+    pub fn zero_keeps_backoff(imp: &Learner) -> CheckResult {
         one_wait(
             imp,
             0.0,
@@ -961,7 +943,7 @@ mod server_wait {
 mod outcomes {
     use super::*;
 
-    pub fn callers_own_value(imp: &Implementation) -> CheckResult {
+    pub fn callers_own_value(imp: &Learner) -> CheckResult {
         let own = json!({ "job_id": "fresh_2", "nonce": 0x5eed_u32, "items": [1, 2, 3] });
         expect_run(
             imp,
@@ -977,7 +959,7 @@ mod outcomes {
         )
     }
 
-    pub fn first_call_success(imp: &Implementation) -> CheckResult {
+    pub fn first_call_success(imp: &Learner) -> CheckResult {
         expect_run(
             imp,
             &RetryPolicy::default(),
@@ -992,7 +974,7 @@ mod outcomes {
         )
     }
 
-    pub fn permanent_after_transient(imp: &Implementation) -> CheckResult {
+    pub fn permanent_after_transient(imp: &Learner) -> CheckResult {
         let refusal = PermanentError::new(PermanentKind::Unauthorized)
             .with_status(401)
             .with_detail("token expired");
@@ -1010,7 +992,7 @@ mod outcomes {
         )
     }
 
-    pub fn every_permanent_kind(imp: &Implementation) -> CheckResult {
+    pub fn every_permanent_kind(imp: &Learner) -> CheckResult {
         each(
             PermanentKind::ALL
                 .into_iter()
@@ -1037,11 +1019,11 @@ mod outcomes {
 mod callbacks {
     use super::*;
 
-    pub fn request_panics(imp: &Implementation) -> CheckResult {
+    pub fn request_panics(imp: &Learner) -> CheckResult {
         expect_propagation(imp, Script::repeating(vec![data(1)]), Callback::Request, 1)
     }
 
-    pub fn log_before_sleep(imp: &Implementation) -> CheckResult {
+    pub fn log_before_sleep(imp: &Learner) -> CheckResult {
         let (rec, panicked) = record(
             imp,
             &RetryPolicy::default(),
@@ -1067,7 +1049,7 @@ mod callbacks {
 mod events {
     use super::*;
 
-    pub fn each_event_is_fresh(imp: &Implementation) -> CheckResult {
+    pub fn each_event_is_fresh(imp: &Learner) -> CheckResult {
         expect_run(
             imp,
             &policy(4, 0.25, 2.0),
@@ -1092,7 +1074,7 @@ mod events {
         )
     }
 
-    pub fn json_shape(imp: &Implementation) -> CheckResult {
+    pub fn json_shape(imp: &Learner) -> CheckResult {
         let (rec, panicked) = record(
             imp,
             &policy(2, 0.25, 2.0),
@@ -1125,7 +1107,7 @@ mod events {
 mod privacy {
     use super::*;
 
-    pub fn no_detail_in_events_or_display(imp: &Implementation) -> CheckResult {
+    pub fn no_detail_in_events_or_display(imp: &Learner) -> CheckResult {
         const SECRET: &str = "Bearer sk-PRIVATE-42";
         let transient = TransientError::new(TransientReason::ServerError).with_detail(SECRET);
         let refusal = PermanentError::new(PermanentKind::Forbidden).with_detail(SECRET);
@@ -1160,14 +1142,14 @@ mod privacy {
 
 mod exhaustive {
     use super::*;
-    use crate::scenario::side_by_side;
+    use crate::view::side_by_side;
     use std::sync::atomic::AtomicUsize;
     use std::sync::Arc;
 
-    pub fn matches_reference_on_every_case(imp: &Implementation) -> CheckResult {
+    pub fn matches_reference_on_every_case(imp: &Learner) -> CheckResult {
         let progress = Arc::new(AtomicUsize::new(0));
-        crate::harness::watch_progress(Arc::clone(&progress), |number| {
-            let case = crate::exhaustive::cases().nth(number.saturating_sub(1));
+        crate::serve::watch_progress(Arc::clone(&progress), |number| {
+            let case = super::super::exhaustive::cases().nth(number.saturating_sub(1));
             let file = case.map(|c| {
                 c.to_scenario()
                     .to_toml("The case of the exhaustive check that never finished.")
@@ -1178,7 +1160,8 @@ mod exhaustive {
                 file.unwrap_or_default()
             )
         });
-        let Err(difference) = crate::exhaustive::compare_with_progress(imp, &progress) else {
+        let Err(difference) = super::super::exhaustive::compare_with_progress(imp, &progress)
+        else {
             return Ok(());
         };
         let file = difference.case.to_scenario().to_toml(&format!(

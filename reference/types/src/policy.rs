@@ -13,12 +13,12 @@ pub const DELAY_RANGE: std::ops::RangeInclusive<f64> = 0.0..=60.0;
 /// How often to try and how long to wait in between.
 ///
 /// The fields are public on purpose: an invalid policy can be built (or read from a file),
-/// and [`retry_request`](crate::retry_request) must refuse it before calling any callback.
+/// and `retry_request` (the build3 exercise) must refuse it before calling any callback.
 /// Deserializes from TOML or JSON; missing fields take their defaults and unknown fields
 /// are refused.
 ///
 /// ```
-/// use reference::RetryPolicy;
+/// use kit_types::RetryPolicy;
 /// let policy: RetryPolicy = toml::from_str("max_attempts = 5\nbase_delay = 1.0").unwrap();
 /// assert_eq!(policy.max_attempts, 5);
 /// assert_eq!(policy.max_delay, 2.0); // the default
@@ -88,7 +88,7 @@ impl RetryPolicy {
     /// range), then `base_delay <= max_delay`.
     ///
     /// ```
-    /// use reference::{PolicyError, RetryPolicy};
+    /// use kit_types::{PolicyError, RetryPolicy};
     /// let policy = RetryPolicy { max_attempts: 0, base_delay: f64::NAN, ..RetryPolicy::default() };
     /// assert_eq!(policy.validate(), Err(PolicyError::AttemptsOutOfRange(0)));
     /// assert_eq!(RetryPolicy::default().validate(), Ok(()));

@@ -2,8 +2,10 @@
 //!
 //! Nothing here really sleeps: `sleep` only writes the planned delay down.
 
-use crate::{Implementation, Reply};
-use reference::{RequestError, RetryError, RetryEvent, RetryPolicy};
+use super::{Learner, Reply};
+use crate::feedback::{same_secs, same_waits};
+use crate::panics::{CheckFailure, DeliberatePanic};
+use kit_types::{RequestError, RetryError, RetryEvent, RetryPolicy};
 use std::cell::RefCell;
 use std::fmt;
 use std::panic::{self, AssertUnwindSafe};
@@ -13,16 +15,6 @@ use std::panic::{self, AssertUnwindSafe};
 /// A correct implementation makes at most 5 calls: this is far above that and far below
 /// what would take noticeable time.
 pub const CALL_GUARD: u32 = 1_000;
-
-/// A failure the checks raise from inside a callback (for example when a loop runs away).
-/// The harness reports its text as the check's failure message.
-#[derive(Debug, Clone)]
-pub struct CheckFailure(pub String);
-
-/// The payload of a panic the grader raises on purpose inside a callback, to see whether
-/// the implementation lets it propagate.
-#[derive(Debug, Clone, Copy)]
-pub struct DeliberatePanic(pub Callback);
 
 /// The three callbacks an implementation receives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,13 +27,20 @@ pub enum Callback {
     Log,
 }
 
-impl fmt::Display for Callback {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
+impl Callback {
+    /// The callback's parameter name.
+    pub fn name(self) -> &'static str {
+        match self {
             Callback::Request => "request",
             Callback::Sleep => "sleep",
             Callback::Log => "log",
-        })
+        }
+    }
+}
+
+impl fmt::Display for Callback {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
     }
 }
 
@@ -121,7 +120,7 @@ impl Recording {
 /// caller decides what a panic means. Panics raised by the grader's own guards
 /// ([`CheckFailure`]) are passed on unchanged.
 pub fn record(
-    imp: &Implementation,
+    imp: &Learner,
     policy: &RetryPolicy,
     script: &Script,
     panic_in: Option<Callback>,
@@ -145,7 +144,7 @@ pub fn record(
             )));
         }
         if panic_in == Some(callback) {
-            panic::panic_any(DeliberatePanic(callback));
+            panic::panic_any(DeliberatePanic(callback.name()));
         }
         n
     };
@@ -173,16 +172,6 @@ pub fn record(
         Err(payload) if payload.is::<CheckFailure>() => panic::resume_unwind(payload),
         Err(payload) => (rec, Some(payload)),
     }
-}
-
-/// Whether two planned delays are the same, allowing for rounding in the last bits.
-pub fn same_secs(a: f64, b: f64) -> bool {
-    a == b || (a - b).abs() <= 1e-9 * a.abs().max(b.abs()) || (a.is_nan() && b.is_nan())
-}
-
-/// Whether two lists of waits are the same.
-pub fn same_waits(a: &[f64], b: &[f64]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| same_secs(*x, *y))
 }
 
 fn same_event(a: &RetryEvent, b: &RetryEvent) -> bool {
@@ -213,10 +202,7 @@ impl Recording {
 }
 
 /// A short, readable form of a float list: `[0.25, 0.5]`.
-pub fn fmt_waits(waits: &[f64]) -> String {
-    let items: Vec<String> = waits.iter().map(|w| format!("{w:?}")).collect();
-    format!("[{}]", items.join(", "))
-}
+pub use crate::feedback::fmt_secs as fmt_waits;
 
 /// A compact event list: `[#1 server_error retry 0.25s, #2 server_error stop (attempt_limit)]`.
 pub fn fmt_events(events: &[RetryEvent]) -> String {

@@ -18,12 +18,12 @@
 //!
 //! Cases come shortest first, so the first difference is a smallest one.
 
-use crate::harness::panic_message;
-use crate::outcome::is_stub_panic;
-use crate::recording::{record, CheckFailure, Recording, Script};
-use crate::scenario::{Scenario, ScenarioRun};
-use crate::{Implementation, Reply};
-use reference::{
+use super::recording::{record, Recording, Script};
+use super::scenario::Scenario;
+use super::{Learner, Reply};
+use crate::panics::{is_stub_panic, panic_message, CheckFailure};
+use crate::view::ScenarioRun;
+use kit_types::{
     PermanentError, PermanentKind, RequestError, RetryPolicy, TransientError, TransientReason,
 };
 use serde_json::json;
@@ -222,16 +222,16 @@ pub struct Difference {
 ///
 /// A learner's `todo!()` propagates (the harness reports it as unfinished); any other
 /// panic, and a runaway loop caught by the call guard, is a difference.
-pub fn compare(imp: &Implementation) -> Result<usize, Box<Difference>> {
+pub fn compare(imp: &Learner) -> Result<usize, Box<Difference>> {
     compare_with_progress(imp, &AtomicUsize::new(0))
 }
 
 /// [`compare`], storing the number of the case under way in `progress` before each run.
 pub fn compare_with_progress(
-    imp: &Implementation,
+    imp: &Learner,
     progress: &AtomicUsize,
 ) -> Result<usize, Box<Difference>> {
-    let reference = Implementation::reference();
+    let reference = super::reference();
     let mut count = 0;
     for (i, case) in cases().enumerate() {
         count += 1;
@@ -255,7 +255,7 @@ pub fn compare_with_progress(
     Ok(count)
 }
 
-fn guarded_record(imp: &Implementation, case: &Case) -> Result<Recording, String> {
+fn guarded_record(imp: &Learner, case: &Case) -> Result<Recording, String> {
     let run = panic::catch_unwind(AssertUnwindSafe(|| {
         record(imp, &case.policy, &case.script, None)
     }));
@@ -275,14 +275,10 @@ fn guarded_record(imp: &Implementation, case: &Case) -> Result<Recording, String
     }
 }
 
-fn render(
-    imp: &Implementation,
-    scenario: &Scenario,
-    recorded: Result<Recording, String>,
-) -> ScenarioRun {
+fn render(imp: &Learner, scenario: &Scenario, recorded: Result<Recording, String>) -> ScenarioRun {
     match recorded {
         // The scenario runner renders the same recording the same way every time.
-        Ok(_) => crate::scenario::run(imp, scenario),
+        Ok(_) => super::scenario::run(imp, scenario),
         Err(ending) => ScenarioRun::stopped(ending),
     }
 }
@@ -324,6 +320,6 @@ mod tests {
 
     #[test]
     fn the_reference_agrees_with_itself() {
-        assert!(compare(&Implementation::reference()).is_ok());
+        assert!(compare(&super::super::reference()).is_ok());
     }
 }

@@ -1,11 +1,12 @@
-//! How a check ended: what the harness process reports and what the grader concludes.
+//! How a job ended: what the child process reports, and what the grader concludes.
 
+use crate::view::ScenarioRun;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
-/// What a harness process writes to its report file once its check has returned.
+/// What a child process writes to its report file once its job has returned.
 ///
-/// A check whose process ends without writing one did not finish, whatever its exit status.
+/// A job whose process ends without writing one did not finish, whatever its exit status.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum Report {
@@ -30,9 +31,21 @@ pub enum Report {
         /// Where it panicked, when known.
         location: Option<String>,
     },
+    /// The kit's own code (a check, a fake, the reference) panicked: a bug in the kit.
+    KitBug {
+        /// The panic's message.
+        message: String,
+        /// Where it panicked, when known.
+        location: Option<String>,
+    },
+    /// A scenario ran; here is what it did.
+    Scenario {
+        /// The run, rendered.
+        run: ScenarioRun,
+    },
 }
 
-/// The three statuses a check can end with.
+/// The statuses a check can end with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
@@ -42,10 +55,13 @@ pub enum Status {
     Failed,
     /// The learner's function is still a stub.
     Unfinished,
+    /// The kit itself failed while checking: no verdict on the learner's code.
+    KitBug,
 }
 
-/// Why a check failed, for the one-word label after `FAILED`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// Why a check failed, for the label after `FAILED`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum FailureKind {
     /// The behaviour differed from the rules.
     Mismatch,
@@ -55,6 +71,30 @@ pub enum FailureKind {
     Crash,
     /// The process was still running when its time ran out.
     Timeout,
+    /// The process went over a resource limit (memory, file size, processes).
+    Limit,
+    /// The code under test left a process running after the check.
+    Leak,
+}
+
+impl FailureKind {
+    /// The label shown after `FAILED`, e.g. `did not finish`.
+    pub fn label(self) -> &'static str {
+        match self {
+            FailureKind::Mismatch => "mismatch",
+            FailureKind::Panic => "panicked",
+            FailureKind::Crash => "crashed",
+            FailureKind::Timeout => "did not finish",
+            FailureKind::Limit => "over a limit",
+            FailureKind::Leak => "left a process running",
+        }
+    }
+}
+
+impl fmt::Display for FailureKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.label())
+    }
 }
 
 /// How one check ended, as the grader reports it.
@@ -76,6 +116,11 @@ pub enum Outcome {
         /// The macro's message.
         message: String,
     },
+    /// The kit failed while running the check: no verdict.
+    KitBug {
+        /// What went wrong, and where.
+        message: String,
+    },
 }
 
 impl Outcome {
@@ -85,6 +130,7 @@ impl Outcome {
             Outcome::Passed => Status::Passed,
             Outcome::Failed { .. } => Status::Failed,
             Outcome::Unfinished { .. } => Status::Unfinished,
+            Outcome::KitBug { .. } => Status::KitBug,
         }
     }
 
@@ -95,29 +141,13 @@ impl Outcome {
             _ => None,
         }
     }
-}
 
-impl fmt::Display for FailureKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            FailureKind::Mismatch => "mismatch",
-            FailureKind::Panic => "panicked",
-            FailureKind::Crash => "crashed",
-            FailureKind::Timeout => "did not finish",
-        })
+    /// The failure's (or the kit bug's) message, if there is one.
+    pub fn message(&self) -> Option<&str> {
+        match self {
+            Outcome::Failed { message, .. } | Outcome::KitBug { message } => Some(message),
+            Outcome::Unfinished { message, .. } => Some(message),
+            Outcome::Passed => None,
+        }
     }
-}
-
-/// Whether a panic message is the one `todo!()` or `unimplemented!()` produce.
-///
-/// ```
-/// use grader::outcome::is_stub_panic;
-/// assert!(is_stub_panic("not yet implemented"));
-/// assert!(is_stub_panic("not implemented: write me"));
-/// assert!(!is_stub_panic("index out of bounds"));
-/// ```
-pub fn is_stub_panic(message: &str) -> bool {
-    ["not yet implemented", "not implemented"]
-        .iter()
-        .any(|m| message == *m || message.starts_with(&format!("{m}: ")))
 }

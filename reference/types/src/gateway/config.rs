@@ -6,7 +6,7 @@ use thiserror::Error;
 /// How one logical lookup may spend its budget, and when the breaker opens.
 ///
 /// ```
-/// use reference::GatewayConfig;
+/// use kit_types::GatewayConfig;
 /// let config = GatewayConfig::default();
 /// assert_eq!((config.deadline, config.max_attempts, config.attempt_timeout), (1.0, 3, 0.4));
 /// assert_eq!((config.failure_threshold, config.open_for), (3, 30.0));

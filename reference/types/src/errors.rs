@@ -14,7 +14,7 @@ use thiserror::Error;
 /// Serialized in snake_case: `"timeout"`, `"connection"`, `"server_error"`, `"rate_limited"`.
 ///
 /// ```
-/// use reference::TransientReason;
+/// use kit_types::TransientReason;
 /// assert_eq!(TransientReason::ServerError.to_string(), "server_error");
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -59,7 +59,7 @@ impl fmt::Display for TransientReason {
 /// A declared transient failure of one attempt.
 ///
 /// ```
-/// use reference::{TransientError, TransientReason};
+/// use kit_types::{TransientError, TransientReason};
 /// let e = TransientError::new(TransientReason::RateLimited)
 ///     .with_retry_after(1.5)
 ///     .with_detail("GET /jobs/7?token=secret");
@@ -152,7 +152,7 @@ impl fmt::Display for PermanentKind {
 /// A declared failure that another attempt will not fix.
 ///
 /// ```
-/// use reference::{PermanentError, PermanentKind};
+/// use kit_types::{PermanentError, PermanentKind};
 /// let e = PermanentError::new(PermanentKind::NotFound).with_status(404);
 /// assert_eq!(e.to_string(), "permanent failure: not_found (status 404)");
 /// ```
@@ -202,7 +202,7 @@ impl fmt::Display for PermanentError {
 /// What one call of a request callback may fail with.
 ///
 /// ```
-/// use reference::{RequestError, TransientError, TransientReason};
+/// use kit_types::{RequestError, TransientError, TransientReason};
 /// let e: RequestError = TransientError::new(TransientReason::Timeout).into();
 /// assert!(matches!(e, RequestError::Transient(_)));
 /// ```

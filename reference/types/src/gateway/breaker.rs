@@ -43,7 +43,7 @@ pub enum Admission {
 /// not (an integration rejection).
 ///
 /// ```
-/// use reference::{Admission, Breaker, BreakerState};
+/// use kit_types::{Admission, Breaker, BreakerState};
 /// let breaker = Breaker::new(2, 30.0);
 /// breaker.record_failure(0.0);
 /// breaker.record_failure(1.0);

@@ -4,11 +4,11 @@
 //! sleeps), runs the learner's lookups, and compares outcomes, attempts, provider calls,
 //! sleeps, counters and the breaker with `../shared/spec/stage8-gateway.md`.
 
-use super::{Check, CheckResult, Group};
-use crate::recording::CheckFailure;
-use crate::{Implementation, TestGateway};
-use reference::gateway::fakes::{Call, FakeClock, ScriptedProvider, Step};
-use reference::{
+use super::{Learner, TestGateway};
+use crate::group::CheckResult;
+use crate::panics::CheckFailure;
+use kit_types::gateway::fakes::{Call, FakeClock, ScriptedProvider, Step};
+use kit_types::{
     Availability, BreakerState, Clock, Failure, FailureCode, Gateway, GatewayConfig, Lookup,
     Outcome, TransportFailure,
 };
@@ -16,26 +16,7 @@ use std::panic;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
-/// The stage8 group.
-pub const GROUP: Group = Group {
-    name: "stage8",
-    function: "lookup_availability",
-    checks: CHECKS,
-};
-
-macro_rules! checks {
-    ($($module:ident :: $name:ident),* $(,)?) => {
-        const CHECKS: &[Check] = &[
-            $(Check {
-                name: concat!(stringify!($module), "::", stringify!($name)),
-                run: $module::$name,
-                min_timeout: Duration::ZERO,
-            },)*
-        ];
-    };
-}
-
-checks![
+crate::checks! { Learner;
     facts::fixture_503_503_200,
     facts::transient_failures_are_retried,
     facts::rate_limited_is_never_retried,
@@ -56,7 +37,7 @@ checks![
     breaker::failed_probe_opens_again,
     no_fallback::failed_lookups_are_never_available,
     counters::concurrent_lookups_add_up,
-];
+}
 
 // ---------- building blocks ----------
 
@@ -107,18 +88,18 @@ fn available(flag: bool) -> Outcome {
     })
 }
 
-fn lookup(imp: &Implementation, g: &TestGateway) -> Lookup {
+fn lookup(imp: &Learner, g: &TestGateway) -> Lookup {
     (imp.lookup_availability)(g, ITEM)
 }
 
 /// What a gateway saw, for failure messages.
 fn observed(g: &TestGateway) -> String {
-    let mut fields = crate::scenario::gateway::observed_fields(g);
-    fields.push(crate::scenario::Field::line(
+    let mut fields = super::scenario::observed_fields(g);
+    fields.push(crate::view::Field::line(
         "clock",
         format!("t={:.3}", g.clock().now()),
     ));
-    let lines: Vec<String> = crate::scenario::render_fields(&fields)
+    let lines: Vec<String> = crate::view::render_fields(&fields)
         .into_iter()
         .map(|l| format!("  {l}"))
         .collect();
@@ -135,7 +116,7 @@ fn ensure(ok: bool, what: impl FnOnce() -> String) -> CheckResult {
 
 /// One lookup on a fresh gateway: outcome, attempts and sleeps as expected.
 fn expect_single(
-    imp: &Implementation,
+    imp: &Learner,
     cfg: GatewayConfig,
     steps: Vec<Step>,
     outcome: Outcome,
@@ -168,7 +149,7 @@ fn expect_single(
             "counters read logical_lookups {}, attempts {}; expected 1 and {attempts}: one lookup, every outbound attempt.",
             counters.logical_lookups, counters.attempts
         ))
-    } else if !crate::recording::same_waits(&slept, sleeps) {
+    } else if !crate::feedback::same_waits(&slept, sleeps) {
         Some(format!("the clock slept {slept:?}; expected {sleeps:?}."))
     } else {
         None
@@ -220,7 +201,7 @@ fn each(results: impl IntoIterator<Item = CheckResult>) -> CheckResult {
 mod facts {
     use super::*;
 
-    pub fn fixture_503_503_200(imp: &Implementation) -> CheckResult {
+    pub fn fixture_503_503_200(imp: &Learner) -> CheckResult {
         expect_single(
             imp,
             GatewayConfig::default(),
@@ -237,7 +218,7 @@ mod facts {
         )
     }
 
-    pub fn transient_failures_are_retried(imp: &Implementation) -> CheckResult {
+    pub fn transient_failures_are_retried(imp: &Learner) -> CheckResult {
         let firsts = [
             Step::fail(TransportFailure::Timeout),
             Step::fail(TransportFailure::Connection),
@@ -258,7 +239,7 @@ mod facts {
         }))
     }
 
-    pub fn rate_limited_is_never_retried(imp: &Implementation) -> CheckResult {
+    pub fn rate_limited_is_never_retried(imp: &Learner) -> CheckResult {
         let headers = [None, Some("0"), Some("1"), Some("3600"), Some("soon")];
         each(headers.into_iter().map(|h| {
             let step = match h {
@@ -278,7 +259,7 @@ mod facts {
         }))
     }
 
-    pub fn not_found_is_missing(imp: &Implementation) -> CheckResult {
+    pub fn not_found_is_missing(imp: &Learner) -> CheckResult {
         expect_single(
             imp,
             GatewayConfig::default(),
@@ -290,7 +271,7 @@ mod facts {
         )
     }
 
-    pub fn integration_rejections(imp: &Implementation) -> CheckResult {
+    pub fn integration_rejections(imp: &Learner) -> CheckResult {
         each([400, 401, 403].into_iter().map(|s| {
             expect_single(
                 imp,
@@ -304,7 +285,7 @@ mod facts {
         }))
     }
 
-    pub fn unexpected_statuses(imp: &Implementation) -> CheckResult {
+    pub fn unexpected_statuses(imp: &Learner) -> CheckResult {
         each([500, 501, 418, 301, 201, 204].into_iter().map(|s| {
             expect_single(
                 imp,
@@ -318,7 +299,7 @@ mod facts {
         }))
     }
 
-    pub fn invalid_payloads(imp: &Implementation) -> CheckResult {
+    pub fn invalid_payloads(imp: &Learner) -> CheckResult {
         let bodies = [
             "",
             "not json",
@@ -328,7 +309,7 @@ mod facts {
             r#"{"item_id":"bike-8","available":true}"#,
         ];
         each(bodies.into_iter().map(|body| {
-            let reply = reference::ProviderReply {
+            let reply = kit_types::ProviderReply {
                 status: 200,
                 body: body.into(),
                 retry_after: None,
@@ -346,7 +327,7 @@ mod facts {
         }))
     }
 
-    pub fn at_most_max_attempts(imp: &Implementation) -> CheckResult {
+    pub fn at_most_max_attempts(imp: &Learner) -> CheckResult {
         each(
             [
                 (1, vec![]),
@@ -376,7 +357,7 @@ mod facts {
 mod budget {
     use super::*;
 
-    pub fn attempt_timeout_shrinks_with_the_budget(imp: &Implementation) -> CheckResult {
+    pub fn attempt_timeout_shrinks_with_the_budget(imp: &Learner) -> CheckResult {
         // Every attempt times out: 0.4 + 0.05 + 0.4 + 0.1 leaves 0.05 for the third.
         let g = gateway(
             GatewayConfig::default(),
@@ -438,7 +419,7 @@ mod budget {
         })
     }
 
-    pub fn sleeps_end_before_the_deadline(imp: &Implementation) -> CheckResult {
+    pub fn sleeps_end_before_the_deadline(imp: &Learner) -> CheckResult {
         let cases = [
             (GatewayConfig::default(), Step::status(503).taking(0.3)),
             (
@@ -477,7 +458,7 @@ mod budget {
         }))
     }
 
-    pub fn long_retry_after_never_extends_the_deadline(imp: &Implementation) -> CheckResult {
+    pub fn long_retry_after_never_extends_the_deadline(imp: &Learner) -> CheckResult {
         let result = expect_single(
             imp,
             GatewayConfig::default(),
@@ -499,7 +480,7 @@ mod budget {
         result.and(within_deadline(&g, 0.0, 1.0))
     }
 
-    pub fn deadline_shorter_than_first_backoff(imp: &Implementation) -> CheckResult {
+    pub fn deadline_shorter_than_first_backoff(imp: &Learner) -> CheckResult {
         expect_single(
             imp,
             config(|c| c.deadline = 0.03),
@@ -516,11 +497,11 @@ mod budget {
 mod breaker {
     use super::*;
 
-    fn lookups(imp: &Implementation, g: &TestGateway, n: usize) -> Vec<Lookup> {
+    fn lookups(imp: &Learner, g: &TestGateway, n: usize) -> Vec<Lookup> {
         (0..n).map(|_| lookup(imp, g)).collect()
     }
 
-    pub fn open_breaker_rejects_without_calling_the_provider(imp: &Implementation) -> CheckResult {
+    pub fn open_breaker_rejects_without_calling_the_provider(imp: &Learner) -> CheckResult {
         let g = gateway(GatewayConfig::default(), vec![Step::status(503)]);
         lookups(imp, &g, 3);
         let calls = g.provider().calls().len();
@@ -548,7 +529,7 @@ mod breaker {
         )
     }
 
-    pub fn exhaustion_is_one_failure(imp: &Implementation) -> CheckResult {
+    pub fn exhaustion_is_one_failure(imp: &Learner) -> CheckResult {
         let g = gateway(GatewayConfig::default(), vec![Step::status(503)]);
         for n in 1..=2 {
             let got = lookup(imp, &g);
@@ -571,7 +552,7 @@ mod breaker {
         Ok(())
     }
 
-    pub fn unhealthy_failures_count(imp: &Implementation) -> CheckResult {
+    pub fn unhealthy_failures_count(imp: &Learner) -> CheckResult {
         let steps = [
             Step::status(429),
             Step::status(500),
@@ -597,7 +578,7 @@ mod breaker {
         }))
     }
 
-    pub fn missing_and_rejections_do_not_count(imp: &Implementation) -> CheckResult {
+    pub fn missing_and_rejections_do_not_count(imp: &Learner) -> CheckResult {
         // Per lookup: fail, fail, missing, fail, fail -> the missing resets the count.
         let clock = FakeClock::new();
         let provider = guarded(clock.clone(), |c| {
@@ -646,7 +627,7 @@ mod breaker {
         OtherDone,
     }
 
-    pub fn half_open_lets_exactly_one_probe(imp: &Implementation) -> CheckResult {
+    pub fn half_open_lets_exactly_one_probe(imp: &Learner) -> CheckResult {
         let clock = FakeClock::new();
         let phase = Arc::new((Mutex::new(Phase::Opening), Condvar::new()));
         let shared = Arc::clone(&phase);
@@ -747,7 +728,7 @@ mod breaker {
         )
     }
 
-    pub fn failed_probe_opens_again(imp: &Implementation) -> CheckResult {
+    pub fn failed_probe_opens_again(imp: &Learner) -> CheckResult {
         let g = gateway(GatewayConfig::default(), vec![Step::status(503)]);
         lookups(imp, &g, 3);
         g.clock().advance(30.0);
@@ -778,14 +759,14 @@ mod breaker {
 mod no_fallback {
     use super::*;
 
-    pub fn failed_lookups_are_never_available(imp: &Implementation) -> CheckResult {
+    pub fn failed_lookups_are_never_available(imp: &Learner) -> CheckResult {
         let scripts = [
             vec![Step::status(503)],
             vec![Step::fail(TransportFailure::Timeout)],
             vec![Step::status(429)],
             vec![Step::status(500)],
             vec![Step::status(401)],
-            vec![Step::reply(reference::ProviderReply {
+            vec![Step::reply(kit_types::ProviderReply {
                 status: 200,
                 body: "{}".into(),
                 retry_after: None,
@@ -812,7 +793,7 @@ mod no_fallback {
     }
 
     /// Four lookups: enough to open the breaker and see its rejection too.
-    fn lookups_all(imp: &Implementation, g: &TestGateway) -> Vec<Lookup> {
+    fn lookups_all(imp: &Learner, g: &TestGateway) -> Vec<Lookup> {
         (0..4).map(|_| lookup(imp, g)).collect()
     }
 }
@@ -848,7 +829,7 @@ mod counters {
         [1, 2, 3, 3, 1, 1][pattern]
     }
 
-    pub fn concurrent_lookups_add_up(imp: &Implementation) -> CheckResult {
+    pub fn concurrent_lookups_add_up(imp: &Learner) -> CheckResult {
         for round in 1..=ROUNDS {
             // Each thread keeps its own fake time, and the breaker never opens, so every
             // lookup's attempts are known in advance.

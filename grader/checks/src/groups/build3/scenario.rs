@@ -20,15 +20,17 @@
 //!
 //! A run records every call, wait and event and is rendered as a [`ScenarioRun`].
 
-use super::{panic_ending, Field, ScenarioError, ScenarioRun};
-use crate::harness::panic_message;
-use crate::recording::{describe_error, record, CheckFailure, Recording, Script};
-use crate::{Implementation, Reply};
-use reference::fetch::{fetch, HttpReply};
-use reference::{
+use super::recording::{describe_error, record, Recording, Script};
+use super::{Learner, Reply};
+use crate::panics::{panic_message, CheckFailure};
+use crate::scenario::{panic_ending, ScenarioError};
+use crate::view::{Field, ScenarioRun};
+use kit_types::HttpReply;
+use kit_types::{
     PermanentError, PermanentKind, RequestError, RetryEvent, RetryPolicy, TransientError,
     TransientReason,
 };
+use reference::fetch;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::panic::{self, AssertUnwindSafe};
@@ -87,11 +89,27 @@ pub struct Scenario {
 }
 
 impl Scenario {
+    /// Reads and parses a scenario file.
+    pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
+        let text =
+            std::fs::read_to_string(path).map_err(|e| ScenarioError::unreadable(path, &e))?;
+        Scenario::parse(path, &text)
+    }
+
+    /// One line describing the policy the run uses.
+    pub fn settings(&self) -> String {
+        let p = &self.policy;
+        format!(
+            "policy:  method {:?}, max_attempts {}, base_delay {:?}, max_delay {:?}",
+            p.method, p.max_attempts, p.base_delay, p.max_delay
+        )
+    }
+
     /// Parses scenario text; `path` is used in error messages only.
     pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
         let file: FileSpec =
             toml::from_str(text).map_err(|e| ScenarioError::from_toml(path, text, &e))?;
-        let (steps, forever) = super::outcomes(
+        let (steps, forever) = crate::scenario::outcomes(
             path,
             text,
             file.outcome,
@@ -229,7 +247,7 @@ pub fn event_json(e: &RetryEvent) -> String {
 
 /// Runs `scenario` against `imp` in this process. Loops are the caller's concern: the grader
 /// runs this inside a harness process with a timeout.
-pub fn run(imp: &Implementation, scenario: &Scenario) -> ScenarioRun {
+pub fn run(imp: &Learner, scenario: &Scenario) -> ScenarioRun {
     let attempt = panic::catch_unwind(AssertUnwindSafe(|| {
         record(imp, &scenario.policy, &scenario.script, None)
     }));

@@ -1,0 +1,201 @@
+//! A failure message, laid out the same way for every group: a one-line summary, then the
+//! input, what the learner's code did, what the rule expects, and where they first part.
+//!
+//! ```text
+//! request was called 4 time(s); the rule expects 3.
+//!
+//! input:
+//!   policy:   method "GET", max_attempts 3, base_delay 0.25, max_delay 2.0
+//!   request:  call 1 → transient server_error
+//!             every later call → the same
+//! your code did:
+//!   calls:    4
+//!   …
+//! the rule expects:
+//!   calls:    3
+//!   …
+//! first difference: calls — 4, expected 3.
+//! why: 4 calls under max_attempts = 3: the first call is attempt 1, so 3 calls in all.
+//! ```
+//!
+//! The first line stands alone: the grader's one-line list of further failures shows it.
+//! This module depends only on [`crate::view`].
+
+use crate::view::{render_fields, Field};
+
+/// One failure, in the shared layout.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Feedback {
+    /// One line: what differs first.
+    pub summary: String,
+    /// What the check gave the code: settings and scripts, every field.
+    pub input: Vec<Field>,
+    /// What the learner's code did.
+    pub did: Vec<Field>,
+    /// What the rule expects, in the same fields.
+    pub expected: Vec<Field>,
+    /// The first field where they part, and how.
+    pub difference: Option<String>,
+    /// The rule behind it, or the likely cause when the check can tell.
+    pub why: String,
+}
+
+impl Feedback {
+    /// A failure with a summary and a reason; add the sections with the builder methods.
+    pub fn new(summary: impl Into<String>, why: impl Into<String>) -> Self {
+        Feedback {
+            summary: summary.into(),
+            input: Vec::new(),
+            did: Vec::new(),
+            expected: Vec::new(),
+            difference: None,
+            why: why.into(),
+        }
+    }
+
+    /// Sets the input section.
+    pub fn input(mut self, fields: Vec<Field>) -> Self {
+        self.input = fields;
+        self
+    }
+
+    /// Sets what the code did.
+    pub fn did(mut self, fields: Vec<Field>) -> Self {
+        self.did = fields;
+        self
+    }
+
+    /// Sets what the rule expects.
+    pub fn expected(mut self, fields: Vec<Field>) -> Self {
+        self.expected = fields;
+        self
+    }
+
+    /// Sets the first difference.
+    pub fn difference(mut self, text: impl Into<String>) -> Self {
+        self.difference = Some(text.into());
+        self
+    }
+
+    /// Fills `difference` from the first field where `did` and `expected` disagree.
+    pub fn first_difference(mut self) -> Self {
+        self.difference = first_difference(&self.did, &self.expected);
+        self
+    }
+
+    /// The message, as the grader prints it.
+    pub fn render(&self) -> String {
+        let mut out = vec![self.summary.clone()];
+        for (title, fields) in [
+            ("input:", &self.input),
+            ("your code did:", &self.did),
+            ("the rule expects:", &self.expected),
+        ] {
+            if fields.is_empty() {
+                continue;
+            }
+            out.push(String::new());
+            out.push(title.to_string());
+            out.extend(render_fields(fields).into_iter().map(|l| format!("  {l}")));
+        }
+        out.push(String::new());
+        if let Some(d) = &self.difference {
+            out.push(format!("first difference: {d}"));
+        }
+        out.push(format!("why: {}", self.why));
+        out.join("\n")
+    }
+}
+
+impl From<Feedback> for String {
+    fn from(f: Feedback) -> String {
+        f.render()
+    }
+}
+
+/// `name — yours, expected theirs.` for the first field that differs, comparing fields of
+/// the same name.
+///
+/// ```
+/// use grader_checks::view::Field;
+/// use grader_checks::feedback::first_difference;
+/// let did = [Field::line("calls", "4"), Field::line("waits", "[]")];
+/// let want = [Field::line("calls", "3"), Field::line("waits", "[]")];
+/// assert_eq!(first_difference(&did, &want).unwrap(), "calls — 4, expected 3.");
+/// ```
+pub fn first_difference(did: &[Field], expected: &[Field]) -> Option<String> {
+    for want in expected {
+        let Some(got) = did.iter().find(|f| f.name == want.name) else {
+            continue;
+        };
+        if got.lines == want.lines {
+            continue;
+        }
+        let line = |f: &Field| match f.lines.as_slice() {
+            [one] => one.clone(),
+            [] => "(none)".to_string(),
+            many => format!("[{}]", many.join("; ")),
+        };
+        // For lists, name the first item that differs.
+        if got.lines.len() > 1 || want.lines.len() > 1 {
+            let at = got
+                .lines
+                .iter()
+                .zip(&want.lines)
+                .position(|(a, b)| a != b)
+                .unwrap_or(got.lines.len().min(want.lines.len()));
+            let item = |f: &Field| f.lines.get(at).cloned().unwrap_or_else(|| "(none)".into());
+            return Some(format!(
+                "{} item {} — {}, expected {}.",
+                want.name,
+                at + 1,
+                item(got),
+                item(want)
+            ));
+        }
+        return Some(format!(
+            "{} — {}, expected {}.",
+            want.name,
+            line(got),
+            line(want)
+        ));
+    }
+    None
+}
+
+/// Whether two planned delays are the same, allowing for rounding in the last bits.
+///
+/// ```
+/// use grader_checks::feedback::same_secs;
+/// assert!(same_secs(0.1 + 0.2, 0.3));
+/// assert!(same_secs(f64::NAN, f64::NAN));
+/// assert!(!same_secs(0.25, 0.5));
+/// ```
+pub fn same_secs(a: f64, b: f64) -> bool {
+    a == b || (a - b).abs() <= 1e-9 * a.abs().max(b.abs()) || (a.is_nan() && b.is_nan())
+}
+
+/// Whether two lists of delays are the same (see [`same_secs`]).
+pub fn same_waits(a: &[f64], b: &[f64]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| same_secs(*x, *y))
+}
+
+/// A float list as people read it: `[0.25, 0.5]`, with `NaN` and `inf` spelled out.
+pub fn fmt_secs(values: &[f64]) -> String {
+    let items: Vec<String> = values.iter().map(|w| format!("{w:?}")).collect();
+    format!("[{}]", items.join(", "))
+}
+
+/// `n thing` or `n things`.
+///
+/// ```
+/// assert_eq!(grader_checks::feedback::plural(1, "call"), "1 call");
+/// assert_eq!(grader_checks::feedback::plural(3, "call"), "3 calls");
+/// ```
+pub fn plural(n: u64, thing: &str) -> String {
+    if n == 1 {
+        format!("1 {thing}")
+    } else {
+        format!("{n} {thing}s")
+    }
+}

@@ -1,0 +1,117 @@
+//! What a group is: its name, its checks, its scenario format, and how it runs a job.
+//!
+//! A group's checks are plain functions over that group's learner type (the function the
+//! learner writes, as a function pointer), returning `Err(message)` when what they observed
+//! differs from the lesson's rules. The child process runs one check at a time (see
+//! [`crate::serve`]), so a check may panic, loop or crash without taking the grader with it.
+//!
+//! The parent process never sees the learner type: it works with [`Group`], which names the
+//! checks and holds plain function pointers for everything else.
+
+use crate::report::Report;
+use crate::scenario::ScenarioError;
+use crate::view::ScenarioRun;
+use std::path::Path;
+use std::time::Duration;
+
+/// What a check returns: `Err` holds the message shown to the learner.
+pub type CheckResult = Result<(), String>;
+
+/// A check's name and the least time it is given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CheckInfo {
+    /// A libtest-style path, e.g. `fixtures::third_attempt_success`.
+    pub name: &'static str,
+    /// The least time this check is given, whatever `--timeout` says (an exhaustive check
+    /// runs hundreds of thousands of cases).
+    pub min_timeout: Duration,
+}
+
+/// One named check over learner type `L`.
+#[derive(Debug)]
+pub struct Check<L> {
+    /// Its name and time.
+    pub info: CheckInfo,
+    /// Runs the check against one implementation.
+    pub run: fn(&L) -> CheckResult,
+}
+
+/// What a child process is asked to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Job {
+    /// Run the check of this name.
+    Check(String),
+    /// Run the scenario file at this path and report the run.
+    Scenario(std::path::PathBuf),
+}
+
+/// A scenario file of a group, parsed: what the run uses, in one line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScenarioSummary {
+    /// The settings the run uses, e.g. `policy: method "GET", max_attempts 3, …`.
+    pub settings: String,
+}
+
+/// One exercise group, as the parent process sees it.
+#[derive(Debug)]
+pub struct Group {
+    /// The group's name on the command line, e.g. `build3`.
+    pub name: &'static str,
+    /// The lesson's title, as `exercises/<group>/info.toml` gives it.
+    pub title: &'static str,
+    /// The learner's function the checks call.
+    pub function: &'static str,
+    /// The checks, in the order they are listed.
+    pub checks: &'static [CheckInfo],
+    /// What to tell a learner whose code never finished a check: the stops this lesson's
+    /// loops need.
+    pub stop_hint: &'static str,
+    /// Parses a scenario file of this group (`path` for messages, `text` its content).
+    pub parse_scenario: fn(&Path, &str) -> Result<ScenarioSummary, ScenarioError>,
+    /// Runs a scenario file's text on the reference, in this process.
+    pub run_scenario_on_reference: fn(&Path, &str) -> Result<ScenarioRun, ScenarioError>,
+    /// Runs one job on the reference, in this process (the child side of
+    /// `--against reference`).
+    pub run_reference: fn(&Job) -> Report,
+}
+
+impl Group {
+    /// The check called `name`, if there is one.
+    pub fn check(&self, name: &str) -> Option<&'static CheckInfo> {
+        self.checks.iter().find(|c| c.name == name)
+    }
+}
+
+/// Declares a group's checks once, as both the typed list the child runs and the names the
+/// parent lists, so the two can never disagree:
+///
+/// ```ignore
+/// checks! { Learner;
+///     fixtures::third_attempt_success,
+///     exhaustive::matches_reference_on_every_case => 120 s,
+/// }
+/// ```
+///
+/// defines `CHECKS: &[Check<Learner>]` and `CHECK_INFO: &[CheckInfo]` in the calling module.
+#[macro_export]
+macro_rules! checks {
+    ($learner:ty; $($module:ident :: $name:ident $(=> $secs:literal s)?),* $(,)?) => {
+        /// The checks, typed: what the child process runs.
+        pub const CHECKS: &[$crate::group::Check<$learner>] = &[
+            $($crate::group::Check {
+                info: $crate::group::CheckInfo {
+                    name: concat!(stringify!($module), "::", stringify!($name)),
+                    min_timeout: ::std::time::Duration::from_secs(0 $(+ $secs)?),
+                },
+                run: $module::$name,
+            },)*
+        ];
+        /// The checks' names and times: what the parent process lists.
+        pub const CHECK_INFO: &[$crate::group::CheckInfo] = &[
+            $($crate::group::CheckInfo {
+                name: concat!(stringify!($module), "::", stringify!($name)),
+                min_timeout: ::std::time::Duration::from_secs(0 $(+ $secs)?),
+            },)*
+        ];
+    };
+}

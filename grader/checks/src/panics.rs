@@ -1,0 +1,161 @@
+//! Panics in a check: what a payload says, where it was raised, and whose code raised it.
+//!
+//! A check runs the learner's function inside `catch_unwind`. What comes out is sorted here:
+//! a [`CheckFailure`] is the check's own verdict, `todo!()` means the function is unfinished,
+//! a panic raised in the kit's own source is a bug in the kit, and anything else is the
+//! learner's. This module depends on nothing else in the crate.
+
+use std::any::Any;
+use std::sync::Mutex;
+
+/// A failure a check raises from inside a callback, for example when a loop runs away: its
+/// text is the check's failure message.
+#[derive(Debug, Clone)]
+pub struct CheckFailure(pub String);
+
+/// The payload of a panic a check raises on purpose inside a callback, to see whether the
+/// learner's function lets it propagate. It names the callback.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DeliberatePanic(pub &'static str);
+
+/// Where the last panic happened, recorded by [`install_quiet_hook`].
+static LAST_LOCATION: Mutex<Option<String>> = Mutex::new(None);
+
+/// Replaces the default panic hook with one that prints nothing and records where the
+/// panic happened: the grader writes its own account of every panic.
+pub fn install_quiet_hook() {
+    std::panic::set_hook(Box::new(|info| {
+        let location = info
+            .location()
+            .map(|l| format!("{}:{}:{}", l.file(), l.line(), l.column()));
+        if let Ok(mut last) = LAST_LOCATION.lock() {
+            *last = location;
+        }
+    }));
+}
+
+/// Where the last panic happened (`file:line:column`), if the quiet hook saw one.
+pub fn take_location() -> Option<String> {
+    LAST_LOCATION.lock().ok().and_then(|mut l| l.take())
+}
+
+/// The text of a panic payload, as `panic!` formats it.
+///
+/// ```
+/// let payload = std::panic::catch_unwind(|| panic!("boom {}", 7)).unwrap_err();
+/// assert_eq!(grader_checks::panics::panic_message(payload.as_ref()), "boom 7");
+/// ```
+pub fn panic_message(payload: &(dyn Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        s.to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else if let Some(CheckFailure(s)) = payload.downcast_ref::<CheckFailure>() {
+        s.clone()
+    } else if let Some(kit_types::gateway::fakes::LoopGuard(s)) =
+        payload.downcast_ref::<kit_types::gateway::fakes::LoopGuard>()
+    {
+        s.clone()
+    } else if let Some(DeliberatePanic(callback)) = payload.downcast_ref::<DeliberatePanic>() {
+        format!("the check's deliberate panic in {callback}")
+    } else {
+        "a panic with a non-text payload".to_string()
+    }
+}
+
+/// Whether a panic message is the one `todo!()` or `unimplemented!()` produce.
+///
+/// ```
+/// use grader_checks::panics::is_stub_panic;
+/// assert!(is_stub_panic("not yet implemented"));
+/// assert!(is_stub_panic("not implemented: write me"));
+/// assert!(!is_stub_panic("index out of bounds"));
+/// ```
+pub fn is_stub_panic(message: &str) -> bool {
+    ["not yet implemented", "not implemented"]
+        .iter()
+        .any(|m| message == *m || message.starts_with(&format!("{m}: ")))
+}
+
+/// The folders of the kit's own code that runs inside a check: a panic raised there (other
+/// than a check's deliberate ones) is a bug in the kit, never the learner's failure.
+const KIT_SOURCES: [&str; 4] = [
+    "grader/checks/src/",
+    "reference/types/src/",
+    "reference/src/",
+    "grader/src/",
+];
+
+/// Whether `location` (`file:line:column`, as a panic reports it) is in the kit's own code.
+///
+/// ```
+/// use grader_checks::panics::in_kit_source;
+/// assert!(in_kit_source("grader/checks/src/groups/build3/checks.rs:10:5"));
+/// assert!(in_kit_source("/home/me/kit/reference/types/src/gateway/fakes.rs:3:1"));
+/// assert!(!in_kit_source("practice/src/lib.rs:40:5"));
+/// assert!(!in_kit_source("grader/tests/support/impls.rs:7:9"));
+/// assert!(!in_kit_source("/rustc/abc/library/core/src/time.rs:1:1"));
+/// ```
+pub fn in_kit_source(location: &str) -> bool {
+    let file = location.replace('\\', "/");
+    KIT_SOURCES
+        .iter()
+        .any(|dir| file.starts_with(dir) || file.contains(&format!("/{dir}")))
+}
+
+/// Whose a caught panic is, and what it means for the check.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Caught {
+    /// A check's own verdict, raised from inside a callback.
+    Verdict(String),
+    /// The learner's function reached `todo!()` or `unimplemented!()`.
+    Unfinished {
+        /// The macro's message.
+        message: String,
+        /// Where, when known.
+        location: Option<String>,
+    },
+    /// The learner's code panicked.
+    Learner {
+        /// The panic's message.
+        message: String,
+        /// Where, when known.
+        location: Option<String>,
+    },
+    /// The kit's own code panicked: a bug in the kit.
+    Kit {
+        /// The panic's message.
+        message: String,
+        /// Where, when known.
+        location: Option<String>,
+    },
+}
+
+/// Sorts a payload caught around a check (call it right after the panic: it reads the
+/// location the quiet hook recorded).
+pub fn classify(payload: &(dyn Any + Send)) -> Caught {
+    if let Some(CheckFailure(message)) = payload.downcast_ref::<CheckFailure>() {
+        return Caught::Verdict(message.clone());
+    }
+    if let Some(kit_types::gateway::fakes::LoopGuard(message)) =
+        payload.downcast_ref::<kit_types::gateway::fakes::LoopGuard>()
+    {
+        return Caught::Verdict(message.clone());
+    }
+    let message = panic_message(payload);
+    let location = take_location();
+    if is_stub_panic(&message) {
+        return Caught::Unfinished { message, location };
+    }
+    if payload.is::<DeliberatePanic>() {
+        // A check let its own deliberate panic escape: the check is wrong, not the learner.
+        return Caught::Kit {
+            message: format!("{message} escaped the check"),
+            location,
+        };
+    }
+    match &location {
+        Some(at) if in_kit_source(at) => Caught::Kit { message, location },
+        _ => Caught::Learner { message, location },
+    }
+}

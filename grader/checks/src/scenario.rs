@@ -1,0 +1,141 @@
+//! What every group's scenario files share: errors that point at a line, the `[[outcome]]`
+//! list, the `exercise` key that names the group, and how a run that panicked ends.
+//!
+//! Each group reads its own format (see `groups::*::scenario`); a file names its group with a
+//! top-level `exercise = "stage8"`, and a file without one is a build3 scenario (the first
+//! format the kit had).
+
+use crate::panics::{is_stub_panic, panic_message};
+use serde::Deserialize;
+use std::any::Any;
+use std::path::{Path, PathBuf};
+use thiserror::Error;
+
+/// A scenario file that could not be used, with the place to look.
+#[derive(Debug, Error, PartialEq, Eq)]
+#[error("{}", self.located())]
+pub struct ScenarioError {
+    /// The file.
+    pub path: PathBuf,
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column.
+    pub column: usize,
+    /// What is wrong, naming the key.
+    pub message: String,
+}
+
+impl ScenarioError {
+    /// An error at byte `offset` of `text`.
+    pub fn at(path: &Path, text: &str, offset: usize, message: String) -> Self {
+        let before = &text[..offset.min(text.len())];
+        let line = before.matches('\n').count() + 1;
+        let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+        ScenarioError {
+            path: path.to_path_buf(),
+            line,
+            column,
+            message,
+        }
+    }
+
+    /// An error from the TOML parser, placed where it points.
+    pub fn from_toml(path: &Path, text: &str, e: &toml::de::Error) -> Self {
+        let offset = e.span().map_or(0, |s| s.start);
+        ScenarioError::at(path, text, offset, e.message().trim_end().to_string())
+    }
+}
+
+/// The `[[outcome]]` list the formats share: at least one entry, each converted by
+/// `convert`, and `forever` allowed only on the last. Returns the converted outcomes and
+/// whether the last one repeats.
+pub fn outcomes<S, T>(
+    path: &Path,
+    text: &str,
+    specs: Vec<toml::Spanned<S>>,
+    first_call: &str,
+    forever: impl Fn(&S) -> bool,
+    convert: impl Fn(&S) -> Result<T, String>,
+) -> Result<(Vec<T>, bool), ScenarioError> {
+    let error = |offset: usize, message: String| ScenarioError::at(path, text, offset, message);
+    if specs.is_empty() {
+        return Err(error(
+            text.len(),
+            format!("no [[outcome]]: add what {first_call}"),
+        ));
+    }
+    let count = specs.len();
+    let mut converted = Vec::with_capacity(count);
+    let mut repeat = false;
+    for (i, spanned) in specs.into_iter().enumerate() {
+        let (at, n) = (spanned.span().start, i + 1);
+        let spec = spanned.into_inner();
+        repeat = forever(&spec);
+        if repeat && n != count {
+            return Err(error(
+                at,
+                format!("outcome {n}: `forever` only goes on the last outcome"),
+            ));
+        }
+        converted.push(convert(&spec).map_err(|m| error(at, format!("outcome {n}: {m}")))?);
+    }
+    Ok((converted, repeat))
+}
+
+impl ScenarioError {
+    /// `path:line:column: message`, or `path: message` when the error has no place in the
+    /// file (it could not be read at all).
+    fn located(&self) -> String {
+        if self.line == 0 {
+            format!("{}: {}", self.path.display(), self.message)
+        } else {
+            format!(
+                "{}:{}:{}: {}",
+                self.path.display(),
+                self.line,
+                self.column,
+                self.message
+            )
+        }
+    }
+
+    /// The file could not be read: an error with no line.
+    pub fn unreadable(path: &Path, e: &std::io::Error) -> Self {
+        ScenarioError {
+            path: path.to_path_buf(),
+            line: 0,
+            column: 0,
+            message: format!("cannot read the file: {e}"),
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct ExerciseKey {
+    #[serde(default)]
+    exercise: Option<toml::Spanned<String>>,
+}
+
+/// The group a scenario file names (`exercise = "..."`), with where the name is written;
+/// `None` when the file has no `exercise` key.
+pub fn exercise_key(
+    path: &Path,
+    text: &str,
+) -> Result<Option<(String, std::ops::Range<usize>)>, ScenarioError> {
+    let key: ExerciseKey =
+        toml::from_str(text).map_err(|e| ScenarioError::from_toml(path, text, &e))?;
+    Ok(key.exercise.map(|name| {
+        let span = name.span();
+        (name.into_inner(), span)
+    }))
+}
+
+/// How a run that panicked ended, as its ending line says it.
+pub fn panic_ending(payload: &(dyn Any + Send)) -> String {
+    let message = panic_message(payload);
+    if is_stub_panic(&message) {
+        format!("unfinished: the function reached todo!() ({message})")
+    } else {
+        format!("panicked: {message}")
+    }
+}

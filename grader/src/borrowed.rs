@@ -1,0 +1,295 @@
+//! Refusing to grade borrowed answers.
+//!
+//! The practice crate never depends on the kit's answers: the shared types live in
+//! `kit-types`. A learner's crate that reaches them anyway — a dependency on `reference`
+//! (directly, or through the grader or anything else), or a source file from outside
+//! `practice/src/` compiled in with `#[path]` or `include!` — would be graded as the
+//! learner's work while it is the kit's. Before anything runs, the grader reads what was
+//! compiled into the practice crate and refuses such a crate.
+//!
+//! Two sources of truth, both written by the build that just ran: `Cargo.lock` lists every
+//! package's dependencies (so a chain through any crate is found), and rustc's dep-info file
+//! lists every source file compiled into the practice crate.
+
+use serde::Deserialize;
+use std::collections::{BTreeMap, VecDeque};
+use std::path::{Component, Path, PathBuf};
+
+/// The kit's packages that hold or run the answers: a practice crate that reaches one of
+/// them could call a finished answer as its own.
+pub const ANSWER_PACKAGES: [&str; 4] = ["reference", "grader", "grader-checks", "practice-harness"];
+
+/// What was found, for the learner: each item says what and how to undo it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Borrowed {
+    /// The practice crate depends on a package that holds the answers.
+    Dependency {
+        /// The chain, e.g. `practice → grader → reference`.
+        chain: Vec<String>,
+    },
+    /// A source file from outside `practice/src/` is compiled into the practice crate.
+    Source {
+        /// The file, relative to the kit when it is inside it.
+        file: String,
+    },
+}
+
+impl Borrowed {
+    /// What was found, in one line.
+    pub fn what(&self) -> String {
+        match self {
+            Borrowed::Dependency { chain } => format!(
+                "the practice crate depends on `{}` ({}), which holds the kit's answers",
+                chain.last().map_or("reference", String::as_str),
+                chain.join(" → ")
+            ),
+            Borrowed::Source { file } => format!(
+                "the practice crate compiles {file}, a file from outside practice/src/ \
+                 (a #[path] module or include!)"
+            ),
+        }
+    }
+
+    /// How to undo it.
+    pub fn undo(&self) -> String {
+        match self {
+            Borrowed::Dependency { chain } => format!(
+                "remove `{}` from [dependencies] in practice/Cargo.toml; the types you need are \
+                 in kit-types, which practice already depends on",
+                chain.get(1).map_or("reference", String::as_str)
+            ),
+            Borrowed::Source { file } => format!(
+                "remove the #[path = \"…\"] module or include!(…) that names {file}; your \
+                 files are the ones in practice/src/"
+            ),
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct Lock {
+    #[serde(default)]
+    package: Vec<LockedPackage>,
+}
+
+#[derive(Deserialize)]
+struct LockedPackage {
+    name: String,
+    #[serde(default)]
+    dependencies: Vec<String>,
+}
+
+/// Reads `Cargo.lock` and follows the practice crate's dependencies (all kinds: a lock file
+/// does not tell them apart) to the first package of [`ANSWER_PACKAGES`].
+///
+/// ```
+/// use grader::borrowed::{dependency_chain, Borrowed};
+/// let lock = r#"
+/// [[package]]
+/// name = "practice"
+/// version = "0.1.0"
+/// dependencies = ["kit-types", "helper"]
+/// [[package]]
+/// name = "helper"
+/// version = "0.1.0"
+/// dependencies = ["reference"]
+/// [[package]]
+/// name = "reference"
+/// version = "0.1.0"
+/// [[package]]
+/// name = "kit-types"
+/// version = "0.1.0"
+/// "#;
+/// assert_eq!(
+///     dependency_chain(lock).unwrap(),
+///     Some(Borrowed::Dependency { chain: vec!["practice".into(), "helper".into(), "reference".into()] })
+/// );
+/// ```
+pub fn dependency_chain(lock_text: &str) -> Result<Option<Borrowed>, toml::de::Error> {
+    let lock: Lock = toml::from_str(lock_text)?;
+    // A dependency is written `name`, `name version` or `name version (source)`.
+    let graph: BTreeMap<&str, Vec<&str>> = lock
+        .package
+        .iter()
+        .map(|p| {
+            let deps = p
+                .dependencies
+                .iter()
+                .filter_map(|d| d.split_whitespace().next())
+                .collect();
+            (p.name.as_str(), deps)
+        })
+        .collect();
+    let mut came_from: BTreeMap<&str, &str> = BTreeMap::new();
+    let mut queue = VecDeque::from(["practice"]);
+    while let Some(name) = queue.pop_front() {
+        for dep in graph.get(name).into_iter().flatten() {
+            if *dep == "practice" || came_from.contains_key(dep) {
+                continue;
+            }
+            came_from.insert(dep, name);
+            if ANSWER_PACKAGES.contains(dep) {
+                let mut chain = vec![dep.to_string()];
+                let mut at = *dep;
+                while let Some(prev) = came_from.get(at) {
+                    chain.push(prev.to_string());
+                    at = prev;
+                }
+                chain.reverse();
+                return Ok(Some(Borrowed::Dependency { chain }));
+            }
+            queue.push_back(dep);
+        }
+    }
+    Ok(None)
+}
+
+/// The source files a rustc dep-info file lists (its first rule's prerequisites).
+///
+/// ```
+/// let d = "/t/deps/practice-1.d: practice/src/root.rs practice/src/a\\ b.rs\n\npractice/src/root.rs:\n";
+/// assert_eq!(grader::borrowed::dep_info_sources(d), ["practice/src/root.rs", "practice/src/a b.rs"]);
+/// ```
+pub fn dep_info_sources(text: &str) -> Vec<String> {
+    let Some(first) = text
+        .lines()
+        .find(|l| !l.trim().is_empty() && !l.starts_with('#'))
+    else {
+        return Vec::new();
+    };
+    // The target ends at the first unescaped ": ".
+    let Some((_, prerequisites)) = first.split_once(": ") else {
+        return Vec::new();
+    };
+    let mut files = Vec::new();
+    let mut current = String::new();
+    let mut chars = prerequisites.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if chars.peek() == Some(&' ') => {
+                current.push(' ');
+                chars.next();
+            }
+            ' ' => {
+                if !current.is_empty() {
+                    files.push(std::mem::take(&mut current));
+                }
+            }
+            _ => current.push(c),
+        }
+    }
+    if !current.is_empty() {
+        files.push(current);
+    }
+    files
+}
+
+/// `path` with `.` and `..` resolved without touching the file system.
+fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for part in path.components() {
+        match part {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// The first source file in `sources` (paths as rustc wrote them, relative to the kit at
+/// `root` or absolute) that is not under `root/practice/src/`.
+pub fn outside_source(root: &Path, sources: &[String]) -> Option<Borrowed> {
+    let canonical = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| normalize(p));
+    let root = canonical(root);
+    let allowed = root.join("practice").join("src");
+    sources.iter().find_map(|file| {
+        let path = Path::new(file);
+        let full = canonical(&if path.is_absolute() {
+            path.to_path_buf()
+        } else {
+            root.join(path)
+        });
+        (!full.starts_with(&allowed)).then(|| Borrowed::Source {
+            file: full
+                .strip_prefix(&root)
+                .map(|p| p.display().to_string())
+                .unwrap_or_else(|_| full.display().to_string()),
+        })
+    })
+}
+
+/// Everything borrowed in the kit at `root` after a build, reading its `Cargo.lock` and the
+/// practice crate's dep-info file. An unreadable file is reported as such: the grader does
+/// not grade what it could not inspect.
+pub fn inspect(root: &Path, dep_info: Option<&Path>) -> Result<Vec<Borrowed>, String> {
+    let lock_path = root.join("Cargo.lock");
+    let lock = std::fs::read_to_string(&lock_path)
+        .map_err(|e| format!("cannot read {}: {e}", lock_path.display()))?;
+    let mut found: Vec<Borrowed> = dependency_chain(&lock)
+        .map_err(|e| format!("cannot read {}: {e}", lock_path.display()))?
+        .into_iter()
+        .collect();
+    let dep_info = dep_info.ok_or("cargo named no dep-info file for the practice crate")?;
+    let text = std::fs::read_to_string(dep_info)
+        .map_err(|e| format!("cannot read {}: {e}", dep_info.display()))?;
+    let sources = dep_info_sources(&text);
+    if sources.is_empty() {
+        return Err(format!("{} lists no source files", dep_info.display()));
+    }
+    found.extend(outside_source(root, &sources));
+    Ok(found)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_kits_own_lock_has_no_chain() {
+        let lock = "[[package]]\nname = \"practice\"\nversion = \"0.1.0\"\n\
+                    dependencies = [\"kit-types\", \"serde\", \"serde_json 1.0.1\"]\n\
+                    [[package]]\nname = \"grader\"\nversion = \"0.1.0\"\ndependencies = [\"reference\", \"practice\"]\n";
+        assert_eq!(dependency_chain(lock).unwrap(), None);
+    }
+
+    #[test]
+    fn a_direct_dependency_is_found() {
+        let lock = "[[package]]\nname = \"practice\"\nversion = \"0.1.0\"\ndependencies = [\"reference\"]\n";
+        let found = dependency_chain(lock).unwrap().unwrap();
+        assert!(
+            found.what().contains("practice → reference"),
+            "{}",
+            found.what()
+        );
+        assert!(
+            found.undo().contains("remove `reference`"),
+            "{}",
+            found.undo()
+        );
+    }
+
+    #[test]
+    fn sources_outside_practice_src_are_found() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("practice/src")).unwrap();
+        std::fs::create_dir_all(root.join("reference/src")).unwrap();
+        std::fs::write(root.join("practice/src/root.rs"), "").unwrap();
+        std::fs::write(root.join("reference/src/retry.rs"), "").unwrap();
+        let ok = vec!["practice/src/root.rs".to_string()];
+        assert_eq!(outside_source(root, &ok), None);
+        let borrowed = vec![
+            "practice/src/root.rs".to_string(),
+            "practice/src/../../reference/src/retry.rs".to_string(),
+        ];
+        assert_eq!(
+            outside_source(root, &borrowed),
+            Some(Borrowed::Source {
+                file: "reference/src/retry.rs".into()
+            })
+        );
+    }
+}

@@ -1,0 +1,64 @@
+//! `all`: rerun every group the learner has started — the course's "rerun all implemented
+//! builds" — with one line per group and a total.
+
+use super::list::{standing, Standing};
+use super::output::say;
+use super::{kit_root, load_exercise, Outcome, EXIT_NOT_ALL_PASSED};
+use clap::Args;
+use grader::groups::GROUPS;
+use grader::Status;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Args)]
+pub struct AllArgs {}
+
+pub fn all(root: Option<PathBuf>, _args: AllArgs) -> Outcome {
+    let root = kit_root(root)?;
+    let mut skipped = Vec::new();
+    let (mut started, mut passing) = (0, 0);
+    for group in GROUPS {
+        let exercise = load_exercise(&root, group)?;
+        let (standing, summary) = standing(&root, group, &exercise)?;
+        if let Standing::NotStarted = standing {
+            skipped.push(group.name);
+            continue;
+        }
+        started += 1;
+        if let Standing::Passing = standing {
+            passing += 1;
+        }
+        let counts = match &summary {
+            Some(s) => format!(
+                "{} passed; {} failed; {} unfinished",
+                s.count(Status::Passed),
+                s.count(Status::Failed) + s.count(Status::KitBug),
+                s.count(Status::Unfinished)
+            ),
+            None => format!(
+                "nothing ran: `cargo run -p grader -- {}` shows why",
+                group.name
+            ),
+        };
+        say!("{:<8} {} {counts}", group.name, standing.show(30));
+    }
+    if started == 0 {
+        say!(
+            "No group started yet: every lesson's file is still its stub, so nothing was run. \
+             Start with `cargo run -p grader -- {}`.",
+            GROUPS.first().map_or("build3", |g| g.name)
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    let skipped_line = if skipped.is_empty() {
+        String::new()
+    } else {
+        format!("; skipped as not started: {}", skipped.join(", "))
+    };
+    say!("\ntotal: {passing} of {started} started group(s) passing{skipped_line}");
+    Ok(if passing == started {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(EXIT_NOT_ALL_PASSED)
+    })
+}

@@ -1,0 +1,283 @@
+//! Copies of the kit as a fresh clone has it, for the kit's own tests and for grading
+//! submissions: the kit's files, the pristine stubs in the learner's place, and an empty
+//! guidance log — never the learner's files, log or backups.
+//!
+//! Which files belong to the kit: the files git tracks, when the kit is a git checkout
+//! (otherwise every file outside `target/`, `.git/` and the backups). Most are taken as they
+//! are in the working tree, so a change to the kit is tested before it is committed. The
+//! files a learner may change are not: each lesson's file is replaced by its stub,
+//! `GUIDANCE_LOG.md` by an empty log, and `practice/`'s other files and `Cargo.lock` are
+//! taken as git has them at `HEAD`.
+//!
+//! A copy is refreshed in place: a file is written only when its content differs, so cargo
+//! finds its earlier build still valid and recompiles only what changed. A [`Slot`] is such
+//! a copy under a lock, reused from one test (or one submission) to the next.
+
+use crate::exercise::Exercise;
+use crate::guidance::{HEADER, LOG_FILE};
+use crate::reset::BACKUP_DIR;
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs::File;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// What a fresh copy holds: relative path → content.
+pub type Files = BTreeMap<PathBuf, Vec<u8>>;
+
+/// The files of a fresh clone of the kit at `source`, with the pristine stubs in the
+/// learner's place and an empty guidance log.
+pub fn fresh_files(source: &Path) -> io::Result<Files> {
+    let tracked = git_tracked(source);
+    let listed: Vec<PathBuf> = match &tracked {
+        Some(list) => list.clone(),
+        None => walk(source)?,
+    };
+    let exercises = exercises(source);
+    let lesson_files: BTreeSet<PathBuf> = exercises.iter().map(|e| e.file.clone()).collect();
+    let mut files = Files::new();
+    for path in listed {
+        if lesson_files.contains(&path) || path == Path::new(LOG_FILE) {
+            continue;
+        }
+        // What a learner may change is taken as committed.
+        let learners = path.starts_with("practice") || path == Path::new("Cargo.lock");
+        let content = match (learners, tracked.is_some()) {
+            (true, true) => git_show(source, &path)?,
+            _ => match std::fs::read(source.join(&path)) {
+                Ok(content) => content,
+                // Tracked but deleted in the working tree: the copy does not have it either.
+                Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(e),
+            },
+        };
+        files.insert(path, content);
+    }
+    for exercise in &exercises {
+        let stub = std::fs::read(exercise.dir(source).join(&exercise.stub))?;
+        files.insert(exercise.file.clone(), stub);
+    }
+    files.insert(PathBuf::from(LOG_FILE), HEADER.as_bytes().to_vec());
+    Ok(files)
+}
+
+/// Every exercise of the kit at `root` that has a readable `info.toml`.
+fn exercises(root: &Path) -> Vec<Exercise> {
+    let Ok(entries) = std::fs::read_dir(root.join("exercises")) else {
+        return Vec::new();
+    };
+    let mut list: Vec<Exercise> = entries
+        .filter_map(Result::ok)
+        .filter_map(|e| Exercise::load(root, e.file_name().to_str()?).ok())
+        .collect();
+    list.sort_by(|a, b| a.group.cmp(&b.group));
+    list
+}
+
+/// The files of the kit by git: those it tracks, and new ones it does not ignore (a change to
+/// the kit not yet committed) except in `practice/`, where an untracked file is the
+/// learner's. `None` when `root` is not a git checkout.
+fn git_tracked(root: &Path) -> Option<Vec<PathBuf>> {
+    let list = |extra: &[&str]| -> Option<Vec<PathBuf>> {
+        let out = Command::new("git")
+            .arg("-C")
+            .arg(root)
+            .args(["ls-files", "-z", "--full-name"])
+            .args(extra)
+            .output()
+            .ok()?;
+        out.status.success().then(|| {
+            out.stdout
+                .split(|b| *b == 0)
+                .filter(|p| !p.is_empty())
+                .map(|p| PathBuf::from(String::from_utf8_lossy(p).into_owned()))
+                .collect()
+        })
+    };
+    // `--full-name` paths are relative to the repository, which is the kit's root only when
+    // the kit is the repository: otherwise fall back to walking the folder.
+    let top = Command::new("git")
+        .arg("-C")
+        .arg(root)
+        .args(["rev-parse", "--show-toplevel"])
+        .output()
+        .ok()?;
+    let top = PathBuf::from(String::from_utf8_lossy(&top.stdout).trim());
+    if std::fs::canonicalize(&top).ok()? != std::fs::canonicalize(root).ok()? {
+        return None;
+    }
+    let tracked: BTreeSet<PathBuf> = list(&["--cached"])?.into_iter().collect();
+    let new = list(&["--others", "--exclude-standard"])?;
+    let mut files: Vec<PathBuf> = tracked.iter().cloned().collect();
+    files.extend(new.into_iter().filter(|p| !p.starts_with("practice")));
+    Some(files)
+}
+
+fn git_show(root: &Path, path: &Path) -> io::Result<Vec<u8>> {
+    let spec = format!("HEAD:{}", path.to_string_lossy().replace('\\', "/"));
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(root)
+        .args(["show", &spec])
+        .output()?;
+    if out.status.success() {
+        Ok(out.stdout)
+    } else {
+        // A file added but not committed yet: the working tree's.
+        std::fs::read(root.join(path))
+    }
+}
+
+/// Every file under `root` but build output, git's folder and the learner's backups.
+fn walk(root: &Path) -> io::Result<Vec<PathBuf>> {
+    fn visit(root: &Path, dir: &Path, out: &mut Vec<PathBuf>) -> io::Result<()> {
+        for entry in std::fs::read_dir(dir)? {
+            let entry = entry?;
+            let name = entry.file_name();
+            if ["target", ".git", BACKUP_DIR]
+                .iter()
+                .any(|skip| name == std::ffi::OsStr::new(skip))
+            {
+                continue;
+            }
+            let path = entry.path();
+            if entry.file_type()?.is_dir() {
+                visit(root, &path, out)?;
+            } else if let Ok(rel) = path.strip_prefix(root) {
+                out.push(rel.to_path_buf());
+            }
+        }
+        Ok(())
+    }
+    let mut out = Vec::new();
+    visit(root, root, &mut out)?;
+    Ok(out)
+}
+
+/// Makes `dest` hold exactly `files` (and whatever is under its `target/`): a file whose
+/// content already matches is left alone, so its modification time stays and cargo's
+/// fingerprints with it. Anything else — a learner's extra file, a folder where a file
+/// belongs, a file where a folder belongs — is removed.
+pub fn sync(dest: &Path, files: &Files) -> io::Result<()> {
+    std::fs::create_dir_all(dest)?;
+    let mut dirs: BTreeSet<PathBuf> = BTreeSet::new();
+    for path in files.keys() {
+        let mut parent = path.parent();
+        while let Some(p) = parent.filter(|p| !p.as_os_str().is_empty()) {
+            dirs.insert(p.to_path_buf());
+            parent = p.parent();
+        }
+    }
+    prune(dest, Path::new(""), files, &dirs)?;
+    for (path, content) in files {
+        let full = dest.join(path);
+        if std::fs::read(&full).ok().as_deref() == Some(content.as_slice()) {
+            continue;
+        }
+        if let Some(parent) = full.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        std::fs::write(&full, content)?;
+    }
+    Ok(())
+}
+
+/// Removes what does not belong under `dest/rel`.
+fn prune(dest: &Path, rel: &Path, files: &Files, dirs: &BTreeSet<PathBuf>) -> io::Result<()> {
+    for entry in std::fs::read_dir(dest.join(rel))? {
+        let entry = entry?;
+        let path = rel.join(entry.file_name());
+        let is_dir = entry.file_type()?.is_dir();
+        if rel.as_os_str().is_empty() && entry.file_name() == "target" {
+            continue;
+        }
+        match (is_dir, dirs.contains(&path), files.contains_key(&path)) {
+            (true, true, _) => prune(dest, &path, files, dirs)?,
+            (true, false, _) => std::fs::remove_dir_all(entry.path())?,
+            (false, _, true) => {}
+            (false, _, false) => std::fs::remove_file(entry.path())?,
+        }
+    }
+    Ok(())
+}
+
+/// A copy of the kit in a folder of its own, held under a lock until dropped.
+#[derive(Debug)]
+pub struct Slot {
+    root: PathBuf,
+    _lock: File,
+}
+
+impl Slot {
+    /// The first free slot among `count` under `pool` (waiting when all are taken), made a
+    /// fresh copy of `files`.
+    pub fn acquire(pool: &Path, count: usize, files: &Files) -> io::Result<Slot> {
+        std::fs::create_dir_all(pool)?;
+        let count = count.max(1);
+        let locks: Vec<(PathBuf, File)> = (0..count)
+            .map(|i| {
+                let root = pool.join(format!("slot-{i}"));
+                let lock = File::create(pool.join(format!("slot-{i}.lock")))?;
+                Ok((root, lock))
+            })
+            .collect::<io::Result<_>>()?;
+        // Take a free one if there is one; otherwise wait for the first.
+        let mut chosen = None;
+        for (root, lock) in locks {
+            if chosen.is_some() {
+                break;
+            }
+            match lock.try_lock() {
+                Ok(()) => chosen = Some((root, lock)),
+                Err(std::fs::TryLockError::WouldBlock) => continue,
+                Err(std::fs::TryLockError::Error(e)) => return Err(e),
+            }
+        }
+        let (root, lock) = match chosen {
+            Some(pair) => pair,
+            None => {
+                let root = pool.join("slot-0");
+                let lock = File::create(pool.join("slot-0.lock"))?;
+                lock.lock()?;
+                (root, lock)
+            }
+        };
+        sync(&root, files)?;
+        Ok(Slot { root, _lock: lock })
+    }
+
+    /// The copy's root folder.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sync_writes_only_what_differs_and_removes_the_rest() {
+        let dir = tempfile::tempdir().unwrap();
+        let dest = dir.path().join("copy");
+        let mut files = Files::new();
+        files.insert("a.txt".into(), b"one".to_vec());
+        files.insert("sub/b.txt".into(), b"two".to_vec());
+        sync(&dest, &files).unwrap();
+        let before = std::fs::metadata(dest.join("a.txt"))
+            .unwrap()
+            .modified()
+            .unwrap();
+        std::fs::write(dest.join("stray.txt"), "learner's").unwrap();
+        std::fs::write(dest.join("sub/b.txt"), "changed").unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        sync(&dest, &files).unwrap();
+        assert_eq!(std::fs::read(dest.join("sub/b.txt")).unwrap(), b"two");
+        assert!(!dest.join("stray.txt").exists());
+        let after = std::fs::metadata(dest.join("a.txt"))
+            .unwrap()
+            .modified()
+            .unwrap();
+        assert_eq!(before, after, "an unchanged file is not rewritten");
+    }
+}
