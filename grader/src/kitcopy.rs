@@ -43,7 +43,17 @@ pub fn fresh_files(source: &Path) -> io::Result<Files> {
         // What a learner may change is taken as committed.
         let learners = path.starts_with("practice") || path == Path::new("Cargo.lock");
         let content = match (learners, tracked.is_some()) {
-            (true, true) => git_show(source, &path)?,
+            (true, true) => {
+                let committed = git_show(source, &path)?;
+                if std::fs::read(source.join(&path)).is_ok_and(|now| now != committed) {
+                    eprintln!(
+                        "note: kit copies take {} as committed; the working tree's differs \
+                         (a learner's change, or a change to the kit not committed yet)",
+                        path.display()
+                    );
+                }
+                committed
+            }
             _ => match std::fs::read(source.join(&path)) {
                 Ok(content) => content,
                 // Tracked but deleted in the working tree: the copy does not have it either.

@@ -10,7 +10,7 @@ mod support;
 use grader::suite::{self, RunSettings, Summary};
 use grader::Launcher;
 use grader_checks::groups::build3::scenario::Scenario;
-use grader_checks::groups::{self, build3, stage8};
+use grader_checks::groups::{self, build2, build3, stage8};
 use grader_checks::{FailureKind, Group, Outcome, Status};
 use libtest_mimic::{Arguments, Failed, FormatSetting, Trial};
 use std::path::Path;
@@ -24,6 +24,7 @@ fn main() -> ExitCode {
     if let Ok(label) = std::env::var(IMPL_VAR) {
         let args: Vec<String> = std::env::args().skip(1).collect();
         return grader_checks::serve::main(&args, |group, job| match group {
+            "build2" => Some(build2::run(job, &impls::build2(&label)?)),
             "build3" => Some(build3::run(job, &impls::build3(&label)?)),
             "stage8" => Some(stage8::run(job, &impls::stage8(&label)?)),
             _ => None,
@@ -32,6 +33,7 @@ fn main() -> ExitCode {
     let args = Arguments::from_args();
     let mut all = trials();
     all.extend(stage8_trials());
+    all.extend(build2_trials());
     libtest_mimic::run(&args, all).exit_code()
 }
 
@@ -613,6 +615,178 @@ fn trials() -> Vec<Trial> {
                 })?;
             }
             Ok(())
+        }),
+    ]
+}
+
+/// Runs the build2 checks (those matching `filter`) against `label`.
+fn grade2(label: &str, filter: &str) -> (Summary, String) {
+    grade_group(&build2::GROUP, label, filter, 10.0, FormatSetting::Pretty)
+}
+
+/// A build2 mistake and the checks that must catch it, with words their message must hold.
+fn fetch_mistake(
+    label: &'static str,
+    caught_by: &'static [(&'static str, &'static [&'static str])],
+) -> Trial {
+    Trial::test(format!("build2_{label}_is_caught"), move || {
+        let (summary, out) = grade2(label, "");
+        ensure(!summary.all_passed(), || {
+            format!("{label} passed every check:\n{out}")
+        })?;
+        ensure(summary.count(Status::Unfinished) == 0, || out.clone())?;
+        for (check, says) in caught_by {
+            expect_failed(&summary, check, FailureKind::Mismatch, says)
+                .map_err(|e| format!("{}\n{out}", e.message().unwrap_or_default()))?;
+        }
+        Ok(())
+    })
+}
+
+fn build2_trials() -> Vec<Trial> {
+    let total = build2::GROUP.checks.len();
+    vec![
+        Trial::test("build2_reference_and_correct_pass_every_check", move || {
+            for label in ["reference", "correct"] {
+                let (summary, out) = grade2(label, "");
+                ensure(summary.all_passed() && summary.runs.len() == total, || {
+                    out.clone()
+                })?;
+            }
+            Ok(())
+        }),
+        Trial::test("build2_stub_is_unfinished_everywhere", move || {
+            let (summary, out) = grade2("stub", "");
+            ensure(summary.count(Status::Unfinished) == total, || out.clone())?;
+            ensure(out.contains("fetch reached todo!() at "), || out.clone())
+        }),
+        fetch_mistake(
+            "treats_429_as_permanent",
+            &[(
+                "retry_after::read_on_429_as_delay_seconds",
+                &[
+                    "429 asks the client to slow down",
+                    "input:",
+                    "your code did:",
+                    "the rule expects:",
+                ],
+            )],
+        ),
+        fetch_mistake(
+            "treats_500_as_transient",
+            &[(
+                "statuses::everything_else_is_unexpected",
+                &["500 is not one of the declared transient statuses"],
+            )],
+        ),
+        fetch_mistake(
+            "reads_retry_after_on_503",
+            &[(
+                "retry_after::only_429_reads_it",
+                &["Retry-After is read only on 429; on 503 it is ignored"],
+            )],
+        ),
+        fetch_mistake(
+            "accepts_any_case_get",
+            &[(
+                "method::only_exact_get_is_sent",
+                &[
+                    "\"get\" is not exactly \"GET\"",
+                    "transport calls — 1, expected 0",
+                ],
+            )],
+        ),
+        fetch_mistake(
+            "non_json_200_is_null",
+            &[(
+                "body::other_200_is_malformed",
+                &["never return a made-up value", "Ok(null)"],
+            )],
+        ),
+        fetch_mistake(
+            "date_retry_after_is_zero",
+            &[(
+                "retry_after::unsupported_values_give_none",
+                &["Only delay-seconds count", "never a made-up 0"],
+            )],
+        ),
+        fetch_mistake(
+            "parses_fractions",
+            &[("retry_after::unsupported_values_give_none", &["\"1.5\""])],
+        ),
+        fetch_mistake(
+            "case_sensitive_header",
+            &[(
+                "retry_after::names_compare_case_insensitively",
+                &["retry-after"],
+            )],
+        ),
+        fetch_mistake(
+            "last_header_wins",
+            &[("retry_after::first_header_wins", &["the first one counts"])],
+        ),
+        fetch_mistake(
+            "no_trim",
+            &[(
+                "retry_after::spaces_and_tabs_around_are_allowed",
+                &["Spaces and tabs"],
+            )],
+        ),
+        fetch_mistake(
+            "whole_body_in_detail",
+            &[(
+                "privacy::detail_keeps_at_most_200_characters_of_body",
+                &["keeps 5000 characters of the body"],
+            )],
+        ),
+        fetch_mistake(
+            "any_2xx_is_data",
+            &[("statuses::everything_else_is_unexpected", &["no other 2xx"])],
+        ),
+        fetch_mistake(
+            "transport_before_method",
+            &[(
+                "method::only_exact_get_is_sent",
+                &["refuse it before calling the transport"],
+            )],
+        ),
+        Trial::test("build2_hostile_code_never_passes", || {
+            for (label, kind) in [
+                ("spins", FailureKind::Timeout),
+                ("aborts", FailureKind::Crash),
+                ("panics", FailureKind::Panic),
+            ] {
+                let (summary, out) = grade_group(
+                    &build2::GROUP,
+                    label,
+                    "statuses::server",
+                    0.5,
+                    FormatSetting::Pretty,
+                );
+                expect_failed(&summary, "statuses::server_errors_are_transient", kind, &[])
+                    .map_err(|e| format!("{label}: {}\n{out}", e.message().unwrap_or_default()))?;
+            }
+            Ok(())
+        }),
+        Trial::test("build2_exhaustive_check_prints_a_replayable_case", || {
+            let (summary, out) = grade2("parses_fractions", "exhaustive::");
+            let Some(Outcome::Failed { message, .. }) =
+                summary.outcome("exhaustive::matches_reference_on_every_case")
+            else {
+                return Err(format!("expected a failure:\n{out}").into());
+            };
+            let start = message
+                .find("# Case ")
+                .ok_or("no scenario file in the message")?;
+            let file = &message[start..];
+            let scenario = build2::scenario::FetchScenario::parse(Path::new("d.toml"), file)
+                .map_err(|e| format!("the printed case does not parse: {e}\n{file}"))?;
+            let mutant = impls::build2("parses_fractions").ok_or("no mutant")?;
+            let theirs = build2::scenario::run(&mutant, &scenario);
+            let ours = build2::scenario::run(&build2::reference(), &scenario);
+            ensure(theirs != ours, || {
+                format!("the printed case does not reproduce the difference:\n{file}")
+            })
         }),
     ]
 }

@@ -2,6 +2,7 @@
 //!
 //! | lesson | your file | your function |
 //! |---|---|---|
+//! | build2 | `src/fetch.rs` | `fetch` |
 //! | build3 | `src/lib.rs` | `retry_request` |
 //! | stage8 | `src/gateway.rs` | `lookup_availability` |
 //!
@@ -14,6 +15,12 @@
 //! kit-types`), so your files can name them as `kit_types::…` or `crate::…`.
 
 pub use kit_types::*;
+
+#[cfg(feature = "build2")]
+#[path = "fetch.rs"]
+mod build2;
+#[cfg(feature = "build2")]
+pub use build2::fetch;
 
 #[cfg(feature = "build3")]
 #[path = "lib.rs"]

@@ -5,6 +5,10 @@
 //! their guidance log is empty, and what a learner may change in `practice/` is taken from
 //! git (see `grader::kitcopy`). They live in a few reusable slots under the target folder,
 //! so each is compiled once and then only what a test changes.
+//!
+//! Each copy builds into its own target folder. cargo names a path crate's artifacts after
+//! its path *inside the workspace*, so two copies sharing one target folder would share
+//! artifacts — and cargo could call one copy's build fresh from the other's sources.
 #![allow(dead_code)] // each test crate uses its own subset
 
 use grader::kitcopy::{fresh_files, Files, Slot};
@@ -14,8 +18,8 @@ use std::sync::OnceLock;
 
 pub const GRADER: &str = env!("CARGO_BIN_EXE_grader");
 
-/// How many kit copies the tests share.
-const SLOTS: usize = 3;
+/// How many kit copies the tests share (each compiles the kit's dependencies once).
+const SLOTS: usize = 2;
 
 pub fn kit_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -24,9 +28,7 @@ pub fn kit_root() -> PathBuf {
         .to_path_buf()
 }
 
-/// The target folder the kit's own build uses: the copies' builds share it, so the
-/// dependencies compiled for `cargo test` are compiled once. (cargo releases its lock on it
-/// while the tests run.)
+/// The target folder the kit's own build uses; the copies live under it.
 pub fn target() -> PathBuf {
     match std::env::var_os("CARGO_TARGET_DIR") {
         Some(dir) if !dir.is_empty() => kit_root().join(dir),
@@ -57,7 +59,8 @@ pub fn grader_command(root: &Path, args: &[&str]) -> Command {
         .arg("--root")
         .arg(root)
         .args(args)
-        .env("CARGO_TARGET_DIR", target())
+        // The copy builds into its own target/ (see the module's doc).
+        .env_remove("CARGO_TARGET_DIR")
         .env_remove("NO_COLOR");
     command
 }
@@ -183,4 +186,38 @@ pub const CORRECT_STAGE8: &str = r#"{
         Outcome::Failed(_) => gateway.breaker().record_failure(clock.now()),
     }
     Lookup { outcome, attempts }
+}"#;
+
+/// A learner's own `fetch`, written against the stub's imports only.
+pub const CORRECT_BUILD2: &str = r#"{
+    if method != "GET" {
+        return Err(PermanentError::new(PermanentKind::BadRequest).into());
+    }
+    let reply = match transport(url) {
+        Ok(reply) => reply,
+        Err(TransportFailure::Timeout) => return Err(TransientError::new(TransientReason::Timeout).into()),
+        Err(TransportFailure::Connection) => return Err(TransientError::new(TransientReason::Connection).into()),
+    };
+    let detail: String = reply.body.chars().take(200).collect();
+    let permanent = |kind| -> Result<serde_json::Value, RequestError> {
+        Err(PermanentError::new(kind).with_status(reply.status).with_detail(detail.clone()).into())
+    };
+    match reply.status {
+        200 => serde_json::from_str(&reply.body).or_else(|_| permanent(PermanentKind::MalformedResponse)),
+        502..=504 => Err(TransientError::new(TransientReason::ServerError).into()),
+        429 => {
+            let mut e = TransientError::new(TransientReason::RateLimited);
+            e.retry_after = reply
+                .header("Retry-After")
+                .map(|v| v.trim_matches([' ', '\t']))
+                .filter(|v| !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()))
+                .and_then(|v| v.parse().ok());
+            Err(e.into())
+        }
+        400 => permanent(PermanentKind::BadRequest),
+        401 => permanent(PermanentKind::Unauthorized),
+        403 => permanent(PermanentKind::Forbidden),
+        404 => permanent(PermanentKind::NotFound),
+        _ => permanent(PermanentKind::Unexpected),
+    }
 }"#;

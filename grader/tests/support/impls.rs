@@ -1,11 +1,13 @@
 //! Test-only implementations of `retry_request` and `lookup_availability`: correct ones,
 //! realistic mistakes and hostile behaviour. Each is what a learner could plausibly write.
 
+use grader_checks::groups::build2::{self, FetchFn, Transport};
 use grader_checks::groups::build3::{self, Reply, RetryFn};
 use grader_checks::groups::stage8::{self, LookupFn, TestGateway};
 use kit_types::{
-    Admission, Availability, Clock, Failure, FailureCode, Lookup, Outcome, Provider, RequestError,
-    RetryError, RetryEvent, RetryPolicy, StopCause, TransientReason, TransportFailure,
+    Admission, Availability, Clock, Failure, FailureCode, Lookup, Outcome, PermanentError,
+    PermanentKind, Provider, RequestError, RetryError, RetryEvent, RetryPolicy, StopCause,
+    TransientError, TransientReason, TransportFailure,
 };
 
 type Request<'a> = &'a mut dyn FnMut() -> Result<Reply, RequestError>;
@@ -357,4 +359,160 @@ pub fn stage8(label: &str) -> Option<stage8::Learner> {
 #[allow(clippy::empty_loop)]
 fn spins_forever() -> Lookup {
     loop {}
+}
+
+/// Knobs for a learner's fetcher: each mistake is one changed line of a correct one.
+#[derive(Clone, Copy, Default)]
+struct FetchMistakes {
+    treats_429_as_permanent: bool,
+    treats_500_as_transient: bool,
+    reads_retry_after_on_503: bool,
+    accepts_any_case_get: bool,
+    non_json_200_is_null: bool,
+    date_retry_after_is_zero: bool,
+    parses_fractions: bool,
+    case_sensitive_header: bool,
+    last_header_wins: bool,
+    no_trim: bool,
+    whole_body_in_detail: bool,
+    any_2xx_is_data: bool,
+    transport_before_method: bool,
+}
+
+fn written_fetch(
+    m: FetchMistakes,
+    method: &str,
+    url: &str,
+    transport: Transport<'_>,
+) -> Result<serde_json::Value, RequestError> {
+    let refuse = || -> Result<serde_json::Value, RequestError> {
+        Err(PermanentError::new(PermanentKind::BadRequest).into())
+    };
+    let is_get = if m.accepts_any_case_get {
+        method.trim().eq_ignore_ascii_case("GET")
+    } else {
+        method == "GET"
+    };
+    if !is_get && !m.transport_before_method {
+        return refuse();
+    }
+    let reply = match transport(url) {
+        Ok(reply) => reply,
+        Err(_) if !is_get => return refuse(),
+        Err(TransportFailure::Timeout) => {
+            return Err(TransientError::new(TransientReason::Timeout).into())
+        }
+        Err(TransportFailure::Connection) => {
+            return Err(TransientError::new(TransientReason::Connection).into())
+        }
+    };
+    if !is_get {
+        return refuse();
+    }
+    let detail = if m.whole_body_in_detail {
+        reply.body.clone()
+    } else {
+        reply.body.chars().take(100).collect()
+    };
+    let permanent = |kind| -> Result<serde_json::Value, RequestError> {
+        Err(PermanentError::new(kind)
+            .with_status(reply.status)
+            .with_detail(detail.clone())
+            .into())
+    };
+    let retry_after = || -> Option<f64> {
+        let mut values = reply.headers.iter().filter(|(n, _)| {
+            if m.case_sensitive_header {
+                n == "Retry-After"
+            } else {
+                n.eq_ignore_ascii_case("retry-after")
+            }
+        });
+        let (_, value) = if m.last_header_wins {
+            values.next_back()?
+        } else {
+            values.next()?
+        };
+        let value = if m.no_trim {
+            value.as_str()
+        } else {
+            value.trim_matches([' ', '\t'])
+        };
+        if m.parses_fractions {
+            return value.parse::<f64>().ok();
+        }
+        if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) {
+            value.parse::<f64>().ok()
+        } else if m.date_retry_after_is_zero {
+            Some(0.0)
+        } else {
+            None
+        }
+    };
+    match reply.status {
+        200 => match serde_json::from_str(&reply.body) {
+            Ok(v) => Ok(v),
+            Err(_) if m.non_json_200_is_null => Ok(serde_json::Value::Null),
+            Err(_) => permanent(PermanentKind::MalformedResponse),
+        },
+        201..=299 if m.any_2xx_is_data => Ok(serde_json::from_str(&reply.body).unwrap_or_default()),
+        500 if m.treats_500_as_transient => {
+            Err(TransientError::new(TransientReason::ServerError).into())
+        }
+        502..=504 => {
+            let mut e =
+                TransientError::new(TransientReason::ServerError).with_detail(detail.clone());
+            if m.reads_retry_after_on_503 {
+                e.retry_after = retry_after();
+            }
+            Err(e.into())
+        }
+        429 if m.treats_429_as_permanent => permanent(PermanentKind::Unexpected),
+        429 => {
+            let mut e =
+                TransientError::new(TransientReason::RateLimited).with_detail(detail.clone());
+            e.retry_after = retry_after();
+            Err(e.into())
+        }
+        400 => permanent(PermanentKind::BadRequest),
+        401 => permanent(PermanentKind::Unauthorized),
+        403 => permanent(PermanentKind::Forbidden),
+        404 => permanent(PermanentKind::NotFound),
+        _ => permanent(PermanentKind::Unexpected),
+    }
+}
+
+macro_rules! fetch_mistake {
+    ($($field:ident),*) => {
+        |method, url, transport| written_fetch(FetchMistakes { $($field: true,)* ..FetchMistakes::default() }, method, url, transport)
+    };
+}
+
+/// A build2 implementation of `fetch`, by name.
+pub fn build2(label: &str) -> Option<build2::Learner> {
+    let fetch: FetchFn = match label {
+        "reference" => return Some(build2::reference()),
+        "correct" => fetch_mistake!(),
+        "stub" => |_, _, _| todo!(),
+        "treats_429_as_permanent" => fetch_mistake!(treats_429_as_permanent),
+        "treats_500_as_transient" => fetch_mistake!(treats_500_as_transient),
+        "reads_retry_after_on_503" => fetch_mistake!(reads_retry_after_on_503),
+        "accepts_any_case_get" => fetch_mistake!(accepts_any_case_get),
+        "non_json_200_is_null" => fetch_mistake!(non_json_200_is_null),
+        "date_retry_after_is_zero" => fetch_mistake!(date_retry_after_is_zero),
+        "parses_fractions" => fetch_mistake!(parses_fractions),
+        "case_sensitive_header" => fetch_mistake!(case_sensitive_header),
+        "last_header_wins" => fetch_mistake!(last_header_wins),
+        "no_trim" => fetch_mistake!(no_trim),
+        "whole_body_in_detail" => fetch_mistake!(whole_body_in_detail),
+        "any_2xx_is_data" => fetch_mistake!(any_2xx_is_data),
+        "transport_before_method" => fetch_mistake!(transport_before_method),
+        "spins" => |_, _, _| loop {
+            std::hint::spin_loop()
+        },
+        "panics" => |_, _, _| panic!("boom: index 7 out of range"),
+        "aborts" => |_, _, _| std::process::abort(),
+        _ => return None,
+    };
+    Some(build2::Learner { fetch })
 }

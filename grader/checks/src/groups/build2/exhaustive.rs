@@ -1,0 +1,172 @@
+//! build2's exhaustive comparison: every case of a bounded space, run on the learner's
+//! fetcher and on the reference, compared in every declared field.
+//!
+//! The space: a GET answered with every status from 100 to 599 × five bodies (empty, a JSON
+//! object, a JSON array, a JSON scalar, text that is not JSON) × ten Retry-After variants
+//! (absent, digits, padded digits, a fraction, a negative number, an HTTP-date, an empty
+//! value, two headers, a lower-case name, a number too large for any budget); both
+//! transport failures; and a POST and a lower-case `get`, which must not reach the
+//! transport. About 25,000 cases, well under a second.
+
+use super::call::{describe_exchange, describe_result, record, same_result, Call, Recorded};
+use super::Learner;
+use crate::panics::{is_stub_panic, panic_message};
+use crate::view::{Field, ScenarioRun};
+use kit_types::{HttpReply, TransportFailure};
+use std::panic;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+const BODIES: [&str; 5] = [
+    "",
+    r#"{"job_id":"fresh_3","state":"done"}"#,
+    "[1,2,3]",
+    "42",
+    "<html>oops</html>",
+];
+
+/// The Retry-After variants: the headers a reply carries.
+fn retry_after_variants() -> [Vec<(&'static str, &'static str)>; 10] {
+    [
+        vec![],
+        vec![("Retry-After", "3")],
+        vec![("Retry-After", " 3\t")],
+        vec![("Retry-After", "1.5")],
+        vec![("Retry-After", "-1")],
+        vec![("Retry-After", "Wed, 21 Oct 2015 07:28:00 GMT")],
+        vec![("Retry-After", "")],
+        vec![("Retry-After", "5"), ("Retry-After", "7")],
+        vec![("retry-after", "4")],
+        vec![("Retry-After", "99999999999999999999")],
+    ]
+}
+
+/// Every case, in a fixed order: the methods and transport failures first, then every
+/// status from 100 to 599.
+pub fn cases() -> impl Iterator<Item = Call> {
+    let refused = ["POST", "get"].into_iter().flat_map(|method| {
+        [
+            Call::get(HttpReply::new(200, BODIES[1])),
+            Call::get(HttpReply::new(429, "").with_header("Retry-After", "3")),
+            Call::failing(TransportFailure::Timeout),
+        ]
+        .map(move |c| c.with_method(method))
+    });
+    let failures = [TransportFailure::Timeout, TransportFailure::Connection].map(Call::failing);
+    let replies = (100u16..=599).flat_map(|status| {
+        BODIES.into_iter().flat_map(move |body| {
+            retry_after_variants().into_iter().map(move |headers| {
+                let mut reply = HttpReply::new(status, body);
+                for (n, v) in headers {
+                    reply = reply.with_header(n, v);
+                }
+                Call::get(reply)
+            })
+        })
+    });
+    refused.chain(failures).chain(replies)
+}
+
+/// The first case where the learner's fetcher differs from the reference's.
+#[derive(Debug, Clone)]
+pub struct Difference {
+    /// Its 1-based number in [`cases`] order.
+    pub number: usize,
+    /// The case.
+    pub case: Call,
+    /// The learner's call, rendered.
+    pub learner: ScenarioRun,
+    /// The reference's call, rendered.
+    pub reference: ScenarioRun,
+}
+
+/// Runs every case on `learner` and on the reference; `Ok(n)` when all `n` agree. The number
+/// of the case under way is stored in `progress` before each run.
+///
+/// A learner's `todo!()` propagates (the harness reports it as unfinished); any other panic
+/// is a difference.
+pub fn compare_with_progress(
+    learner: &Learner,
+    progress: &AtomicUsize,
+) -> Result<usize, Box<Difference>> {
+    let reference = super::reference();
+    let mut count = 0;
+    for (i, case) in cases().enumerate() {
+        count += 1;
+        progress.store(i + 1, Ordering::SeqCst);
+        let theirs = guarded(learner, &case);
+        let ours = guarded(&reference, &case);
+        let same = match (&theirs, &ours) {
+            (Ok(a), Ok(b)) => {
+                a.transport_calls.len() == b.transport_calls.len()
+                    && same_result(&a.result, &b.result)
+            }
+            _ => false,
+        };
+        if !same {
+            return Err(Box::new(Difference {
+                number: i + 1,
+                learner: render(&case, theirs),
+                reference: render(&case, ours),
+                case,
+            }));
+        }
+    }
+    Ok(count)
+}
+
+fn guarded(learner: &Learner, case: &Call) -> Result<Recorded, String> {
+    record(learner, case).map_err(|payload| {
+        let message = panic_message(payload.as_ref());
+        if is_stub_panic(&message) {
+            panic::resume_unwind(payload);
+        }
+        format!("panicked: {message}")
+    })
+}
+
+/// One call as a scenario run: the transport's calls, then the result.
+pub fn render(case: &Call, recorded: Result<Recorded, String>) -> ScenarioRun {
+    match recorded {
+        Err(ending) => ScenarioRun::stopped(ending),
+        Ok(rec) => ScenarioRun {
+            fields: vec![
+                Field::line("transport calls", rec.transport_calls.len().to_string()),
+                Field::line(
+                    "transport",
+                    if rec.transport_calls.is_empty() {
+                        "not called".to_string()
+                    } else {
+                        describe_exchange(&case.exchange)
+                    },
+                ),
+            ],
+            ending: format!("returned: {}", describe_result(&rec.result)),
+            finished: true,
+        },
+    }
+}
+
+/// How many cases there are.
+pub fn count() -> usize {
+    cases().count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::call::Exchange;
+    use super::*;
+
+    #[test]
+    fn the_space_is_a_few_tens_of_thousands_of_cases() {
+        let n = count();
+        assert!((20_000..60_000).contains(&n), "{n} cases");
+        assert!(cases().any(|c| matches!(&c.exchange, Exchange::Reply(r) if r.status == 599)));
+        assert!(cases().any(|c| c.method == "get"));
+    }
+
+    #[test]
+    fn the_reference_agrees_with_itself() {
+        let n = compare_with_progress(&super::super::reference(), &AtomicUsize::new(0)).unwrap();
+        assert_eq!(n, count());
+    }
+}
