@@ -135,11 +135,21 @@ pub fn build_harness(
     } else {
         "--message-format=json"
     };
-    let mut child = Command::new(&cargo)
+    let mut command = Command::new(&cargo);
+    command
         .arg("build")
         .arg("--quiet")
         .args(["--package", PRACTICE_HARNESS])
-        .args(["--features", group])
+        .args(["--features", &format!("{PRACTICE_HARNESS}/{group}")]);
+    if same_kit(root) {
+        // `cargo run -p grader` resolved the shared crates' features for the grader alone;
+        // building the harness alone would resolve some differently (the grader's
+        // dependencies enable more) and compile kit-types, reference and the checks a second
+        // time. With the grader in the same build, the features are the grader's, and those
+        // crates are already built.
+        command.args(["--package", "grader"]);
+    }
+    let mut child = command
         .arg(format)
         .arg("--manifest-path")
         .arg(root.join("Cargo.toml"))
@@ -262,4 +272,10 @@ mod tests {
             "path+file:///k/grader/checks#grader-checks@0.1.0"
         ));
     }
+}
+
+/// Whether `root` is the kit this grader was built from.
+fn same_kit(root: &Path) -> bool {
+    let canonical = |p: &Path| std::fs::canonicalize(p).ok();
+    canonical(root).is_some() && canonical(root) == canonical(&crate::workspace::build_root())
 }

@@ -92,7 +92,8 @@ fn borrowed_answers_are_refused_and_nothing_runs() {
         ),
     )
     .unwrap();
-    write_learner(root, "build3", &stub_with("build3", &marking(&marker, "(grader_checks::groups::build3::reference().retry_request)(policy, &mut {request}, &mut {sleep}, &mut {log})")));
+    // The learner's own code is fine here: the dependency alone is refused.
+    write_learner(root, "build3", &stub_with("build3", &marking(&marker, CORRECT_BUILD3)));
     let out = grader(root, &["build3"]);
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");

@@ -45,13 +45,16 @@ pub struct Sealed {
 /// the token from standard input, runs the job with `run` (which returns `None` for a group
 /// this harness does not serve), writes the report and exits.
 ///
+/// `run` is a plain function pointer, so that all of this is compiled once, here, and the
+/// harness — rebuilt after every edit of the learner's file — compiles almost nothing.
+///
 /// ```no_run
 /// fn main() -> std::process::ExitCode {
 ///     let args: Vec<String> = std::env::args().skip(1).collect();
 ///     grader_checks::serve::main(&args, grader_checks::groups::run_reference)
 /// }
 /// ```
-pub fn main(args: &[String], run: impl FnOnce(&str, &Job) -> Option<Report>) -> ExitCode {
+pub fn main(args: &[String], run: fn(&str, &Job) -> Option<Report>) -> ExitCode {
     let [group, kind, what, report_path] = args else {
         eprintln!(
             "usage: GROUP check NAME REPORT-PATH | GROUP scenario FILE REPORT-PATH\n\
