@@ -93,7 +93,11 @@ fn borrowed_answers_are_refused_and_nothing_runs() {
     )
     .unwrap();
     // The learner's own code is fine here: the dependency alone is refused.
-    write_learner(root, "build3", &stub_with("build3", &marking(&marker, CORRECT_BUILD3)));
+    write_learner(
+        root,
+        "build3",
+        &stub_with("build3", &marking(&marker, CORRECT_BUILD3)),
+    );
     let out = grader(root, &["build3"]);
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
