@@ -251,6 +251,12 @@ fn rustc_dep_info(artifact: &Path) -> Option<PathBuf> {
     Some(dir.join(format!("practice-{hash}.d")))
 }
 
+/// Whether `root` is the kit this grader was built from.
+fn same_kit(root: &Path) -> bool {
+    let canonical = |p: &Path| std::fs::canonicalize(p).ok();
+    canonical(root).is_some() && canonical(root) == canonical(&crate::workspace::build_root())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -272,10 +278,4 @@ mod tests {
             "path+file:///k/grader/checks#grader-checks@0.1.0"
         ));
     }
-}
-
-/// Whether `root` is the kit this grader was built from.
-fn same_kit(root: &Path) -> bool {
-    let canonical = |p: &Path| std::fs::canonicalize(p).ok();
-    canonical(root).is_some() && canonical(root) == canonical(&crate::workspace::build_root())
 }
