@@ -176,6 +176,7 @@ impl Launcher {
             // A child that exits at once closes the pipe: its missing report says the rest.
             let _ = stdin.write_all(token.as_bytes());
         }
+        let pipes = pipe_inodes(&child);
         let output = collect_output(&mut child);
         let group = ProcessGroup::of(&child);
         let watched = watch(&mut child, &group, timeout, limits.tasks);
@@ -185,12 +186,19 @@ impl Launcher {
             _ => None,
         };
         group.stop();
-        let captured = output.finish(OUTPUT_CLOSE);
-        let held_open = (!captured.closed).then(|| {
-            "a process started by the code under test (outside its process group) kept the \
-             output open"
-                .to_string()
-        });
+        let mut captured = output.finish(OUTPUT_CLOSE);
+        let mut held_open = None;
+        if !captured.closed {
+            // Something outside the group (it called setsid) still holds the output: find
+            // it by the pipe it holds, and stop it too.
+            let holders = stop_pipe_holders(&pipes);
+            held_open = Some(if holders.is_empty() {
+                "a process started by the code under test kept its output open".to_string()
+            } else {
+                holders.join(", ")
+            });
+            captured = captured.rest(OUTPUT_CLOSE);
+        }
         let leaked = leaked.or(held_open);
         let status = match watched {
             Watched::Exited(status) => status,
@@ -263,6 +271,52 @@ fn seconds(d: Duration) -> String {
     }
 }
 
+/// The inodes of the child's output pipes (Linux), to find who else holds them.
+fn pipe_inodes(child: &Child) -> Vec<u64> {
+    #[cfg(target_os = "linux")]
+    {
+        let mut inodes = Vec::new();
+        if let Some(out) = &child.stdout {
+            inodes.extend(rustix::fs::fstat(out).ok().map(|s| s.st_ino));
+        }
+        if let Some(err) = &child.stderr {
+            inodes.extend(rustix::fs::fstat(err).ok().map(|s| s.st_ino));
+        }
+        inodes
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = child;
+        Vec::new()
+    }
+}
+
+/// Kills every process holding one of `pipes` open (Linux) and names them.
+fn stop_pipe_holders(pipes: &[u64]) -> Vec<String> {
+    if pipes.is_empty() {
+        return Vec::new();
+    }
+    let wanted: Vec<String> = pipes.iter().map(|i| format!("pipe:[{i}]")).collect();
+    let mut named = Vec::new();
+    for (pid, _) in proc_entries() {
+        let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
+            continue;
+        };
+        let holds = fds.filter_map(Result::ok).any(|fd| {
+            std::fs::read_link(fd.path())
+                .is_ok_and(|target| wanted.iter().any(|w| target.as_os_str() == w.as_str()))
+        });
+        if holds && pid != std::process::id() {
+            named.extend(describe_process(pid));
+            #[cfg(unix)]
+            if let Some(p) = rustix::process::Pid::from_raw(pid as i32) {
+                let _ = rustix::process::kill_process(p, rustix::process::Signal::KILL);
+            }
+        }
+    }
+    named
+}
+
 fn interpret(report: Report, output: &str) -> Outcome {
     match report {
         Report::Passed => Outcome::Passed,
@@ -271,6 +325,16 @@ fn interpret(report: Report, output: &str) -> Outcome {
             message: format!("{message}{output}"),
         },
         Report::Unfinished { message, location } => Outcome::Unfinished { location, message },
+        Report::Panicked { message, .. } if message.starts_with("failed to spawn thread") => {
+            Outcome::Failed {
+                kind: FailureKind::Limit,
+                message: format!(
+                    "could not start another thread ({message}): the check's threads, or its \
+                     memory, ran out. A check needs a handful at most: is something spawned in a \
+                     loop?{output}"
+                ),
+            }
+        }
         Report::Panicked { message, location } => Outcome::Failed {
             kind: FailureKind::Panic,
             message: format!(
@@ -416,19 +480,22 @@ impl ProcessGroup {
 fn group_members(pgid: u32) -> Vec<String> {
     proc_entries()
         .filter(|(_, stat)| stat_field(stat, 5) == Some(pgid as u64))
-        .map(|(pid, _)| {
-            let cmd = std::fs::read(format!("/proc/{pid}/cmdline"))
-                .map(|b| {
-                    String::from_utf8_lossy(&b)
-                        .split('\0')
-                        .filter(|s| !s.is_empty())
-                        .collect::<Vec<_>>()
-                        .join(" ")
-                })
-                .unwrap_or_default();
-            format!("pid {pid}: `{}`", cmd.chars().take(80).collect::<String>())
-        })
+        .filter_map(|(pid, _)| describe_process(pid))
         .collect()
+}
+
+/// `pid N: command` (Linux).
+fn describe_process(pid: u32) -> Option<String> {
+    let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+    let cmd = String::from_utf8_lossy(&cmd)
+        .split('\0')
+        .filter(|s| !s.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ");
+    Some(format!(
+        "pid {pid}: `{}`",
+        cmd.chars().take(80).collect::<String>()
+    ))
 }
 
 fn count_group_tasks(pgid: u32) -> u32 {
@@ -534,6 +601,9 @@ struct Captured {
     text: String,
     /// Every stream reached its end.
     closed: bool,
+    bytes: Vec<u8>,
+    /// The streams still open, if any.
+    pending: Option<OutputReaders>,
 }
 
 impl Captured {
@@ -583,23 +653,42 @@ fn collect_output(child: &mut Child) -> OutputReaders {
 impl OutputReaders {
     /// Waits up to `limit` in all for the streams to close.
     fn finish(self, limit: Duration) -> Captured {
+        let mut captured = Captured {
+            text: String::new(),
+            closed: false,
+            bytes: Vec::new(),
+            pending: Some(self),
+        };
+        captured = captured.rest(limit);
+        captured
+    }
+}
+
+impl Captured {
+    /// Waits up to `limit` more for the streams that had not closed.
+    fn rest(mut self, limit: Duration) -> Captured {
+        let Some(mut readers) = self.pending.take() else {
+            return self;
+        };
         let deadline = Instant::now() + limit;
-        let mut all = Vec::new();
-        let mut closed = true;
-        for _ in 0..self.expected {
+        while readers.expected > 0 {
             let left = deadline.saturating_duration_since(Instant::now());
-            match self.done.recv_timeout(left) {
-                Ok(part) => all.extend(part),
-                Err(_) => {
-                    closed = false;
-                    break;
+            match readers.done.recv_timeout(left) {
+                Ok(part) => {
+                    self.bytes.extend(part);
+                    readers.expected -= 1;
                 }
+                Err(_) => break,
             }
         }
-        let mut text = String::from_utf8_lossy(&all).into_owned();
-        if all.len() >= OUTPUT_KEPT {
-            text.push_str("\n[output cut]");
+        self.closed = readers.expected == 0;
+        if !self.closed {
+            self.pending = Some(readers);
         }
-        Captured { text, closed }
+        self.text = String::from_utf8_lossy(&self.bytes).into_owned();
+        if self.bytes.len() >= OUTPUT_KEPT {
+            self.text.push_str("\n[output cut]");
+        }
+        self
     }
 }

@@ -197,9 +197,11 @@ impl Resetter {
         if current.as_deref() == Some(text) {
             return Ok(Done::Unchanged);
         }
+        // The pristine stub needs no backup: `reset` puts it back whenever it is wanted.
+        let stub = self.stub_text()?;
         let backup = match &current {
-            Some(old) => Some(self.save_backup(old)?),
-            None => None,
+            Some(old) if *old != stub => Some(self.save_backup(old)?),
+            _ => None,
         };
         let replace_err = |source| ResetError::Practice {
             action: "replace",
@@ -221,19 +223,24 @@ impl Resetter {
             source,
         };
         std::fs::create_dir_all(&self.backups).map_err(backup_err)?;
-        let stamp = humantime::format_rfc3339_seconds(SystemTime::now())
-            .to_string()
-            .replace(':', "-");
         let file_name = self
             .target
             .file_name()
             .map_or("file".into(), |n| n.to_string_lossy().into_owned());
-        for n in 1.. {
-            let name = if n == 1 {
-                format!("{stamp}-{file_name}")
-            } else {
-                format!("{stamp}-{n}-{file_name}")
-            };
+        // Names are the time to the microsecond, fixed width, so that name order is time
+        // order. A name that is taken, or not later than the latest backup (two backups in
+        // one microsecond, or a clock set back), moves on by a microsecond.
+        let latest = self.backups()?.last().map(|b| b.name.clone());
+        let mut at = SystemTime::now();
+        loop {
+            let stamp = humantime::format_rfc3339_micros(at)
+                .to_string()
+                .replace(':', "-");
+            let name = format!("{stamp}-{file_name}");
+            if latest.as_ref().is_some_and(|l| name <= *l) {
+                at += std::time::Duration::from_micros(1);
+                continue;
+            }
             let path = self.backups.join(name);
             match OpenOptions::new().write(true).create_new(true).open(&path) {
                 Ok(mut file) => {
@@ -241,11 +248,12 @@ impl Resetter {
                     file.sync_all().map_err(backup_err)?;
                     return Ok(path);
                 }
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                    at += std::time::Duration::from_micros(1);
+                }
                 Err(e) => return Err(backup_err(e)),
             }
         }
-        unreachable!("an unbounded range always yields another name")
     }
 }
 
@@ -332,5 +340,36 @@ mod tests {
             r.restore("nope.rs"),
             Err(ResetError::NoBackup { .. })
         ));
+    }
+
+    #[test]
+    fn backups_made_in_one_second_list_in_the_order_they_were_made() {
+        let (_dir, r) = kit();
+        for i in 0..25 {
+            std::fs::write(r.target(), format!("version {i:02}\n")).unwrap();
+            r.reset().unwrap();
+        }
+        let texts: Vec<String> = r
+            .backups()
+            .unwrap()
+            .iter()
+            .map(|b| std::fs::read_to_string(&b.path).unwrap())
+            .collect();
+        let expected: Vec<String> = (0..25).map(|i| format!("version {i:02}\n")).collect();
+        assert_eq!(texts, expected, "name order is the order they were made");
+    }
+
+    #[test]
+    fn restoring_over_the_stub_backs_nothing_up() {
+        let (_dir, r) = kit();
+        r.reset().unwrap();
+        let name = r.backups().unwrap()[0].name.clone();
+        assert_eq!(
+            r.restore(&name).unwrap(),
+            Done::Replaced { backup: None },
+            "the stub it replaced is not worth a backup"
+        );
+        assert_eq!(r.backups().unwrap().len(), 1);
+        assert_eq!(std::fs::read_to_string(r.target()).unwrap(), "my work\n");
     }
 }

@@ -283,7 +283,15 @@ fn stage8_trials() -> Vec<Trial> {
                     0.5,
                     FormatSetting::Pretty,
                 );
-                expect_failed(&summary, "facts::fixture_503_503_200", kind, &[])
+                let says: &[&str] = if kind == FailureKind::Timeout {
+                    &[
+                        "did not finish within 0.5 s",
+                        "no sleep that would reach the deadline",
+                    ]
+                } else {
+                    &[]
+                };
+                expect_failed(&summary, "facts::fixture_503_503_200", kind, says)
                     .map_err(|e| format!("{label}: {}\n{out}", e.message().unwrap_or_default()))?;
             }
             Ok(())
@@ -343,6 +351,10 @@ fn trials() -> Vec<Trial> {
                 (
                     "attempts::first_call_is_attempt_one",
                     &["4 calls under max_attempts = 3"],
+                ),
+                (
+                    "attempts::one_attempt_never_sleeps",
+                    &["2 calls under max_attempts = 1", "so 1 call in all"],
                 ),
             ],
         ),
@@ -537,6 +549,64 @@ fn trials() -> Vec<Trial> {
                 "fixtures::permanent_error",
                 FailureKind::Crash,
                 &["status 0 before the check finished"],
+            )
+        }),
+        Trial::test("a_process_left_running_is_a_failure_and_is_stopped", || {
+            for (label, marker) in [
+                ("spawns_sleeper", impls::SLEEPER_SECS),
+                ("spawns_detached_sleeper", impls::DETACHED_SLEEPER_SECS),
+            ] {
+                let (summary, out) = grade(label, "fixtures::third_attempt_success", 10.0);
+                expect_failed(
+                    &summary,
+                    "fixtures::third_attempt_success",
+                    FailureKind::Leak,
+                    &["left a process running", "it was stopped"],
+                )
+                .map_err(|e| format!("{label}: {}\n{out}", e.message().unwrap_or_default()))?;
+                let left = processes_with_arg(marker);
+                ensure(left.is_empty(), || {
+                    format!("{label}: still running: {left:?}")
+                })?;
+            }
+            Ok(())
+        }),
+        Trial::test("resource_limits_are_named_failures", || {
+            for (label, says) in [
+                ("eats_memory", "used more than 1 GiB of memory"),
+                ("writes_files", "wrote a file larger than 64 MiB"),
+                ("spawns_threads", "threads"),
+            ] {
+                let (summary, out) = grade(label, "fixtures::third_attempt_success", 10.0);
+                expect_failed(
+                    &summary,
+                    "fixtures::third_attempt_success",
+                    FailureKind::Limit,
+                    &[says],
+                )
+                .map_err(|e| format!("{label}: {}\n{out}", e.message().unwrap_or_default()))?;
+            }
+            Ok(())
+        }),
+        Trial::test("a_bug_in_the_kit_is_reported_as_the_kits", || {
+            // The grader asks for a check the group does not have: the kit's fault, not the
+            // learner's, whatever their code does.
+            static CHECKS: &[grader_checks::CheckInfo] = &[grader_checks::CheckInfo {
+                name: "fixtures::no_such_check",
+                min_timeout: Duration::ZERO,
+            }];
+            let group = Group {
+                checks: CHECKS,
+                ..build3::GROUP
+            };
+            let (summary, out) = grade_group(&group, "correct", "", 10.0, FormatSetting::Pretty);
+            ensure(
+                summary.kit_bugs() == 1 && summary.count(Status::Failed) == 0,
+                || out.clone(),
+            )?;
+            ensure(
+                out.contains("KIT BUG") && out.contains("Please report it"),
+                || out.clone(),
             )
         }),
         Trial::test("printed_report_is_not_taken_for_one", || {
@@ -799,4 +869,20 @@ fn build2_trials() -> Vec<Trial> {
             })
         }),
     ]
+}
+
+/// The processes whose command line holds `arg` (Linux: read from /proc).
+fn processes_with_arg(arg: &str) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(Result::ok)
+        .filter_map(|e| {
+            let cmd = std::fs::read(e.path().join("cmdline")).ok()?;
+            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+            cmd.contains(arg)
+                .then(|| format!("{}: {cmd}", e.file_name().to_string_lossy()))
+        })
+        .collect()
 }

@@ -194,4 +194,8 @@ fn a_learner_runs_scenarios_on_their_own_code() {
     let stdout = text(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{stdout}");
     assert!(stdout.contains("did not finish within 0.5 s"), "{stdout}");
+    assert!(
+        !stdout.contains("did not finish: did not finish"),
+        "{stdout}"
+    );
 }

@@ -93,16 +93,23 @@ pub fn reset(root: Option<PathBuf>, args: ResetArgs) -> Outcome {
     match done {
         Done::Unchanged => say!("{file} already holds that text: nothing to do."),
         Done::Replaced { backup } => {
-            if let Some(backup) = backup {
+            if let Some(backup) = &backup {
                 say!("Backed up your file to {}", backup.display());
             }
-            match &args.restore {
-                Some(name) => say!("Restored {file} from {name}."),
-                None => say!(
+            match (&args.restore, &backup) {
+                (Some(name), _) => say!("Restored {file} from {name}."),
+                (None, Some(backup)) => say!(
                     "Restored {file} to the pristine stub. GUIDANCE_LOG.md is untouched.\n\
-                     Bring your work back with `cargo run -p grader -- reset {} --list-backups`.",
-                    group.name
+                     Bring your work back with `cargo run -p grader -- reset {} --restore {}`.",
+                    group.name,
+                    backup.file_name().map_or_else(
+                        || backup.display().to_string(),
+                        |n| n.to_string_lossy().into_owned()
+                    )
                 ),
+                (None, None) => {
+                    say!("Restored {file} to the pristine stub. GUIDANCE_LOG.md is untouched.")
+                }
             }
         }
     }

@@ -91,7 +91,8 @@ fn run_practice(
                 ..
             } => Ok(run),
             JobEnd::Reported { report, .. } => Err(format!("the harness reported {report:?}")),
-            JobEnd::Failed { kind, message } => Err(format!("{kind}: {message}")),
+            // Each kind of failure names itself in its first words ("did not finish…", "crashed…").
+            JobEnd::Failed { message, .. } => Err(message),
         },
     )
 }

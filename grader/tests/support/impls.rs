@@ -131,6 +131,12 @@ macro_rules! mistake {
 /// A correct implementation written independently of the reference (a `for` loop).
 const CORRECT: RetryFn = mistake!();
 
+/// How long the processes hostile implementations start would sleep: odd numbers, so a
+/// test can find them by their command line.
+pub const SLEEPER_SECS: &str = "600.137";
+/// The same, for the process that leaves the check's group.
+pub const DETACHED_SLEEPER_SECS: &str = "600.271";
+
 fn swallows_panics(
     policy: &RetryPolicy,
     request: Request,
@@ -315,6 +321,58 @@ pub fn build3(label: &str) -> Option<build3::Learner> {
             unreachable!()
         },
         "exits_zero" => |_, _, _, _| std::process::exit(0),
+        "spawns_sleeper" => |p, r, s, l| {
+            // Started and forgotten: it would outlive the check.
+            let _ = std::process::Command::new("sleep")
+                .arg(SLEEPER_SECS)
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn();
+            CORRECT(p, r, s, l)
+        },
+        "spawns_detached_sleeper" => |p, r, s, l| {
+            // Leaves the check's process group, but keeps its output open.
+            let _ = std::process::Command::new("setsid")
+                .args(["sleep", DETACHED_SLEEPER_SECS])
+                .spawn();
+            CORRECT(p, r, s, l)
+        },
+        "eats_memory" => |p, r, s, l| {
+            // At most 4 GiB, touched page by page, so the test stays safe if a limit fails.
+            let mut hoard: Vec<Vec<u8>> = Vec::new();
+            for _ in 0..64 {
+                let mut chunk = vec![0u8; 64 << 20];
+                for page in chunk.iter_mut().step_by(4096) {
+                    *page = 1;
+                }
+                hoard.push(chunk);
+            }
+            std::hint::black_box(&hoard);
+            CORRECT(p, r, s, l)
+        },
+        "writes_files" => |p, r, s, l| {
+            // At most 2 GiB, in the check's scratch folder.
+            use std::io::Write;
+            if let Ok(mut file) = std::fs::File::create("hoard.bin") {
+                let chunk = vec![7u8; 1 << 20];
+                for _ in 0..2048 {
+                    if file.write_all(&chunk).is_err() {
+                        break;
+                    }
+                }
+            }
+            CORRECT(p, r, s, l)
+        },
+        "spawns_threads" => |p, r, s, l| {
+            // At most 500 threads, each asleep for a while.
+            let handles: Vec<_> = (0..500)
+                .map(|_| {
+                    std::thread::spawn(|| std::thread::sleep(std::time::Duration::from_secs(5)))
+                })
+                .collect();
+            std::hint::black_box(&handles);
+            CORRECT(p, r, s, l)
+        },
         "forges_report" => |_, _, _, _| {
             println!("{{\"status\":\"passed\"}}");
             eprintln!("{{\"status\":\"passed\"}}");

@@ -224,8 +224,9 @@ fn calls_hint(policy: &RetryPolicy, rec: &Recording, exp: &Expected) -> Option<S
         Err(RetryError::Exhausted {
             cause: AttemptLimit, ..
         }) if rec.calls > exp.calls => Some(format!(
-            "{} calls under max_attempts = {m}: the first call is attempt 1, so {m} calls in all, then stop.",
-            rec.calls
+            "{} calls under max_attempts = {m}: the first call is attempt 1, so {} in all, then stop.",
+            rec.calls,
+            crate::feedback::plural(u64::from(m), "call")
         )),
         Err(RetryError::Exhausted {
             cause: DelayBudget, ..
