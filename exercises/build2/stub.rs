@@ -9,9 +9,9 @@
 //! `reference/src/fetch.rs`: reading it, or running the grader `--against reference`, is
 //! guidance, not your own work.
 
+use kit_types::{HttpReply, RequestError, TransportFailure};
 #[allow(unused_imports)] // the names the lesson's rules speak of
 use kit_types::{PermanentError, PermanentKind, TransientError, TransientReason};
-use kit_types::{HttpReply, RequestError, TransportFailure};
 
 /// Performs one declared GET of `url` through `transport` and says what came back: the
 /// body's JSON, or a declared error that tells a retry loop whether another attempt may help.
