@@ -37,6 +37,10 @@ pub struct Exercise {
     /// The lesson's worked example as a scenario file, relative to the exercise folder.
     #[serde(default)]
     pub trace: Option<PathBuf>,
+    /// The self-review questions, relative to the exercise folder: copied to
+    /// [`Exercise::review_file`] the first time every check passes.
+    #[serde(default)]
+    pub self_review: Option<PathBuf>,
 }
 
 /// Why an exercise's metadata could not be read.
@@ -51,6 +55,43 @@ impl Exercise {
     /// The exercise's folder under `root`.
     pub fn dir(&self, root: &Path) -> PathBuf {
         root.join("exercises").join(&self.group)
+    }
+
+    /// Where the learner answers the self-review questions: their file, which `reset`
+    /// leaves alone.
+    pub fn review_file(&self, root: &Path) -> PathBuf {
+        root.join("practice")
+            .join("review")
+            .join(format!("{}.md", self.group))
+    }
+
+    /// Copies the self-review questions to [`Exercise::review_file`] unless the learner
+    /// already has that file. Returns the file when the questions are there to answer.
+    pub fn hand_out_review(&self, root: &Path) -> std::io::Result<Option<PathBuf>> {
+        let Some(questions) = &self.self_review else {
+            return Ok(None);
+        };
+        let target = self.review_file(root);
+        if target.exists() {
+            return Ok(Some(target));
+        }
+        if let Some(dir) = target.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        let text = std::fs::read(self.dir(root).join(questions))?;
+        // create_new: an answer written meanwhile is never overwritten.
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&target)
+        {
+            Ok(mut file) => {
+                std::io::Write::write_all(&mut file, &text)?;
+                Ok(Some(target))
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(Some(target)),
+            Err(e) => Err(e),
+        }
     }
 }
 
@@ -79,6 +120,8 @@ mod tests {
             );
             assert!(stub.contains(&format!("pub fn {}", group.function)));
             assert!(dir.join(&exercise.lesson).is_file());
+            let review = exercise.self_review.as_ref().expect("a self-review");
+            assert!(dir.join(review).is_file(), "{}: no self-review", group.name);
             let help = Help::load(&dir).unwrap();
             assert_eq!(
                 help.levels
@@ -87,6 +130,89 @@ mod tests {
                     .collect::<Vec<_>>(),
                 ["refresher", "approach", "repair"]
             );
+        }
+    }
+
+    /// The paragraphs, list items and table rows of a Markdown text, each as one string.
+    fn units(text: &str) -> Vec<String> {
+        let mut units = Vec::new();
+        let mut current = String::new();
+        for line in text.lines() {
+            let trimmed = line.trim_start();
+            let starts_unit = trimmed.is_empty()
+                || trimmed.starts_with('|')
+                || trimmed.starts_with("- ")
+                || trimmed.starts_with('#')
+                || trimmed
+                    .split_once(". ")
+                    .is_some_and(|(n, _)| n.parse::<u32>().is_ok());
+            if starts_unit && !current.trim().is_empty() {
+                units.push(std::mem::take(&mut current));
+            }
+            if trimmed.starts_with('|') || trimmed.starts_with('#') {
+                units.push(line.to_string());
+            } else if !trimmed.is_empty() {
+                current.push_str(line);
+                current.push('\n');
+            }
+        }
+        if !current.trim().is_empty() {
+            units.push(current);
+        }
+        units
+    }
+
+    /// Every rule a lesson states with "must" or "never" names the check that enforces it,
+    /// and its table of rules and checks names every check of the group, and only those.
+    #[test]
+    fn every_must_and_never_names_its_check() {
+        let root = build_root();
+        for group in GROUPS {
+            let exercise = Exercise::load(&root, group.name).unwrap();
+            let lesson =
+                std::fs::read_to_string(exercise.dir(&root).join(&exercise.lesson)).unwrap();
+            let names: Vec<&str> = group.checks.iter().map(|c| c.name).collect();
+            let named = |unit: &str| names.iter().any(|n| unit.contains(&format!("`{n}`")));
+            for unit in units(&lesson) {
+                let lower = unit.to_lowercase();
+                let words: Vec<&str> = lower
+                    .split(|c: char| !c.is_alphanumeric() && c != '_')
+                    .collect();
+                if (words.contains(&"must") || words.contains(&"never")) && !named(&unit) {
+                    panic!(
+                        "exercises/{}/lesson.md states a rule without naming its check:\n{unit}",
+                        group.name
+                    );
+                }
+            }
+            let table = lesson
+                .split("## The rules and the checks that enforce them")
+                .nth(1)
+                .unwrap_or_else(|| panic!("{}: no table of rules and checks", group.name));
+            let table = table.split("\n## ").next().unwrap_or_default();
+            for name in &names {
+                assert!(
+                    table.contains(&format!("`{name}`")),
+                    "{}: the table of rules does not name {name}",
+                    group.name
+                );
+            }
+            for word in table.split('`').skip(1).step_by(2) {
+                let is_name = word.split_once("::").is_some_and(|(m, n)| {
+                    !m.is_empty()
+                        && !n.is_empty()
+                        && (m.to_string() + n)
+                            .chars()
+                            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+                });
+                if is_name {
+                    assert!(
+                        names.contains(&word),
+                        "{}: the table names {word}, which is not a check of the group",
+                        group.name
+                    );
+                }
+            }
         }
     }
 

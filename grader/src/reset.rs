@@ -276,6 +276,7 @@ mod tests {
             stub: "stub.rs".into(),
             lesson: "lesson.md".into(),
             trace: None,
+            self_review: None,
         };
         let resetter = Resetter::new(root, &exercise);
         (dir, resetter)

@@ -80,6 +80,26 @@ fn learner_loop_from_stub_to_broken_to_finished() {
         "{stdout}"
     );
 
+    // A whole pass ends with the next steps, and hands out the self-review once.
+    assert!(
+        stdout.contains("Every check of build3 passes. Next:"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("practice/review/build3.md"), "{stdout}");
+    assert!(stdout.contains("The next lesson: stage8"), "{stdout}");
+    let review = root.join("practice/review/build3.md");
+    let questions = std::fs::read_to_string(&review).unwrap();
+    assert!(questions.contains("Self-review"), "{questions}");
+    std::fs::write(&review, format!("{questions}\nMy answers.\n")).unwrap();
+    let out = grader(root, &["build3", "--quiet"]);
+    assert!(out.status.success());
+    assert!(
+        std::fs::read_to_string(&review)
+            .unwrap()
+            .ends_with("My answers.\n"),
+        "the learner's answers are never overwritten"
+    );
+
     // A learner's mistake fails a named check and the exit status says so.
     let off_by_one = stub_with("build3", OFF_BY_ONE_BODY);
     write_learner(root, "build3", &off_by_one);
@@ -91,6 +111,63 @@ fn learner_loop_from_stub_to_broken_to_finished() {
         "{stdout}"
     );
     assert!(stdout.contains("the first call is attempt 1"), "{stdout}");
+
+    // Reset leaves the self-review alone.
+    let out = grader(root, &["reset", "build3", "--yes"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(std::fs::read_to_string(&review)
+        .unwrap()
+        .ends_with("My answers.\n"));
+}
+
+#[test]
+fn the_case_an_exhaustive_check_found_is_saved() {
+    let kit = fresh_kit();
+    let root = kit.root();
+    // NaN as a wait larger than any budget: a mistake only the exhaustive check sees in full.
+    let body = CORRECT_BUILD3.replace(
+        ".filter(|w| *w >= 0.0)",
+        ".map(|w| if w.is_nan() { f64::INFINITY } else { w }).filter(|w| *w >= 0.0)",
+    );
+    write_learner(root, "build3", &stub_with("build3", &body));
+    let out = grader(root, &["build3", "exhaustive::"]);
+    let stdout = text(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{stdout}\n{}",
+        text(&out.stderr)
+    );
+    let saved = root.join("target/kit-cases/build3-difference.toml");
+    assert!(
+        stdout.contains(&format!("is saved in {}", saved.display())),
+        "{stdout}"
+    );
+    let case = std::fs::read_to_string(&saved).unwrap();
+    assert!(case.contains("retry_after = nan"), "{case}");
+    let out = grader(root, &["scenario", saved.to_str().unwrap()]);
+    assert!(
+        text(&out.stdout).contains("retry_after NaN"),
+        "{}",
+        text(&out.stdout)
+    );
+
+    let chosen = root.join("my-case.toml");
+    let out = grader(
+        root,
+        &[
+            "build3",
+            "exhaustive::",
+            "--save-case",
+            chosen.to_str().unwrap(),
+        ],
+    );
+    assert!(
+        text(&out.stdout).contains("my-case.toml"),
+        "{}",
+        text(&out.stdout)
+    );
+    assert_eq!(std::fs::read_to_string(&chosen).unwrap(), case);
 }
 
 /// A learner's loop that counts retries instead of attempts: one call too many.

@@ -44,6 +44,7 @@ fn main() -> ExitCode {
     let mut all = trials();
     all.extend(stage8_trials());
     all.extend(build2_trials());
+    all.extend(MISTAKES.iter().map(mistake_trial));
     libtest_mimic::run(&args, all).exit_code()
 }
 
@@ -131,42 +132,6 @@ fn all_passed(label: &'static str) -> Trial {
     })
 }
 
-/// A mistake and the checks that must catch it, with words their message must hold.
-fn mistake(
-    label: &'static str,
-    caught_by: &'static [(&'static str, &'static [&'static str])],
-) -> Trial {
-    Trial::test(format!("{label}_is_caught"), move || {
-        let (summary, out) = grade(label, "", 10.0);
-        ensure(!summary.all_passed(), || {
-            format!("{label} passed every check:\n{out}")
-        })?;
-        ensure(summary.count(Status::Unfinished) == 0, || out.clone())?;
-        for (check, says) in caught_by {
-            expect_failed(&summary, check, FailureKind::Mismatch, says)?;
-        }
-        Ok(())
-    })
-}
-
-/// A stage 8 mistake and the checks that must catch it.
-fn gateway_mistake(
-    label: &'static str,
-    caught_by: &'static [(&'static str, &'static [&'static str])],
-) -> Trial {
-    Trial::test(format!("stage8_{label}_is_caught"), move || {
-        let (summary, out) = grade8(label, "");
-        ensure(!summary.all_passed(), || {
-            format!("{label} passed every check:\n{out}")
-        })?;
-        for (check, says) in caught_by {
-            expect_failed(&summary, check, FailureKind::Mismatch, says)
-                .map_err(|e| format!("{}\n{out}", e.message().unwrap_or_default()))?;
-        }
-        Ok(())
-    })
-}
-
 fn stage8_trials() -> Vec<Trial> {
     let total = stage8::GROUP.checks.len();
     vec![
@@ -197,68 +162,6 @@ fn stage8_trials() -> Vec<Trial> {
             }
             Ok(())
         }),
-        gateway_mistake(
-            "lookup_per_attempt",
-            &[(
-                "facts::fixture_503_503_200",
-                &["counters read logical_lookups 3, attempts 3; expected 1 and 3"],
-            )],
-        ),
-        gateway_mistake(
-            "breaker_per_attempt",
-            &[(
-                "breaker::exhaustion_is_one_failure",
-                &["The breaker counts failed lookups, not attempts"],
-            )],
-        ),
-        gateway_mistake(
-            "retry_429",
-            &[(
-                "facts::rate_limited_is_never_retried",
-                &["no retry, no sleep"],
-            )],
-        ),
-        gateway_mistake(
-            "ignore_deadline",
-            &[
-                (
-                    "budget::sleeps_end_before_the_deadline",
-                    &["past the deadline"],
-                ),
-                (
-                    "budget::attempt_timeout_shrinks_with_the_budget",
-                    &["[0.4, 0.4, 0.05]"],
-                ),
-                (
-                    "budget::deadline_shorter_than_first_backoff",
-                    &["without sleeping"],
-                ),
-            ],
-        ),
-        gateway_mistake(
-            "invent_availability",
-            &[(
-                "no_fallback::failed_lookups_are_never_available",
-                &["no fallback ever invents an answer"],
-            )],
-        ),
-        gateway_mistake(
-            "subtract_global",
-            &[(
-                "counters::concurrent_lookups_add_up",
-                &["Count attempts in the lookup itself"],
-            )],
-        ),
-        gateway_mistake(
-            "skip_breaker",
-            &[
-                (
-                    "breaker::open_breaker_rejects_without_calling_the_provider",
-                    &["Failed(503 breaker_open), 0 attempts"],
-                ),
-                ("breaker::half_open_lets_exactly_one_probe", &[]),
-            ],
-        ),
         Trial::test("stage8_runaway_loop_is_stopped", || {
             let (summary, out) = grade8("lookup_never_stops", "facts::fixture");
             expect_failed(
@@ -338,106 +241,6 @@ fn trials() -> Vec<Trial> {
             )?;
             ensure(out.contains("reached unimplemented!() at "), || out.clone())
         }),
-        mistake(
-            "extra_attempt",
-            &[
-                (
-                    "fixtures::capped_exhaustion",
-                    &[
-                        "request was called 6 time(s); expected 5",
-                        "the first call is attempt 1",
-                    ],
-                ),
-                (
-                    "attempts::first_call_is_attempt_one",
-                    &["4 calls under max_attempts = 3"],
-                ),
-                (
-                    "attempts::one_attempt_never_sleeps",
-                    &["2 calls under max_attempts = 1", "so 1 call in all"],
-                ),
-            ],
-        ),
-        mistake(
-            "sleep_after_last",
-            &[
-                (
-                    "attempts::no_sleep_after_last_attempt",
-                    &["Never sleep after the last failed attempt"],
-                ),
-                (
-                    "attempts::one_attempt_never_sleeps",
-                    &["sleep received [0.25]; expected []"],
-                ),
-            ],
-        ),
-        mistake(
-            "clamp_server_wait",
-            &[
-                (
-                    "fixtures::delay_budget_stop",
-                    &["expected 1", "log a delay_budget stop"],
-                ),
-                ("server_wait::just_above_budget_is_not_clamped", &[]),
-                ("server_wait::infinite_stops", &[]),
-            ],
-        ),
-        mistake(
-            "retry_permanent",
-            &[
-                (
-                    "fixtures::permanent_error",
-                    &["A permanent failure ends the loop at once"],
-                ),
-                ("outcomes::every_permanent_kind", &[]),
-            ],
-        ),
-        mistake(
-            "validate_after_first_call",
-            &[
-                (
-                    "fixtures::input_refusal",
-                    &["request was called 1 time(s); expected 0", "validate first"],
-                ),
-                ("validation::method_must_be_exactly_get", &[]),
-            ],
-        ),
-        mistake(
-            "no_validation",
-            &[
-                ("validation::base_above_max", &[]),
-                ("validation::attempts_outside_one_to_five", &[]),
-            ],
-        ),
-        mistake(
-            "nan_wait_stops",
-            &[("server_wait::nan_is_ignored", &["expected 2"])],
-        ),
-        mistake(
-            "sleep_before_log",
-            &[
-                (
-                    "callbacks::log_before_sleep",
-                    &["log the event, then sleep"],
-                ),
-                ("fixtures::log_panics", &["log the event first, then sleep"]),
-            ],
-        ),
-        mistake(
-            "permanent_becomes_success",
-            &[(
-                "fixtures::permanent_error",
-                &["remove the broad catch or fallback"],
-            )],
-        ),
-        mistake(
-            "swallows_panics",
-            &[
-                ("fixtures::sleep_panics", &["let it propagate"]),
-                ("fixtures::log_panics", &["let it propagate"]),
-                ("callbacks::request_panics", &["let it propagate"]),
-            ],
-        ),
         Trial::test("runaway_loop_is_stopped_by_the_call_guard", || {
             let (summary, out) = grade("never_stops", "fixtures::capped_exhaustion", 10.0);
             expect_failed(
@@ -651,6 +454,30 @@ fn trials() -> Vec<Trial> {
             let (_, left_out) = suite::select(&build3::GROUP, &args("fixtures::", false, &[]));
             ensure(left_out == total - 8, || format!("left out {left_out}"))
         }),
+        Trial::test(
+            "fail_fast_stops_starting_checks_after_the_first_failure",
+            || {
+                let me = std::env::current_exe()?;
+                let launcher = Launcher::new(me).env(IMPL_VAR, "extra_attempt");
+                let args = Arguments {
+                    test_threads: Some(1),
+                    ..Arguments::default()
+                };
+                let settings = RunSettings {
+                    fail_fast: true,
+                    ..RunSettings::new("extra_attempt", Duration::from_secs(10))
+                };
+                let mut out = Vec::new();
+                let summary = suite::run(&build3::GROUP, &launcher, &args, &settings, &mut out)?;
+                let out = String::from_utf8(out)?;
+                ensure(summary.count(Status::Failed) == 1, || out.clone())?;
+                ensure(summary.not_run > 0 && !summary.all_passed(), || out.clone())?;
+                ensure(
+                    out.contains(&format!("{} not run (--fail-fast)", summary.not_run)),
+                    || out.clone(),
+                )
+            },
+        ),
         Trial::test("json_format_is_one_event_per_line", || {
             let (summary, out) = grade_with("stub", "fixtures::", 10.0, FormatSetting::Json);
             let events: Vec<serde_json::Value> = out
@@ -704,25 +531,6 @@ fn grade2(label: &str, filter: &str) -> (Summary, String) {
     grade_group(&build2::GROUP, label, filter, 10.0, FormatSetting::Pretty)
 }
 
-/// A build2 mistake and the checks that must catch it, with words their message must hold.
-fn fetch_mistake(
-    label: &'static str,
-    caught_by: &'static [(&'static str, &'static [&'static str])],
-) -> Trial {
-    Trial::test(format!("build2_{label}_is_caught"), move || {
-        let (summary, out) = grade2(label, "");
-        ensure(!summary.all_passed(), || {
-            format!("{label} passed every check:\n{out}")
-        })?;
-        ensure(summary.count(Status::Unfinished) == 0, || out.clone())?;
-        for (check, says) in caught_by {
-            expect_failed(&summary, check, FailureKind::Mismatch, says)
-                .map_err(|e| format!("{}\n{out}", e.message().unwrap_or_default()))?;
-        }
-        Ok(())
-    })
-}
-
 fn build2_trials() -> Vec<Trial> {
     let total = build2::GROUP.checks.len();
     vec![
@@ -740,96 +548,6 @@ fn build2_trials() -> Vec<Trial> {
             ensure(summary.count(Status::Unfinished) == total, || out.clone())?;
             ensure(out.contains("fetch reached todo!() at "), || out.clone())
         }),
-        fetch_mistake(
-            "treats_429_as_permanent",
-            &[(
-                "retry_after::read_on_429_as_delay_seconds",
-                &[
-                    "429 asks the client to slow down",
-                    "input:",
-                    "your code did:",
-                    "the rule expects:",
-                ],
-            )],
-        ),
-        fetch_mistake(
-            "treats_500_as_transient",
-            &[(
-                "statuses::everything_else_is_unexpected",
-                &["500 is not one of the declared transient statuses"],
-            )],
-        ),
-        fetch_mistake(
-            "reads_retry_after_on_503",
-            &[(
-                "retry_after::only_429_reads_it",
-                &["Retry-After is read only on 429; on 503 it is ignored"],
-            )],
-        ),
-        fetch_mistake(
-            "accepts_any_case_get",
-            &[(
-                "method::only_exact_get_is_sent",
-                &[
-                    "\"get\" is not exactly \"GET\"",
-                    "transport calls — 1, expected 0",
-                ],
-            )],
-        ),
-        fetch_mistake(
-            "non_json_200_is_null",
-            &[(
-                "body::other_200_is_malformed",
-                &["never return a made-up value", "Ok(null)"],
-            )],
-        ),
-        fetch_mistake(
-            "date_retry_after_is_zero",
-            &[(
-                "retry_after::unsupported_values_give_none",
-                &["Only delay-seconds count", "never a made-up 0"],
-            )],
-        ),
-        fetch_mistake(
-            "parses_fractions",
-            &[("retry_after::unsupported_values_give_none", &["\"1.5\""])],
-        ),
-        fetch_mistake(
-            "case_sensitive_header",
-            &[(
-                "retry_after::names_compare_case_insensitively",
-                &["retry-after"],
-            )],
-        ),
-        fetch_mistake(
-            "last_header_wins",
-            &[("retry_after::first_header_wins", &["the first one counts"])],
-        ),
-        fetch_mistake(
-            "no_trim",
-            &[(
-                "retry_after::spaces_and_tabs_around_are_allowed",
-                &["Spaces and tabs"],
-            )],
-        ),
-        fetch_mistake(
-            "whole_body_in_detail",
-            &[(
-                "privacy::detail_keeps_at_most_200_characters_of_body",
-                &["keeps 5000 characters of the body"],
-            )],
-        ),
-        fetch_mistake(
-            "any_2xx_is_data",
-            &[("statuses::everything_else_is_unexpected", &["no other 2xx"])],
-        ),
-        fetch_mistake(
-            "transport_before_method",
-            &[(
-                "method::only_exact_get_is_sent",
-                &["refuse it before calling the transport"],
-            )],
-        ),
         Trial::test("build2_hostile_code_never_passes", || {
             for (label, kind) in [
                 ("spins", FailureKind::Timeout),
@@ -885,4 +603,480 @@ fn processes_with_arg(arg: &str) -> Vec<String> {
                 .then(|| format!("{}: {cmd}", e.file_name().to_string_lossy()))
         })
         .collect()
+}
+
+/// A realistic mistake, and what the grader must say about it.
+struct Mistake {
+    group: &'static Group,
+    /// The test implementation that makes it (`support/impls.rs`).
+    label: &'static str,
+    /// The first check, in the group's order, that fails; and words its message must hold.
+    first: (&'static str, &'static [&'static str]),
+    /// Further checks that fail too: words their message must hold, and words it must not
+    /// (they would name the wrong cause).
+    also: &'static [(
+        &'static str,
+        &'static [&'static str],
+        &'static [&'static str],
+    )],
+}
+
+/// The table of realistic mistakes: for each, the first failing check and what its message
+/// says. A message that guesses the cause must be right for every row that reaches it.
+const MISTAKES: &[Mistake] = &[
+    // build3
+    Mistake {
+        group: &build3::GROUP,
+        label: "extra_attempt",
+        first: (
+            "fixtures::capped_exhaustion",
+            &[
+                "request was called 6 time(s); the rule expects 5",
+                "the first call is attempt 1",
+                "input:",
+                "your code did:",
+                "the rule expects:",
+                "first difference: calls",
+            ],
+        ),
+        also: &[
+            (
+                "attempts::first_call_is_attempt_one",
+                &["4 calls under max_attempts = 3"],
+                &[],
+            ),
+            (
+                "attempts::one_attempt_never_sleeps",
+                &["so 1 call in all"],
+                &["1 calls"],
+            ),
+            (
+                "events::json_shape",
+                &[
+                    "request was called 3 time(s); the rule expects 2",
+                    "the first call is attempt 1",
+                ],
+                &["A retry has a delay and no cause"],
+            ),
+        ],
+    },
+    Mistake {
+        group: &build3::GROUP,
+        label: "sleep_after_last",
+        first: (
+            "fixtures::capped_exhaustion",
+            &["Never sleep after the last failed attempt"],
+        ),
+        also: &[(
+            "attempts::one_attempt_never_sleeps",
+            &["sleep received [0.25]; the rule expects []"],
+            &[],
+        )],
+    },
+    Mistake {
+        group: &build3::GROUP,
+        label: "clamp_server_wait",
+        first: (
+            "fixtures::delay_budget_stop",
+            &["the rule expects 1", "log a delay_budget stop"],
+        ),
+        also: &[
+            ("server_wait::just_above_budget_is_not_clamped", &[], &[]),
+            ("server_wait::infinite_stops", &["retry_after inf"], &[]),
+        ],
+    },
+    Mistake {
+        group: &build3::GROUP,
+        label: "retry_permanent",
+        first: (
+            "fixtures::permanent_error",
+            &["A permanent failure ends the loop at once"],
+        ),
+        also: &[("outcomes::every_permanent_kind", &[], &[])],
+    },
+    Mistake {
+        group: &build3::GROUP,
+        label: "validate_after_first_call",
+        first: (
+            "fixtures::input_refusal",
+            &[
+                "request was called 1 time(s); the rule expects 0",
+                "validate first",
+            ],
+        ),
+        also: &[("validation::method_must_be_exactly_get", &[], &[])],
+    },
+    Mistake {
+        group: &build3::GROUP,
+        label: "no_validation",
+        first: ("fixtures::input_refusal", &["validate first"]),
+        also: &[
+            ("validation::base_above_max", &[], &[]),
+            ("validation::attempts_outside_one_to_five", &[], &[]),
+        ],
+    },
+    Mistake {
+        group: &build3::GROUP,
+        label: "nan_wait_stops",
+        first: (
+            "server_wait::nan_is_ignored",
+            &["the rule expects 2", "retry_after NaN"],
+        ),
+        also: &[],
+    },
+    Mistake {
+        group: &build3::GROUP,
+        label: "sleep_before_log",
+        first: ("fixtures::log_panics", &["log the event first, then sleep"]),
+        also: &[(
+            "callbacks::log_before_sleep",
+            &["log the event, then sleep"],
+            &[],
+        )],
+    },
+    Mistake {
+        group: &build3::GROUP,
+        label: "permanent_becomes_success",
+        first: (
+            "fixtures::permanent_error",
+            &["remove the broad catch or fallback"],
+        ),
+        also: &[],
+    },
+    Mistake {
+        group: &build3::GROUP,
+        label: "swallows_panics",
+        first: ("fixtures::sleep_panics", &["let it propagate"]),
+        also: &[
+            ("fixtures::log_panics", &["let it propagate"], &[]),
+            ("callbacks::request_panics", &["let it propagate"], &[]),
+        ],
+    },
+    Mistake {
+        group: &build3::GROUP,
+        label: "never_stops",
+        first: (
+            "fixtures::third_attempt_success",
+            &[
+                "sleep received [0.25, 0.25]",
+                "min(max_delay, base_delay * 2^(n-1))",
+            ],
+        ),
+        also: &[(
+            "fixtures::capped_exhaustion",
+            &["the loop never stops"],
+            &[],
+        )],
+    },
+    // stage8
+    Mistake {
+        group: &stage8::GROUP,
+        label: "lookup_per_attempt",
+        first: (
+            "facts::fixture_503_503_200",
+            &["the counters read logical_lookups 3, attempts 3; the rule expects 1 and 3"],
+        ),
+        also: &[],
+    },
+    Mistake {
+        group: &stage8::GROUP,
+        label: "breaker_per_attempt",
+        first: (
+            "breaker::open_breaker_rejects_without_calling_the_provider",
+            &[
+                "after 1 exhausted lookup(s)",
+                "Closed { failures: 1 }",
+                "tell it once",
+            ],
+        ),
+        also: &[
+            ("breaker::exhaustion_is_one_failure", &["tell it once"], &[]),
+            (
+                "breaker::half_open_lets_exactly_one_probe",
+                &["tell it once"],
+                &["never reached the provider"],
+            ),
+        ],
+    },
+    Mistake {
+        group: &stage8::GROUP,
+        label: "retry_429",
+        first: (
+            "facts::rate_limited_is_never_retried",
+            &["no retry, no sleep"],
+        ),
+        also: &[(
+            "counters::concurrent_lookups_add_up",
+            &["one lookup alone reported 3 attempt(s)", "never 429"],
+            &["global totals"],
+        )],
+    },
+    Mistake {
+        group: &stage8::GROUP,
+        label: "ignore_deadline",
+        first: (
+            "budget::attempt_timeout_shrinks_with_the_budget",
+            &["[0.4, 0.4, 0.05]"],
+        ),
+        also: &[
+            (
+                "budget::sleeps_end_before_the_deadline",
+                &["past the deadline"],
+                &[],
+            ),
+            (
+                "budget::deadline_shorter_than_first_backoff",
+                &["without sleeping"],
+                &[],
+            ),
+        ],
+    },
+    Mistake {
+        group: &stage8::GROUP,
+        label: "invent_availability",
+        first: (
+            "facts::at_most_max_attempts",
+            &["No fallback ever invents an answer"],
+        ),
+        also: &[(
+            "no_fallback::failed_lookups_are_never_available",
+            &["No fallback ever invents an answer"],
+            &[],
+        )],
+    },
+    Mistake {
+        group: &stage8::GROUP,
+        label: "subtract_global",
+        first: (
+            "counters::concurrent_lookups_add_up",
+            &[
+                "one lookup alone counted it right",
+                "a difference of global totals",
+            ],
+        ),
+        also: &[],
+    },
+    Mistake {
+        group: &stage8::GROUP,
+        label: "skip_breaker",
+        first: (
+            "breaker::open_breaker_rejects_without_calling_the_provider",
+            &["rejects the lookup before any attempt"],
+        ),
+        also: &[("breaker::half_open_lets_exactly_one_probe", &[], &[])],
+    },
+    Mistake {
+        group: &stage8::GROUP,
+        label: "pause_to_the_deadline",
+        first: (
+            "budget::a_pause_that_reaches_the_deadline_ends_the_lookup",
+            &["Compare with >=, not >", "deadline 0.25"],
+        ),
+        also: &[],
+    },
+    Mistake {
+        group: &stage8::GROUP,
+        label: "rejection_is_success",
+        first: (
+            "breaker::rejections_do_not_reset_the_count",
+            &["neither counts as a failure nor resets the count"],
+        ),
+        also: &[(
+            "breaker::rejected_probe_does_not_close_the_breaker",
+            &["does not close the"],
+            &[],
+        )],
+    },
+    Mistake {
+        group: &stage8::GROUP,
+        label: "rejection_is_failure",
+        first: (
+            "breaker::missing_and_rejections_do_not_count",
+            &["not that the provider is unhealthy"],
+        ),
+        also: &[],
+    },
+    Mistake {
+        group: &stage8::GROUP,
+        label: "body_by_derive",
+        first: (
+            "facts::invalid_payloads",
+            &["an array", "[\\\"bike-7\\\", true]"],
+        ),
+        also: &[],
+    },
+    // build2
+    Mistake {
+        group: &build2::GROUP,
+        label: "treats_429_as_permanent",
+        first: (
+            "retry_after::read_on_429_as_delay_seconds",
+            &["429 asks the client to slow down"],
+        ),
+        also: &[],
+    },
+    Mistake {
+        group: &build2::GROUP,
+        label: "treats_500_as_transient",
+        first: (
+            "statuses::everything_else_is_unexpected",
+            &["500 is not one of the declared transient statuses"],
+        ),
+        also: &[],
+    },
+    Mistake {
+        group: &build2::GROUP,
+        label: "reads_retry_after_on_503",
+        first: (
+            "retry_after::only_429_reads_it",
+            &["Retry-After is read only on 429; on 503 it is ignored"],
+        ),
+        also: &[],
+    },
+    Mistake {
+        group: &build2::GROUP,
+        label: "accepts_any_case_get",
+        first: (
+            "method::only_exact_get_is_sent",
+            &[
+                "\"get\" is not exactly \"GET\"",
+                "transport calls — 1, expected 0",
+            ],
+        ),
+        also: &[],
+    },
+    Mistake {
+        group: &build2::GROUP,
+        label: "non_json_200_is_null",
+        first: (
+            "body::other_200_is_malformed",
+            &["never return a made-up value", "Ok(null)"],
+        ),
+        also: &[],
+    },
+    Mistake {
+        group: &build2::GROUP,
+        label: "date_retry_after_is_zero",
+        first: (
+            "retry_after::unsupported_values_give_none",
+            &["Only delay-seconds count", "never a made-up 0"],
+        ),
+        also: &[],
+    },
+    Mistake {
+        group: &build2::GROUP,
+        label: "parses_fractions",
+        first: (
+            "retry_after::unsupported_values_give_none",
+            &["\"1.5\"", "Only delay-seconds count"],
+        ),
+        also: &[],
+    },
+    Mistake {
+        group: &build2::GROUP,
+        label: "case_sensitive_header",
+        first: (
+            "retry_after::names_compare_case_insensitively",
+            &["retry-after"],
+        ),
+        also: &[],
+    },
+    Mistake {
+        group: &build2::GROUP,
+        label: "last_header_wins",
+        first: ("retry_after::first_header_wins", &["the first one counts"]),
+        also: &[],
+    },
+    Mistake {
+        group: &build2::GROUP,
+        label: "no_trim",
+        first: (
+            "retry_after::spaces_and_tabs_around_are_allowed",
+            &["Spaces and tabs"],
+        ),
+        also: &[],
+    },
+    Mistake {
+        group: &build2::GROUP,
+        label: "whole_body_in_detail",
+        first: (
+            "privacy::detail_keeps_at_most_200_characters_of_body",
+            &["keeps 5000 characters of the body"],
+        ),
+        also: &[],
+    },
+    Mistake {
+        group: &build2::GROUP,
+        label: "any_2xx_is_data",
+        first: ("statuses::everything_else_is_unexpected", &["no other 2xx"]),
+        also: &[],
+    },
+    Mistake {
+        group: &build2::GROUP,
+        label: "transport_before_method",
+        first: (
+            "method::only_exact_get_is_sent",
+            &["refuse it before calling the transport"],
+        ),
+        also: &[],
+    },
+];
+
+fn mistake_trial(m: &'static Mistake) -> Trial {
+    Trial::test(
+        format!(
+            "{}_{}_is_caught_first_by_{}",
+            m.group.name,
+            m.label,
+            m.first.0.replace("::", "_")
+        ),
+        move || {
+            let (summary, out) = grade_group(m.group, m.label, "", 10.0, FormatSetting::Pretty);
+            let failing: Vec<&str> = summary
+                .runs
+                .iter()
+                .filter(|r| r.outcome.status() != Status::Passed)
+                .map(|r| r.name)
+                .collect();
+            ensure(failing.first() == Some(&m.first.0), || {
+                format!(
+                    "{}: the first failing check is {:?}, not {}:\n{out}",
+                    m.label,
+                    failing.first(),
+                    m.first.0
+                )
+            })?;
+            expect_failed(&summary, m.first.0, FailureKind::Mismatch, m.first.1)
+                .map_err(|e| format!("{}: {}\n{out}", m.label, e.message().unwrap_or_default()))?;
+            for (check, says, not) in m.also {
+                expect_failed(&summary, check, FailureKind::Mismatch, says).map_err(|e| {
+                    format!("{}: {}\n{out}", m.label, e.message().unwrap_or_default())
+                })?;
+                let message = summary
+                    .outcome(check)
+                    .and_then(|o| o.message())
+                    .unwrap_or_default();
+                for word in *not {
+                    ensure(!message.contains(word), || {
+                        format!(
+                            "{}: {check} names the wrong cause ({word:?}):\n{message}",
+                            m.label
+                        )
+                    })?;
+                }
+            }
+            // The first failure is printed in full, the others one line each.
+            let full = out.matches("\n---- ").count();
+            ensure(full == 1, || {
+                format!("{}: {full} failures in full:\n{out}", m.label)
+            })?;
+            if failing.len() > 1 {
+                ensure(
+                    out.contains("one line each") && out.contains("--exact"),
+                    || out.clone(),
+                )?;
+            }
+            Ok(())
+        },
+    )
 }

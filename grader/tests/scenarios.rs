@@ -24,6 +24,9 @@ fn trace_prints_the_lessons_numbers() {
     let stdout = text(&out.stdout);
     assert!(out.status.success(), "{}", text(&out.stderr));
     for line in [
+        "  call 1 → transient server_error, no retry_after → log #1 server_error retry 0.25s (the backoff: min(2.0, 0.25 × 2^0)) → sleep 0.25",
+        "  call 2 → transient server_error, no retry_after → log #2 server_error retry 0.5s (the backoff: min(2.0, 0.25 × 2^1)) → sleep 0.5",
+        r#"  call 3 → data {"job_id":"fresh_3","state":"done"}"#,
         "calls:   3",
         "waits:   [0.25, 0.5]",
         "actions: [retry, retry]",
@@ -35,6 +38,25 @@ fn trace_prints_the_lessons_numbers() {
     assert!(
         kinds(kit.root()).is_empty(),
         "the lesson's own example is not guidance"
+    );
+
+    let out = grader(kit.root(), &["trace", "stage8"]);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        stdout.contains(
+            "  lookup 1 of \"bike-7\" at t=0.000; breaker Closed { failures: 0 }\n\
+             \x20   t=0.000 call 1 (timeout 0.400) → 503\n\
+             \x20   t=0.000 sleep 0.05\n\
+             \x20   t=0.050 call 2 (timeout 0.400) → 503\n\
+             \x20   t=0.050 sleep 0.1\n\
+             \x20   t=0.150 call 3 (timeout 0.400) → 200"
+        ),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("→ Available(available = true), 3 attempt(s); breaker Closed { failures: 0 }; counters logical_lookups 1, attempts 3"),
+        "{stdout}"
     );
 }
 

@@ -242,7 +242,10 @@ fn all_reruns_the_started_groups() {
     assert!(out.status.success(), "{stdout}\n{}", text(&out.stderr));
     assert!(
         row(&stdout, "build3").contains("passing")
-            && row(&stdout, "build3").contains("40 passed; 0 failed"),
+            && row(&stdout, "build3").contains(&format!(
+                "{} passed; 0 failed",
+                grader::groups::group("build3").unwrap().checks.len()
+            )),
         "{stdout}"
     );
     assert!(

@@ -43,8 +43,9 @@ fn stage8_from_a_fresh_kit() {
         "{stdout}\n{}",
         text(&out.stderr)
     );
+    let total = grader::groups::group("stage8").unwrap().checks.len();
     assert!(
-        stdout.contains("0 passed; 0 failed; 20 unfinished"),
+        stdout.contains(&format!("0 passed; 0 failed; {total} unfinished")),
         "{stdout}"
     );
     assert!(
@@ -67,7 +68,7 @@ fn stage8_from_a_fresh_kit() {
         let stdout = text(&out.stdout);
         assert!(out.status.success(), "{stdout}\n{}", text(&out.stderr));
         assert!(
-            stdout.contains("20 passed; 0 failed; 0 unfinished"),
+            stdout.contains(&format!("{total} passed; 0 failed; 0 unfinished")),
             "{stdout}"
         );
     }
@@ -121,7 +122,10 @@ fn stage8_from_a_fresh_kit() {
     assert!(
         stdout.lines().any(|l| l.starts_with("build3")
             && l.contains("failing (")
-            && l.contains(" of 40 checks)")),
+            && l.contains(&format!(
+                " of {} checks)",
+                grader::groups::group("build3").unwrap().checks.len()
+            ))),
         "{stdout}\n{}",
         text(&out.stderr)
     );

@@ -163,6 +163,44 @@ pub fn first_difference(did: &[Field], expected: &[Field]) -> Option<String> {
     None
 }
 
+/// The verdict of a check made of several cases: every case must pass; the first failing
+/// one is shown in full, and the others are counted (one mistake often fails many cases).
+///
+/// ```
+/// use grader_checks::feedback::every_case;
+/// assert_eq!(every_case([Ok(()), Ok(())]), Ok(()));
+/// let e = every_case([Ok(()), Err("first".to_string()), Err("second".to_string())]);
+/// assert_eq!(e, Err("first\n\n(1 more case(s) of this check fail too; fix this one first.)".into()));
+/// ```
+pub fn every_case(results: impl IntoIterator<Item = Result<(), String>>) -> Result<(), String> {
+    let failures: Vec<String> = results.into_iter().filter_map(Result::err).collect();
+    match failures.split_first() {
+        None => Ok(()),
+        Some((first, [])) => Err(first.clone()),
+        Some((first, rest)) => Err(format!(
+            "{first}\n\n({} more case(s) of this check fail too; fix this one first.)",
+            rest.len()
+        )),
+    }
+}
+
+/// The line after which an exhaustive check's message holds the differing case as a ready
+/// scenario file; the grader saves what follows it.
+pub const CASE_MARKER: &str = "----- the case as a scenario file -----";
+
+/// The scenario file in a failure message, if it has one.
+///
+/// ```
+/// use grader_checks::feedback::{case_file, CASE_MARKER};
+/// let message = format!("they differ\n\n{CASE_MARKER}\n[[outcome]]\ndata = 1\n");
+/// assert_eq!(case_file(&message), Some("[[outcome]]\ndata = 1\n"));
+/// assert_eq!(case_file("no case"), None);
+/// ```
+pub fn case_file(message: &str) -> Option<&str> {
+    let at = message.find(CASE_MARKER)?;
+    Some(message[at + CASE_MARKER.len()..].trim_start_matches('\n'))
+}
+
 /// Whether two planned delays are the same, allowing for rounding in the last bits.
 ///
 /// ```

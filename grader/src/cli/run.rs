@@ -30,6 +30,10 @@ pub struct GroupArgs {
     /// Print every failure in full (by default: the first in full, the others one line each).
     #[arg(long)]
     all_failures: bool,
+    /// Where to save the case an exhaustive check found to differ (a scenario file you can
+    /// replay); by default target/kit-cases/GROUP-difference.toml.
+    #[arg(long, value_name = "PATH")]
+    save_case: Option<PathBuf>,
     /// The most memory one check may use, in MiB.
     #[arg(long, value_name = "MIB", default_value_t = 1024, value_parser = clap::value_parser!(u64).range(64..=65536))]
     memory_limit: u64,
@@ -115,7 +119,7 @@ impl LibtestArgs {
     }
 }
 
-#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Against {
     /// Your code in practice/ (built with cargo first).
     Practice,
@@ -214,9 +218,16 @@ pub fn run_group(root: Option<PathBuf>, group: &Group, args: GroupArgs) -> Outco
     let summary = suite::run(group, &launcher, &libtest, &settings, &mut out)
         .map_err(|e| Failure::new(format!("could not run the checks: {e}")))?;
     drop(built);
+    save_case(&root, group, &summary, args.save_case.as_deref(), &mut out)
+        .map_err(|e| Failure::new(format!("could not write the results: {e}")))?;
     if !summary.listed_only && libtest.format != Some(FormatSetting::Json) {
         guidance_line(&log, group, summary.all_passed(), &mut out)
             .map_err(|e| Failure::new(format!("could not write the results: {e}")))?;
+        // The next steps follow a whole pass of the learner's own code.
+        if args.against == Against::Practice && summary.all_passed() && summary.filtered_out == 0 {
+            next_steps(&root, group, &exercise, &mut out)
+                .map_err(|e| Failure::new(format!("could not write the results: {e}")))?;
+        }
     }
     out.flush()
         .map_err(|e| Failure::new(format!("could not write the results: {e}")))?;
@@ -257,6 +268,96 @@ fn guidance_line(
         (Some(what), false) => writeln!(out, "guidance recorded for {}: {what}.", group.name),
         (None, true) => writeln!(out, "passed with no guidance recorded for {}.", group.name),
         (None, false) => Ok(()),
+    }
+}
+
+/// Saves the differing case of an exhaustive check as a scenario file, and says where.
+fn save_case(
+    root: &Path,
+    group: &Group,
+    summary: &Summary,
+    asked: Option<&Path>,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    let Some((name, case)) = summary.runs.iter().find_map(|r| {
+        grader_checks::feedback::case_file(r.outcome.message()?).map(|c| (r.name, c))
+    }) else {
+        return Ok(());
+    };
+    let path = asked.map(Path::to_path_buf).unwrap_or_else(|| {
+        grader::compile::target_dir(root)
+            .join("kit-cases")
+            .join(format!("{}-difference.toml", group.name))
+    });
+    let written = path
+        .parent()
+        .map_or(Ok(()), std::fs::create_dir_all)
+        .and_then(|()| std::fs::write(&path, case));
+    match written {
+        Ok(()) => writeln!(
+            out,
+            "The case {name} found is saved in {}: replay it with \
+             `cargo run -p grader -- scenario {} --compare`.",
+            path.display(),
+            path.display()
+        ),
+        Err(e) => writeln!(
+            out,
+            "The case {name} found could not be saved in {} ({e}); it is at the end of its \
+             message above.",
+            path.display()
+        ),
+    }
+}
+
+/// What follows a pass: the lesson's own scenario task, the self-review (handed out now),
+/// and the next lesson in course order.
+fn next_steps(
+    root: &Path,
+    group: &Group,
+    exercise: &Exercise,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "\n{} Next:",
+        format!("Every check of {} passes.", group.name).green()
+    )?;
+    writeln!(
+        out,
+        "  1. Show it works on new inputs: the task of that name in exercises/{}/{}, with \
+         `cargo run -p grader -- scenario FILE`.",
+        group.name,
+        exercise.lesson.display()
+    )?;
+    let review = match exercise.hand_out_review(root) {
+        Ok(Some(file)) => format!(
+            "answer the questions in {} (your file; reset leaves it alone).",
+            file.strip_prefix(root).unwrap_or(&file).display()
+        ),
+        Ok(None) => "look back at the lesson's rules and say each one in your own words.".into(),
+        Err(e) => format!(
+            "the questions are in exercises/{}/ (they could not be copied: {e}).",
+            group.name
+        ),
+    };
+    writeln!(out, "  2. Self-review: {review}")?;
+    let groups = grader::groups::GROUPS;
+    let next = groups
+        .iter()
+        .position(|g| g.name == group.name)
+        .and_then(|i| groups.get(i + 1));
+    match next {
+        Some(next) => writeln!(
+            out,
+            "  3. The next lesson: {} — {} (exercises/{}/lesson.md): `cargo run -p grader -- {}`.",
+            next.name, next.title, next.name, next.name
+        ),
+        None => writeln!(
+            out,
+            "  3. This was the kit's last lesson: `cargo run -p grader -- all` reruns every lesson \
+             you started."
+        ),
     }
 }
 

@@ -189,6 +189,21 @@ struct GatewayMistakes {
     invent_availability: bool,
     subtract_global: bool,
     skip_breaker: bool,
+    /// `now + pause > deadline`: a pause that ends exactly at the deadline is slept.
+    pause_to_the_deadline: bool,
+    /// record_success on an integration rejection.
+    rejection_is_success: bool,
+    /// record_failure on an integration rejection.
+    rejection_is_failure: bool,
+    /// serde's derived struct, which also reads an array by position.
+    body_by_derive: bool,
+}
+
+/// The declared body, read the way serde derives it.
+#[derive(serde::Deserialize)]
+struct Body {
+    item_id: String,
+    available: bool,
 }
 
 fn written_lookup(m: GatewayMistakes, g: &TestGateway, item: &str) -> Lookup {
@@ -222,6 +237,15 @@ fn written_lookup(m: GatewayMistakes, g: &TestGateway, item: &str) -> Lookup {
         let retry = match g.provider().get(item, timeout) {
             Err(TransportFailure::Timeout | TransportFailure::Connection) => true,
             Ok(r) => match r.status {
+                200 if m.body_by_derive => match serde_json::from_str::<Body>(&r.body) {
+                    Ok(b) if b.item_id == item => {
+                        break Outcome::Available(Availability {
+                            item_id: b.item_id,
+                            available: b.available,
+                        })
+                    }
+                    _ => break fail(FailureCode::InvalidPayload),
+                },
                 200 => match serde_json::from_str::<serde_json::Value>(&r.body) {
                     Ok(v) if v["item_id"] == item && v["available"].is_boolean() => {
                         let available = v["available"].as_bool().unwrap_or(false);
@@ -257,7 +281,12 @@ fn written_lookup(m: GatewayMistakes, g: &TestGateway, item: &str) -> Lookup {
         if let Some(wait) = server_wait {
             backoff = backoff.max(wait as f64);
         }
-        if !m.ignore_deadline && clock.now() + backoff >= deadline {
+        let too_late = if m.pause_to_the_deadline {
+            clock.now() + backoff > deadline
+        } else {
+            clock.now() + backoff >= deadline
+        };
+        if !m.ignore_deadline && too_late {
             break fail(FailureCode::ProviderUnavailable);
         }
         clock.sleep(backoff);
@@ -275,6 +304,16 @@ fn written_lookup(m: GatewayMistakes, g: &TestGateway, item: &str) -> Lookup {
     };
     match &outcome {
         Outcome::Available(_) | Outcome::Missing => g.breaker().record_success(),
+        Outcome::Failed(f)
+            if f.code == FailureCode::IntegrationRejected && m.rejection_is_success =>
+        {
+            g.breaker().record_success()
+        }
+        Outcome::Failed(f)
+            if f.code == FailureCode::IntegrationRejected && m.rejection_is_failure =>
+        {
+            g.breaker().record_failure(clock.now())
+        }
         Outcome::Failed(f) if f.code == FailureCode::IntegrationRejected => {
             g.breaker().record_neutral()
         }
@@ -396,6 +435,10 @@ pub fn stage8(label: &str) -> Option<stage8::Learner> {
         "invent_availability" => gateway_mistake!(invent_availability),
         "subtract_global" => gateway_mistake!(subtract_global),
         "skip_breaker" => gateway_mistake!(skip_breaker),
+        "pause_to_the_deadline" => gateway_mistake!(pause_to_the_deadline),
+        "rejection_is_success" => gateway_mistake!(rejection_is_success),
+        "rejection_is_failure" => gateway_mistake!(rejection_is_failure),
+        "body_by_derive" => gateway_mistake!(body_by_derive),
         "lookup_never_stops" => |g, item| loop {
             let _ = g.provider().get(item, 0.1);
         },

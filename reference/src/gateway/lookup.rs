@@ -14,6 +14,16 @@ struct Body {
     available: bool,
 }
 
+/// A 200's body, when it has the declared shape: a JSON object with a string `item_id` and a
+/// boolean `available`. Only an object will do: serde would fill `Body` from an array by
+/// position, and `["bike-7", true]` is not what the provider declared.
+fn declared_body(text: &str) -> Option<Body> {
+    match serde_json::from_str::<serde_json::Value>(text).ok()? {
+        object @ serde_json::Value::Object(_) => serde_json::from_value(object).ok(),
+        _ => None,
+    }
+}
+
 /// What one attempt's reply means for the lookup.
 enum Verdict {
     Done(Outcome),
@@ -30,8 +40,8 @@ fn classify(item_id: &str, reply: Result<ProviderReply, TransportFailure>) -> Ve
         }
     };
     match reply.status {
-        200 => match serde_json::from_str::<Body>(&reply.body) {
-            Ok(body) if body.item_id == item_id => {
+        200 => match declared_body(&reply.body) {
+            Some(body) if body.item_id == item_id => {
                 Verdict::Done(Outcome::Available(Availability {
                     item_id: body.item_id,
                     available: body.available,
@@ -229,6 +239,14 @@ mod tests {
             (Step::status(500), failed(FailureCode::UnexpectedResponse)),
             (Step::status(302), failed(FailureCode::UnexpectedResponse)),
             (Step::status(200), failed(FailureCode::InvalidPayload)),
+            (
+                Step::reply(kit_types::ProviderReply {
+                    status: 200,
+                    body: r#"["b", true]"#.into(),
+                    retry_after: None,
+                }),
+                failed(FailureCode::InvalidPayload),
+            ),
             (
                 Step::available("other", true),
                 failed(FailureCode::InvalidPayload),

@@ -28,6 +28,8 @@ thread_local! {
 struct ClockState {
     now: f64,
     sleeps: Vec<Sleep>,
+    /// Sleeps and provider calls so far, numbered together.
+    events: u64,
 }
 
 /// One sleep: when it started and how long it was.
@@ -37,6 +39,9 @@ pub struct Sleep {
     pub at: f64,
     /// The requested seconds.
     pub secs: f64,
+    /// Its place among this clock's sleeps and its provider's calls (1-based), so that a
+    /// run can be told in the order it happened.
+    pub seq: u64,
 }
 
 /// A clock that moves only when told to. Clones share the same time.
@@ -81,6 +86,13 @@ impl FakeClock {
     pub fn sleeps(&self) -> Vec<Sleep> {
         self.lock().sleeps.clone()
     }
+
+    /// The next number in the shared order of sleeps and provider calls.
+    fn next_seq(&self) -> u64 {
+        let mut state = self.lock();
+        state.events += 1;
+        state.events
+    }
 }
 
 impl Clock for FakeClock {
@@ -102,7 +114,9 @@ impl Clock for FakeClock {
                     "clock.sleep was called {SLEEP_GUARD} times: the loop never stops"
                 )));
             }
-            state.sleeps.push(Sleep { at, secs });
+            state.events += 1;
+            let seq = state.events;
+            state.sleeps.push(Sleep { at, secs, seq });
         }
         self.advance(secs);
     }
@@ -181,6 +195,8 @@ pub struct Call {
     pub number: u64,
     /// 1-based number of this call among the calls for the same item.
     pub number_for_item: u64,
+    /// Its place among the clock's sleeps and the provider's calls (1-based).
+    pub seq: u64,
 }
 
 type Responder = dyn Fn(&Call) -> Step + Send + Sync;
@@ -253,6 +269,7 @@ impl Provider for ScriptedProvider {
                 at: self.clock.now(),
                 number,
                 number_for_item: *for_item,
+                seq: self.clock.next_seq(),
             };
             calls.all.push(call.clone());
             call

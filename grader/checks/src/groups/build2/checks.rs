@@ -8,6 +8,7 @@
 
 use super::call::{describe_result, excerpt, record, same_result, Call, Recorded};
 use super::Learner;
+use crate::feedback::every_case;
 use crate::feedback::Feedback;
 use crate::group::CheckResult;
 use crate::view::Field;
@@ -159,26 +160,13 @@ fn hint(call: &Call, rec: &Recorded, want: &Want) -> Option<String> {
     }
 }
 
-/// Every case must pass; the first failing one is shown in full, the others counted.
-fn each(results: impl IntoIterator<Item = CheckResult>) -> CheckResult {
-    let failures: Vec<String> = results.into_iter().filter_map(Result::err).collect();
-    match failures.split_first() {
-        None => Ok(()),
-        Some((first, [])) => Err(first.clone()),
-        Some((first, rest)) => Err(format!(
-            "{first}\n\n({} more case(s) of this check fail too; fix this one first.)",
-            rest.len()
-        )),
-    }
-}
-
 // ---------- the checks ----------
 
 mod method {
     use super::*;
 
     pub fn only_exact_get_is_sent(learner: &Learner) -> CheckResult {
-        each(
+        every_case(
             ["POST", "get", "Get", "GET ", " GET", "PUT", "HEAD", ""].map(|m| {
                 expect(
                     learner,
@@ -222,7 +210,7 @@ mod no_reply {
     use super::*;
 
     pub fn transport_failures_are_transient(learner: &Learner) -> CheckResult {
-        each(
+        every_case(
             [
                 (TransportFailure::Timeout, TransientReason::Timeout),
                 (TransportFailure::Connection, TransientReason::Connection),
@@ -244,7 +232,7 @@ mod statuses {
     use super::*;
 
     pub fn server_errors_are_transient(learner: &Learner) -> CheckResult {
-        each([502, 503, 504].map(|s| {
+        every_case([502, 503, 504].map(|s| {
             expect(
                 learner,
                 Call::get(HttpReply::new(s, "upstream down")),
@@ -255,7 +243,7 @@ mod statuses {
     }
 
     pub fn client_errors_are_permanent(learner: &Learner) -> CheckResult {
-        each(
+        every_case(
             [
                 (400, PermanentKind::BadRequest),
                 (401, PermanentKind::Unauthorized),
@@ -275,7 +263,7 @@ mod statuses {
     }
 
     pub fn everything_else_is_unexpected(learner: &Learner) -> CheckResult {
-        each(
+        every_case(
             [
                 500, 100, 101, 201, 202, 204, 299, 301, 304, 402, 405, 409, 418, 422, 451, 501,
                 505, 599,
@@ -314,7 +302,7 @@ mod retry_after {
     pub fn read_on_429_as_delay_seconds(learner: &Learner) -> CheckResult {
         let rule = "429 is transient rate_limited, with retry_after from Retry-After when it is \
                     delay-seconds: ASCII digits.";
-        each([
+        every_case([
             on_429(learner, &[], None, rule),
             on_429(learner, &[("Retry-After", "3")], Some(3.0), rule),
             on_429(learner, &[("Retry-After", "0")], Some(0.0), rule),
@@ -331,7 +319,7 @@ mod retry_after {
 
     pub fn spaces_and_tabs_around_are_allowed(learner: &Learner) -> CheckResult {
         let rule = "Spaces and tabs around the digits are not part of the value: \" 3\\t\" is 3.";
-        each(
+        every_case(
             [" 3", "3 ", "\t3", " \t3\t "]
                 .map(|v| on_429(learner, &[("Retry-After", v)], Some(3.0), rule)),
         )
@@ -340,7 +328,7 @@ mod retry_after {
     pub fn unsupported_values_give_none(learner: &Learner) -> CheckResult {
         let rule = "An HTTP-date, a fraction, a sign, an empty value or any other text is not \
                     delay-seconds: the error is still rate_limited, with no retry_after.";
-        each(
+        every_case(
             [
                 "Wed, 21 Oct 2015 07:28:00 GMT",
                 "1.5",
@@ -361,7 +349,7 @@ mod retry_after {
     pub fn names_compare_case_insensitively(learner: &Learner) -> CheckResult {
         let rule = "Header names compare without regard to case: retry-after, RETRY-AFTER and \
                     Retry-After are the same header.";
-        each(
+        every_case(
             ["retry-after", "RETRY-AFTER", "rEtRy-AfTeR"]
                 .map(|n| on_429(learner, &[(n, "4")], Some(4.0), rule)),
         )
@@ -370,7 +358,7 @@ mod retry_after {
     pub fn first_header_wins(learner: &Learner) -> CheckResult {
         let rule = "When Retry-After comes more than once, the first one counts (even when it is \
                     not delay-seconds).";
-        each([
+        every_case([
             on_429(
                 learner,
                 &[("Retry-After", "5"), ("Retry-After", "7")],
@@ -399,7 +387,7 @@ mod retry_after {
     }
 
     pub fn only_429_reads_it(learner: &Learner) -> CheckResult {
-        each([503, 502, 504].map(|s| {
+        every_case([503, 502, 504].map(|s| {
             expect(
                 learner,
                 Call::get(reply(s).with_header("Retry-After", "3")),
@@ -423,7 +411,7 @@ mod body {
             "null",
             "{}",
         ];
-        each(bodies.map(|b| {
+        every_case(bodies.map(|b| {
             let want: Value = serde_json::from_str(b).unwrap_or(json!("unparsable fixture"));
             expect(
                 learner,
@@ -444,7 +432,7 @@ mod body {
             "{} {}",
             "'x'",
         ];
-        each(bodies.map(|b| {
+        every_case(bodies.map(|b| {
             expect(
                 learner,
                 Call::get(HttpReply::new(200, b)),
@@ -467,7 +455,7 @@ mod privacy {
             Call::get(HttpReply::new(200, body.clone())),
             Call::get(HttpReply::new(503, body.clone())),
         ];
-        each(calls.map(|call| {
+        every_case(calls.map(|call| {
             let rec = run(learner, &call);
             let detail = match &rec.result {
                 Err(RequestError::Transient(t)) => t.detail.clone(),
@@ -523,13 +511,19 @@ mod exhaustive {
             ),
         );
         Err(format!(
-            "your fetch and the reference differ on case {} of the exhaustive space:\n\n\
-             input:\n  call: {}\n\n{}\n\
-             Save this as a file, e.g. difference.toml, and replay it with\n\
-             `cargo run -p grader -- scenario difference.toml` (add --compare to see the reference too):\n\n{file}",
+            "your fetch and the reference differ on case {} of the exhaustive space.\n\n\
+             input:\n  call: {}\n\n\
+             your fetch and the reference, side by side (≠ marks where they part):\n{}\n\
+             why: the first line marked ≠ is where your fetch parts from the rules. Replay the \
+             case with `cargo run -p grader -- scenario FILE --compare`: the grader saves it for \
+             you (see the end of the run).\n\n{}\n{file}",
             difference.number,
             difference.case.describe(),
-            side_by_side(("yours", &difference.learner), ("reference", &difference.reference)),
+            side_by_side(
+                ("yours", &difference.learner),
+                ("reference", &difference.reference)
+            ),
+            crate::feedback::CASE_MARKER,
         ))
     }
 }

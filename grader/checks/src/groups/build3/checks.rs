@@ -5,13 +5,14 @@
 //! demand. Failure messages say what was observed, what was expected, and the rule behind it.
 
 use super::recording::{
-    describe_error, fmt_events, fmt_result, fmt_waits, record, same_events, Callback, Recording,
-    Script,
+    fmt_events, fmt_result, fmt_waits, record, same_events, Callback, Recording, Script,
 };
 use super::{Learner, Reply};
-use crate::feedback::same_waits;
+use crate::feedback::every_case;
+use crate::feedback::{same_waits, Feedback};
 use crate::group::CheckResult;
 use crate::panics::DeliberatePanic;
+use crate::view::Field;
 use kit_types::{
     PermanentError, PermanentKind, PolicyError, RequestError, RetryError, RetryEvent, RetryPolicy,
     StopCause, TransientError, TransientReason,
@@ -58,7 +59,6 @@ crate::checks! { Learner;
     callbacks::log_before_sleep,
     events::each_event_is_fresh,
     events::json_shape,
-    privacy::no_detail_in_events_or_display,
     exhaustive::matches_reference_on_every_case => 120 s,
 }
 
@@ -156,61 +156,86 @@ fn expect_run(
         // Unfinished code and unexpected panics are classified by the harness.
         panic::resume_unwind(payload);
     }
-    compare(policy, &rec, &expected, rule)
+    compare(policy, &script, &rec, &expected, rule)
 }
 
-fn compare(policy: &RetryPolicy, rec: &Recording, exp: &Expected, rule: &str) -> CheckResult {
-    let mismatch = if rec.calls != exp.calls {
-        Some((
+/// The input of a run: the policy and what request returns, call by call, every field.
+fn input(policy: &RetryPolicy, script: &Script) -> Vec<Field> {
+    vec![
+        Field::line(
+            "policy",
             format!(
-                "request was called {} time(s); expected {}.",
+                "method {:?}, max_attempts {}, base_delay {:?}, max_delay {:?}",
+                policy.method, policy.max_attempts, policy.base_delay, policy.max_delay
+            ),
+        ),
+        Field::block("request", script.describe()),
+    ]
+}
+
+/// A run as fields: calls, waits, events, result.
+fn run_fields(rec: &Recording) -> Vec<Field> {
+    vec![
+        Field::line("calls", rec.calls.to_string()),
+        Field::line("waits", fmt_waits(&rec.waits)),
+        Field::block("events", rec.events.iter().map(|e| e.to_string()).collect()),
+        Field::line("result", fmt_result(&rec.result)),
+    ]
+}
+
+fn compare(
+    policy: &RetryPolicy,
+    script: &Script,
+    rec: &Recording,
+    exp: &Expected,
+    rule: &str,
+) -> CheckResult {
+    let (summary, hint) = if rec.calls != exp.calls {
+        (
+            format!(
+                "request was called {} time(s); the rule expects {}.",
                 rec.calls, exp.calls
             ),
             calls_hint(policy, rec, exp),
-        ))
+        )
     } else if !same_waits(&rec.waits, &exp.waits) {
-        Some((
+        (
             format!(
-                "sleep received {}; expected {}.",
+                "sleep received {}; the rule expects {}.",
                 fmt_waits(&rec.waits),
                 fmt_waits(&exp.waits)
             ),
             waits_hint(policy, rec, exp),
-        ))
+        )
     } else if !same_events(&rec.events, &exp.events) {
-        Some((
+        (
             format!(
-                "log received {}; expected {}.",
+                "log received {}; the rule expects {}.",
                 fmt_events(&rec.events),
                 fmt_events(&exp.events)
             ),
             None,
-        ))
+        )
     } else if rec.result.as_ref() != Some(&exp.result) {
-        Some((
+        (
             format!(
-                "retry_request returned {}; expected {}.",
+                "retry_request returned {}; the rule expects {}.",
                 fmt_result(&rec.result),
                 fmt_result(&Some(exp.result.clone()))
             ),
             result_hint(rec, exp),
-        ))
+        )
     } else {
-        None
+        return Ok(());
     };
-    match mismatch {
-        None => Ok(()),
-        Some((what, hint)) => {
-            let hint = hint.unwrap_or_else(|| rule.to_string());
-            Err(format!(
-                "{what}\n{hint}\n\npolicy: max_attempts = {}, base_delay = {}, max_delay = {}\nobserved:\n{rec}\nexpected:\n{}",
-                policy.max_attempts,
-                policy.base_delay,
-                policy.max_delay,
-                exp.as_recording()
-            ))
-        }
-    }
+    Err(
+        Feedback::new(summary, hint.unwrap_or_else(|| rule.to_string()))
+            .input(input(policy, script))
+            .did(run_fields(rec))
+            .expected(run_fields(&exp.as_recording()))
+            .first_difference()
+            .render(),
+    )
 }
 
 fn calls_hint(policy: &RetryPolicy, rec: &Recording, exp: &Expected) -> Option<String> {
@@ -296,38 +321,81 @@ fn expect_propagation(
     panic_in: Callback,
     calls: u32,
 ) -> CheckResult {
-    let (rec, panicked) = record(imp, &RetryPolicy::default(), &script, Some(panic_in));
+    let policy = RetryPolicy::default();
+    let (rec, panicked) = record(imp, &policy, &script, Some(panic_in));
+    let order = |order: &[Callback]| -> String {
+        let names: Vec<&str> = order.iter().map(|c| c.name()).collect();
+        names.join(", ")
+    };
+    let mut input = input(&policy, &script);
+    input.push(Field::line(
+        "panics",
+        format!("{panic_in} panics the first time it is called"),
+    ));
+    let expected_order: Vec<Callback> = match panic_in {
+        Callback::Request => vec![Callback::Request],
+        Callback::Log => vec![Callback::Request, Callback::Log],
+        Callback::Sleep => vec![Callback::Request, Callback::Log, Callback::Sleep],
+    };
+    let fail = |summary: String, why: &str, rec: &Recording| {
+        let mut did = vec![Field::line("callbacks, in order", order(&rec.order))];
+        did.extend(run_fields(rec));
+        Err(Feedback::new(summary, why)
+            .input(input.clone())
+            .did(did)
+            .expected(vec![
+                Field::line("callbacks, in order", order(&expected_order)),
+                Field::line(
+                    "result",
+                    format!("the panic from {panic_in} comes out of retry_request"),
+                ),
+            ])
+            .first_difference()
+            .render())
+    };
     let payload = match panicked {
         Some(p) => p,
         None => {
-            return Err(format!(
-                "{panic_in} panicked, but retry_request returned {}.\n\
-                 A panic in a callback is a programming error, not a failure to retry: let it propagate.\n\nobserved:\n{rec}",
-                fmt_result(&rec.result)
-            ))
+            return fail(
+                format!(
+                    "{panic_in} panicked, but retry_request returned {}.",
+                    fmt_result(&rec.result)
+                ),
+                "A panic in a callback is a programming error, not a failure to retry: let it \
+                 propagate (no catch_unwind).",
+                &rec,
+            )
         }
     };
     if !payload.is::<DeliberatePanic>() {
         panic::resume_unwind(payload);
     }
     if rec.order.last() != Some(&panic_in) {
-        return Err(format!(
-            "callbacks ran after {panic_in} panicked: {:?}. Nothing runs after a callback's panic.",
-            rec.order
-        ));
+        return fail(
+            format!("callbacks ran after {panic_in} panicked."),
+            "Nothing runs after a callback's panic: it propagates at once.",
+            &rec,
+        );
     }
     if rec.calls != calls {
-        return Err(format!(
-            "request was called {} time(s) before {panic_in} panicked; expected {calls}.\n\nobserved:\n{rec}",
-            rec.calls
-        ));
+        return fail(
+            format!(
+                "request was called {} time(s) before {panic_in} panicked; the rule expects {calls}.",
+                rec.calls
+            ),
+            "For each retry: log the event, then sleep, then call request again.",
+            &rec,
+        );
     }
     if !rec.waits.is_empty() {
-        return Err(format!(
-            "sleep received {} before {panic_in} panicked; expected no sleep.\n\
-             For each retry: log the event first, then sleep.\n\nobserved:\n{rec}",
-            fmt_waits(&rec.waits)
-        ));
+        return fail(
+            format!(
+                "sleep received {} before {panic_in} panicked; the rule expects no sleep.",
+                fmt_waits(&rec.waits)
+            ),
+            "For each retry: log the event first, then sleep.",
+            &rec,
+        );
     }
     Ok(())
 }
@@ -343,27 +411,12 @@ fn expect_refusal(imp: &Learner, policy: RetryPolicy, error: PolicyError) -> Che
         "Refuse {policy:?} with InvalidPolicy({error:?}): checks run in order method, max_attempts, \
          base_delay (finite, then 0..=60), max_delay (finite, then 0..=60), base_delay <= max_delay."
     );
-    let (rec, panicked) = record(imp, &policy, &Script::repeating(vec![data(1)]), None);
+    let script = Script::repeating(vec![data(1)]);
+    let (rec, panicked) = record(imp, &policy, &script, None);
     if let Some(payload) = panicked {
         panic::resume_unwind(payload);
     }
-    if rec.order.is_empty() && rec.result.as_ref() != Some(&expected.result) {
-        let got = match &rec.result {
-            Some(Err(e)) => describe_error(e),
-            other => fmt_result(other),
-        };
-        return Err(format!("{policy:?} gave {got}.\n{rule}"));
-    }
-    compare(&policy, &rec, &expected, &rule)
-}
-
-fn each(cases: Vec<CheckResult>) -> CheckResult {
-    let failures: Vec<String> = cases.into_iter().filter_map(Result::err).collect();
-    if failures.is_empty() {
-        Ok(())
-    } else {
-        Err(failures.join("\n\n"))
-    }
+    compare(&policy, &script, &rec, &expected, &rule)
 }
 
 // ---------- the checks ----------
@@ -439,7 +492,7 @@ mod fixtures {
 
     pub fn input_refusal(imp: &Learner) -> CheckResult {
         let d = RetryPolicy::default;
-        each(vec![
+        every_case(vec![
             expect_refusal(
                 imp,
                 RetryPolicy {
@@ -528,7 +581,7 @@ mod validation {
     use super::*;
 
     pub fn method_must_be_exactly_get(imp: &Learner) -> CheckResult {
-        each(
+        every_case(
             ["POST", "get", "GET ", "", "PUT", "HEAD"]
                 .into_iter()
                 .map(|m| {
@@ -538,12 +591,12 @@ mod validation {
                     };
                     expect_refusal(imp, p, PolicyError::UnsupportedMethod(m.into()))
                 })
-                .collect(),
+                .collect::<Vec<_>>(),
         )
     }
 
     pub fn attempts_outside_one_to_five(imp: &Learner) -> CheckResult {
-        each(
+        every_case(
             [0, 6, 10, u32::MAX]
                 .into_iter()
                 .map(|n| {
@@ -553,7 +606,7 @@ mod validation {
                     };
                     expect_refusal(imp, p, PolicyError::AttemptsOutOfRange(n))
                 })
-                .collect(),
+                .collect::<Vec<_>>(),
         )
     }
 
@@ -583,7 +636,7 @@ mod validation {
                 PolicyError::DelayOutOfRange { field, value: v },
             ));
         }
-        each(cases)
+        every_case(cases)
     }
 
     pub fn base_delay_not_finite_or_out_of_range(imp: &Learner) -> CheckResult {
@@ -595,7 +648,7 @@ mod validation {
     }
 
     pub fn base_above_max(imp: &Learner) -> CheckResult {
-        each(vec![
+        every_case(vec![
             expect_refusal(
                 imp,
                 policy(3, 0.5, 0.25),
@@ -622,7 +675,7 @@ mod validation {
             base_delay: f64::NAN,
             max_delay: -1.0,
         };
-        each(vec![
+        every_case(vec![
             expect_refusal(
                 imp,
                 all_wrong.clone(),
@@ -678,7 +731,7 @@ mod validation {
     }
 
     pub fn boundaries_are_accepted(imp: &Learner) -> CheckResult {
-        each(vec![
+        every_case(vec![
             expect_run(
                 imp,
                 &policy(1, 0.0, 0.0),
@@ -994,7 +1047,7 @@ mod outcomes {
     }
 
     pub fn every_permanent_kind(imp: &Learner) -> CheckResult {
-        each(
+        every_case(
             PermanentKind::ALL
                 .into_iter()
                 .map(|kind| {
@@ -1012,7 +1065,7 @@ mod outcomes {
                         "No permanent failure is retried.",
                     )
                 })
-                .collect(),
+                .collect::<Vec<_>>(),
         )
     }
 }
@@ -1025,25 +1078,34 @@ mod callbacks {
     }
 
     pub fn log_before_sleep(imp: &Learner) -> CheckResult {
-        let (rec, panicked) = record(
-            imp,
-            &RetryPolicy::default(),
-            &Script::repeating(vec![server_error(), fail(Timeout), data(3)]),
-            None,
-        );
+        let policy = RetryPolicy::default();
+        let script = Script::repeating(vec![server_error(), fail(Timeout), data(3)]);
+        let (rec, panicked) = record(imp, &policy, &script, None);
         if let Some(payload) = panicked {
             panic::resume_unwind(payload);
         }
         use Callback::{Log, Request, Sleep};
         let expected = [Request, Log, Sleep, Request, Log, Sleep, Request];
-        if rec.order != expected {
-            return Err(format!(
-                "callbacks ran in the order {:?}; expected {expected:?}.\n\
-                 For each retry: log the event, then sleep, then call request again.",
-                rec.order
-            ));
+        if rec.order == expected {
+            return Ok(());
         }
-        Ok(())
+        let order = |order: &[Callback]| -> String {
+            let names: Vec<&str> = order.iter().map(|c| c.name()).collect();
+            names.join(", ")
+        };
+        Err(Feedback::new(
+            format!(
+                "the callbacks ran in the order {}; the rule expects {}.",
+                order(&rec.order),
+                order(&expected)
+            ),
+            "For each retry: log the event, then sleep, then call request again.",
+        )
+        .input(input(&policy, &script))
+        .did(vec![Field::line("callbacks, in order", order(&rec.order))])
+        .expected(vec![Field::line("callbacks, in order", order(&expected))])
+        .first_difference()
+        .render())
     }
 }
 
@@ -1076,15 +1138,22 @@ mod events {
     }
 
     pub fn json_shape(imp: &Learner) -> CheckResult {
-        let (rec, panicked) = record(
+        // The run itself first: a wrong number of attempts is not a wrong shape.
+        let policy = policy(2, 0.25, 2.0);
+        let script = Script::repeating(vec![server_error(), fail(Timeout)]);
+        expect_run(
             imp,
-            &policy(2, 0.25, 2.0),
-            &Script::repeating(vec![server_error(), fail(Timeout)]),
-            None,
-        );
-        if let Some(payload) = panicked {
-            panic::resume_unwind(payload);
-        }
+            &policy,
+            script.clone(),
+            Expected {
+                calls: 2,
+                waits: vec![0.25],
+                events: vec![retry(1, ServerError, 0.25), stop(2, Timeout, AttemptLimit)],
+                result: exhausted(2, Timeout, AttemptLimit),
+            },
+            "Two attempts: a retry event after the first, a stop event after the second.",
+        )?;
+        let (rec, _) = record(imp, &policy, &script, None);
         let got: Vec<String> = rec
             .events
             .iter()
@@ -1094,50 +1163,21 @@ mod events {
             r#"{"attempt":1,"reason":"server_error","action":"retry","delay":0.25,"cause":null}"#,
             r#"{"attempt":2,"reason":"timeout","action":"stop","delay":null,"cause":"attempt_limit"}"#,
         ];
-        if got != want {
-            return Err(format!(
-                "events as JSON:\n  {}\nexpected:\n  {}\nA retry has a delay and no cause; a stop has a cause and no delay.",
-                got.join("\n  "),
-                want.join("\n  ")
-            ));
+        if got == want {
+            return Ok(());
         }
-        Ok(())
-    }
-}
-
-mod privacy {
-    use super::*;
-
-    pub fn no_detail_in_events_or_display(imp: &Learner) -> CheckResult {
-        const SECRET: &str = "Bearer sk-PRIVATE-42";
-        let transient = TransientError::new(TransientReason::ServerError).with_detail(SECRET);
-        let refusal = PermanentError::new(PermanentKind::Forbidden).with_detail(SECRET);
-        let runs = [
-            Script::repeating(vec![Err(transient.clone().into())]),
-            Script::repeating(vec![Err(transient.into()), Err(refusal.into())]),
-        ];
-        for script in runs {
-            let (rec, panicked) = record(imp, &RetryPolicy::default(), &script, None);
-            if let Some(payload) = panicked {
-                panic::resume_unwind(payload);
-            }
-            let events: Vec<String> = rec
-                .events
-                .iter()
-                .map(|e| serde_json::to_string(e).unwrap_or_default())
-                .collect();
-            let shown = match &rec.result {
-                Some(Err(e)) => e.to_string(),
-                other => fmt_result(other),
-            };
-            if events.iter().any(|e| e.contains("PRIVATE")) || shown.contains("PRIVATE") {
-                return Err(format!(
-                    "private detail text reached an event or the error's Display:\n  events: {events:?}\n  error:  {shown}\n\
-                     Keep only the declared fields: attempt, reason, action, delay, cause."
-                ));
-            }
-        }
-        Ok(())
+        Err(Feedback::new(
+            "the events' JSON differs from the declared shape.",
+            "A retry has a delay and no cause; a stop has a cause and no delay.",
+        )
+        .input(input(&policy, &script))
+        .did(vec![Field::block("events as JSON", got)])
+        .expected(vec![Field::block(
+            "events as JSON",
+            want.iter().map(|w| w.to_string()).collect(),
+        )])
+        .first_difference()
+        .render())
     }
 }
 
@@ -1170,13 +1210,26 @@ mod exhaustive {
              reference differ. Replay it: cargo run -p grader -- scenario FILE --compare",
             difference.number
         ));
+        let scenario = difference.case.to_scenario();
         Err(format!(
-            "your function and the reference differ on case {} of the exhaustive space \
-             (cases come shortest first, so this is a smallest one):\n\n{}\n\
-             Save this as a file, e.g. difference.toml, and replay it with\n\
-             `cargo run -p grader -- scenario difference.toml` (add --compare to see the reference too):\n\n{file}",
+            "your function and the reference differ on case {} of the exhaustive space (cases \
+             come shortest first, so this is a smallest one).\n\n\
+             input:\n{}\n\n\
+             your function and the reference, side by side (≠ marks where they part):\n{}\n\
+             why: the first line marked ≠ is where your retry_request parts from the rules. \
+             Replay the case with `cargo run -p grader -- scenario FILE --compare`: the grader \
+             saves it for you (see the end of the run).\n\n{}\n{file}",
             difference.number,
-            side_by_side(("yours", &difference.learner), ("reference", &difference.reference)),
+            crate::view::render_fields(&input(&scenario.policy, &scenario.script))
+                .iter()
+                .map(|l| format!("  {l}"))
+                .collect::<Vec<_>>()
+                .join("\n"),
+            side_by_side(
+                ("yours", &difference.learner),
+                ("reference", &difference.reference)
+            ),
+            crate::feedback::CASE_MARKER,
         ))
     }
 }

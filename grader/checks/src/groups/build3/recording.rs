@@ -71,6 +71,22 @@ impl Script {
         }
     }
 
+    /// Call by call, every field: `call 1 → transient rate_limited, retry_after inf`.
+    pub fn describe(&self) -> Vec<String> {
+        let mut lines: Vec<String> = self
+            .steps
+            .iter()
+            .enumerate()
+            .map(|(i, step)| format!("call {} → {}", i + 1, describe_outcome(step)))
+            .collect();
+        lines.push(if self.repeat_last {
+            "every later call → the same as the last".into()
+        } else {
+            "a further call is an error of the script".into()
+        });
+        lines
+    }
+
     fn outcome(&self, call: u32) -> Result<Reply, RequestError> {
         let i = call as usize - 1;
         match self.steps.get(i) {
@@ -241,5 +257,35 @@ impl fmt::Display for Recording {
         writeln!(f, "  waits:  {}", fmt_waits(&self.waits))?;
         writeln!(f, "  events: {}", fmt_events(&self.events))?;
         write!(f, "  result: {}", fmt_result(&self.result))
+    }
+}
+
+/// One outcome of `request`, every field: `data {"job_id":"fresh_3"}`,
+/// `transient rate_limited, retry_after 1.5`, `permanent not_found, status 404`.
+pub fn describe_outcome(outcome: &Result<Reply, RequestError>) -> String {
+    match outcome {
+        Ok(v) => format!("data {v}"),
+        Err(RequestError::Transient(t)) => {
+            let mut text = format!("transient {}", t.reason);
+            match t.retry_after {
+                Some(w) => text.push_str(&format!(", retry_after {w:?}")),
+                None => text.push_str(", no retry_after"),
+            }
+            if !t.detail.is_empty() {
+                text.push_str(&format!(", detail {:?}", t.detail));
+            }
+            text
+        }
+        Err(RequestError::Permanent(p)) => {
+            let mut text = format!("permanent {}", p.kind);
+            match p.status {
+                Some(s) => text.push_str(&format!(", status {s}")),
+                None => text.push_str(", no status"),
+            }
+            if !p.detail.is_empty() {
+                text.push_str(&format!(", detail {:?}", p.detail));
+            }
+            text
+        }
     }
 }

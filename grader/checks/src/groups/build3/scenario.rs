@@ -20,15 +20,16 @@
 //!
 //! A run records every call, wait and event and is rendered as a [`ScenarioRun`].
 
-use super::recording::{describe_error, record, Recording, Script};
+use super::recording::{describe_error, describe_outcome, record, Callback, Recording, Script};
 use super::{Learner, Reply};
+use crate::feedback::same_secs;
 use crate::panics::{panic_message, CheckFailure};
 use crate::scenario::{panic_ending, ScenarioError};
 use crate::view::{Field, ScenarioRun};
 use kit_types::HttpReply;
 use kit_types::{
-    PermanentError, PermanentKind, RequestError, RetryEvent, RetryPolicy, TransientError,
-    TransientReason,
+    PermanentError, PermanentKind, RequestError, RetryAction, RetryEvent, RetryPolicy, StopCause,
+    TransientError, TransientReason,
 };
 use reference::fetch;
 use serde::{Deserialize, Serialize};
@@ -269,14 +270,93 @@ pub fn run(imp: &Learner, scenario: &Scenario) -> ScenarioRun {
         (Some(Err(e)), None) => (format!("refused: {} — {e}", describe_error(e)), true),
         (None, None) => ("panicked".into(), false),
     };
-    from_recording(&rec, ending, finished)
+    from_recording(scenario, &rec, ending, finished)
 }
 
-fn from_recording(rec: &Recording, ending: String, finished: bool) -> ScenarioRun {
+/// The run, callback by callback, one line per call of `request`: what it returned, then
+/// the event logged (with where its delay came from) and the sleep.
+pub fn steps(scenario: &Scenario, rec: &Recording) -> Vec<String> {
+    let policy = &scenario.policy;
+    let outcome = |n: usize| {
+        let steps = &scenario.script.steps;
+        steps.get(n - 1).or(steps.last())
+    };
+    let mut lines: Vec<String> = Vec::new();
+    let (mut call, mut event, mut wait) = (0usize, 0usize, 0usize);
+    for callback in &rec.order {
+        match callback {
+            Callback::Request => {
+                call += 1;
+                let returned = outcome(call).map_or("nothing".into(), describe_outcome);
+                lines.push(format!("call {call} → {returned}"));
+            }
+            Callback::Log => {
+                let Some(e) = rec.events.get(event) else {
+                    continue;
+                };
+                event += 1;
+                let why = match (e.action, e.delay, e.cause) {
+                    (RetryAction::Retry, Some(delay), _) => {
+                        let n = e.attempt.max(1) as i32;
+                        let backoff = (policy.base_delay * 2f64.powi(n - 1)).min(policy.max_delay);
+                        let server = outcome(call).and_then(|o| match o {
+                            Err(RequestError::Transient(t)) => t.retry_after.filter(|w| *w >= 0.0),
+                            _ => None,
+                        });
+                        match server {
+                            Some(w) if w > backoff && same_secs(delay, w) => {
+                                " (the server's wait, larger than the backoff)".to_string()
+                            }
+                            _ if same_secs(delay, backoff) => format!(
+                                " (the backoff: min({:?}, {:?} × 2^{}))",
+                                policy.max_delay,
+                                policy.base_delay,
+                                n - 1
+                            ),
+                            _ => format!(" (the backoff would be {backoff:?})"),
+                        }
+                    }
+                    (RetryAction::Stop, _, Some(StopCause::DelayBudget)) => format!(
+                        " (the server asked for more than max_delay {:?})",
+                        policy.max_delay
+                    ),
+                    (RetryAction::Stop, _, Some(StopCause::AttemptLimit)) => format!(
+                        " (attempt {} of max_attempts {})",
+                        e.attempt, policy.max_attempts
+                    ),
+                    _ => String::new(),
+                };
+                match lines.last_mut() {
+                    Some(line) => line.push_str(&format!(" → log {e}{why}")),
+                    None => lines.push(format!("log {e}{why}")),
+                }
+            }
+            Callback::Sleep => {
+                let Some(w) = rec.waits.get(wait) else {
+                    continue;
+                };
+                wait += 1;
+                match lines.last_mut() {
+                    Some(line) => line.push_str(&format!(" → sleep {w:?}")),
+                    None => lines.push(format!("sleep {w:?}")),
+                }
+            }
+        }
+    }
+    lines
+}
+
+fn from_recording(
+    scenario: &Scenario,
+    rec: &Recording,
+    ending: String,
+    finished: bool,
+) -> ScenarioRun {
     let waits: Vec<String> = rec.waits.iter().map(|w| format!("{w:?}")).collect();
     let actions: Vec<String> = rec.events.iter().map(|e| e.action.to_string()).collect();
     ScenarioRun {
         fields: vec![
+            Field::block("steps", steps(scenario, rec)),
             Field::line("calls", rec.calls.to_string()),
             Field::line("waits", format!("[{}]", waits.join(", "))),
             Field::line("actions", format!("[{}]", actions.join(", "))),

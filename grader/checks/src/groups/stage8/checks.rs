@@ -2,15 +2,21 @@
 //!
 //! Each check builds a gateway on a scripted provider and a fake clock (nothing really
 //! sleeps), runs the learner's lookups, and compares outcomes, attempts, provider calls,
-//! sleeps, counters and the breaker with `../shared/spec/stage8-gateway.md`.
+//! sleeps, counters and the breaker with `../shared/spec/stage8-gateway.md`. A failure shows
+//! the gateway's configuration and the provider's script, what the learner's lookups did,
+//! what the rule expects, and where they first part.
 
+use super::scenario::observed_fields;
 use super::{Learner, TestGateway};
+use crate::feedback::every_case;
+use crate::feedback::{same_waits, Feedback};
 use crate::group::CheckResult;
 use crate::panics::CheckFailure;
+use crate::view::Field;
 use kit_types::gateway::fakes::{Call, FakeClock, ScriptedProvider, Step};
 use kit_types::{
     Availability, BreakerState, Clock, Failure, FailureCode, Gateway, GatewayConfig, Lookup,
-    Outcome, TransportFailure,
+    Outcome, ProviderReply, TransportFailure,
 };
 use std::panic;
 use std::sync::{Arc, Condvar, Mutex};
@@ -27,14 +33,17 @@ crate::checks! { Learner;
     facts::at_most_max_attempts,
     budget::attempt_timeout_shrinks_with_the_budget,
     budget::sleeps_end_before_the_deadline,
+    budget::a_pause_that_reaches_the_deadline_ends_the_lookup,
     budget::long_retry_after_never_extends_the_deadline,
     budget::deadline_shorter_than_first_backoff,
     breaker::open_breaker_rejects_without_calling_the_provider,
     breaker::exhaustion_is_one_failure,
     breaker::unhealthy_failures_count,
     breaker::missing_and_rejections_do_not_count,
+    breaker::rejections_do_not_reset_the_count,
     breaker::half_open_lets_exactly_one_probe,
     breaker::failed_probe_opens_again,
+    breaker::rejected_probe_does_not_close_the_breaker,
     no_fallback::failed_lookups_are_never_available,
     counters::concurrent_lookups_add_up,
 }
@@ -64,9 +73,12 @@ fn guarded(
 /// A gateway whose provider answers call n with `steps[n-1]`, then the last step for ever.
 fn gateway(config: GatewayConfig, steps: Vec<Step>) -> TestGateway {
     let clock = FakeClock::new();
-    let last = steps.len() - 1;
+    let last = steps.len().saturating_sub(1);
     let provider = guarded(clock.clone(), move |c| {
-        steps[(c.number as usize - 1).min(last)].clone()
+        steps
+            .get((c.number as usize - 1).min(last))
+            .cloned()
+            .unwrap_or_else(|| Step::status(503))
     });
     Gateway::new(config, provider, clock).expect("the checks' configs are valid")
 }
@@ -88,22 +100,209 @@ fn available(flag: bool) -> Outcome {
     })
 }
 
-fn lookup(imp: &Learner, g: &TestGateway) -> Lookup {
-    (imp.lookup_availability)(g, ITEM)
+fn body_reply(body: &str) -> Step {
+    Step::reply(ProviderReply {
+        status: 200,
+        body: body.into(),
+        retry_after: None,
+    })
 }
 
-/// What a gateway saw, for failure messages.
-fn observed(g: &TestGateway) -> String {
-    let mut fields = super::scenario::observed_fields(g);
-    fields.push(crate::view::Field::line(
-        "clock",
-        format!("t={:.3}", g.clock().now()),
-    ));
-    let lines: Vec<String> = crate::view::render_fields(&fields)
-        .into_iter()
-        .map(|l| format!("  {l}"))
+fn lookup(learner: &Learner, g: &TestGateway) -> Lookup {
+    (learner.lookup_availability)(g, ITEM)
+}
+
+/// Every field of a configuration, in one line.
+fn config_line(c: &GatewayConfig) -> String {
+    format!(
+        "deadline {:?}, max_attempts {}, attempt_timeout {:?}, base_delay {:?}, max_delay {:?}, \
+         failure_threshold {}, open_for {:?}",
+        c.deadline,
+        c.max_attempts,
+        c.attempt_timeout,
+        c.base_delay,
+        c.max_delay,
+        c.failure_threshold,
+        c.open_for
+    )
+}
+
+/// One step of a provider script, every field: `503, Retry-After "3600", after 0.3 s`.
+fn describe_step(s: &Step) -> String {
+    let what = match &s.reply {
+        Ok(r) => {
+            let mut t = r.status.to_string();
+            if let Some(ra) = &r.retry_after {
+                t.push_str(&format!(", Retry-After {ra:?}"));
+            }
+            if r.status == 200 || !r.body.is_empty() {
+                t.push_str(&format!(", body {:?}", r.body));
+            }
+            t
+        }
+        Err(f) => format!("transport {f}"),
+    };
+    if s.latency > 0.0 {
+        format!("{what}, after {} s", s.latency)
+    } else {
+        what
+    }
+}
+
+/// The script as the input section shows it: call 1 → …, then the last one for every
+/// further call.
+fn script_lines(steps: &[Step]) -> Vec<String> {
+    let mut lines: Vec<String> = steps
+        .iter()
+        .enumerate()
+        .map(|(i, s)| format!("call {} → {}", i + 1, describe_step(s)))
         .collect();
-    lines.join("\n")
+    lines.push("every later call → the same as the last".into());
+    lines
+}
+
+/// The input of a check: the configuration, the provider's script, the lookups made.
+fn input(cfg: &GatewayConfig, script: Vec<String>, lookups: &str) -> Vec<Field> {
+    vec![
+        Field::line("gateway", config_line(cfg)),
+        Field::block("provider", script),
+        Field::line("lookups", lookups),
+    ]
+}
+
+/// What a gateway saw: every provider call, sleep, the counters, the breaker, the clock.
+fn saw(g: &TestGateway) -> Vec<Field> {
+    let mut fields = observed_fields(g);
+    fields.push(Field::line("clock", format!("t={:.3}", g.clock().now())));
+    fields
+}
+
+fn lookup_line(n: usize, l: &Lookup) -> String {
+    format!("#{n} → {}, {} attempt(s)", l.outcome, l.attempts)
+}
+
+/// Several lookups in a row, each with the breaker's state after it.
+fn run_lookups(learner: &Learner, g: &TestGateway, n: usize) -> Vec<(Lookup, BreakerState)> {
+    (0..n)
+        .map(|_| {
+            let l = lookup(learner, g);
+            (l, g.breaker().state())
+        })
+        .collect()
+}
+
+fn lookups_field(runs: &[(Lookup, BreakerState)]) -> Field {
+    Field::block(
+        "lookups",
+        runs.iter()
+            .enumerate()
+            .map(|(i, (l, b))| format!("{}; breaker after: {b:?}", lookup_line(i + 1, l)))
+            .collect(),
+    )
+}
+
+/// One lookup on a fresh gateway: outcome, attempts, provider calls, counters and sleeps as
+/// the rule says.
+fn expect_single(
+    learner: &Learner,
+    cfg: GatewayConfig,
+    steps: Vec<Step>,
+    outcome: Outcome,
+    attempts: u32,
+    sleeps: &[f64],
+    rule: &str,
+) -> CheckResult {
+    let g = gateway(cfg.clone(), steps.clone());
+    let got = lookup(learner, &g);
+    let slept: Vec<f64> = g.clock().sleeps().iter().map(|s| s.secs).collect();
+    let counters = g.counters();
+    let calls = g.provider().calls().len();
+    let fields =
+        |outcome: &Outcome, attempts: u32, calls: usize, lookups: u64, all: u64, sleeps: &[f64]| {
+            vec![
+                Field::line("outcome", outcome.to_string()),
+                Field::line("attempts", attempts.to_string()),
+                Field::line("provider calls", calls.to_string()),
+                Field::line(
+                    "counters",
+                    format!("logical_lookups {lookups}, attempts {all}"),
+                ),
+                Field::line("sleeps", crate::feedback::fmt_secs(sleeps)),
+            ]
+        };
+    let did = fields(
+        &got.outcome,
+        got.attempts,
+        calls,
+        counters.logical_lookups,
+        counters.attempts,
+        &slept,
+    );
+    let want = fields(
+        &outcome,
+        attempts,
+        attempts as usize,
+        1,
+        u64::from(attempts),
+        sleeps,
+    );
+    let summary = if got.outcome != outcome {
+        format!(
+            "the lookup ended {}; the rule expects {outcome}.",
+            got.outcome
+        )
+    } else if got.attempts != attempts {
+        format!(
+            "the lookup reported {} attempt(s); the rule expects {attempts}.",
+            got.attempts
+        )
+    } else if calls != attempts as usize {
+        format!(
+            "the provider was called {calls} time(s) but the lookup reported {} attempt(s): \
+             count every call, and only calls.",
+            got.attempts
+        )
+    } else if (counters.logical_lookups, counters.attempts) != (1, u64::from(attempts)) {
+        format!(
+            "the counters read logical_lookups {}, attempts {}; the rule expects 1 and {attempts}.",
+            counters.logical_lookups, counters.attempts
+        )
+    } else if !same_waits(&slept, sleeps) {
+        format!(
+            "the clock slept {}; the rule expects {}.",
+            crate::feedback::fmt_secs(&slept),
+            crate::feedback::fmt_secs(sleeps)
+        )
+    } else {
+        return Ok(());
+    };
+    // An answer the provider never gave is made up, whatever else the check is about.
+    let answered = steps
+        .iter()
+        .any(|s| matches!(&s.reply, Ok(r) if r.status == 200));
+    let why = match &got.outcome {
+        Outcome::Available(_) if !answered => {
+            "No fallback ever invents an answer: the provider never answered 200 here, so the \
+             lookup is Failed with a local status and a code."
+        }
+        _ => rule,
+    };
+    let mut did = did;
+    did.extend(
+        saw(&g)
+            .into_iter()
+            .filter(|f| f.name != "counters" && f.name != "sleeps"),
+    );
+    Err(Feedback::new(summary, why)
+        .input(input(
+            &cfg,
+            script_lines(&steps),
+            "one lookup of \"bike-7\" at t=0",
+        ))
+        .did(did)
+        .expected(want)
+        .first_difference()
+        .render())
 }
 
 fn ensure(ok: bool, what: impl FnOnce() -> String) -> CheckResult {
@@ -114,96 +313,14 @@ fn ensure(ok: bool, what: impl FnOnce() -> String) -> CheckResult {
     }
 }
 
-/// One lookup on a fresh gateway: outcome, attempts and sleeps as expected.
-fn expect_single(
-    imp: &Learner,
-    cfg: GatewayConfig,
-    steps: Vec<Step>,
-    outcome: Outcome,
-    attempts: u32,
-    sleeps: &[f64],
-    rule: &str,
-) -> CheckResult {
-    let g = gateway(cfg, steps.clone());
-    let got = lookup(imp, &g);
-    let slept: Vec<f64> = g.clock().sleeps().iter().map(|s| s.secs).collect();
-    let counters = g.counters();
-    let mismatch = if got.outcome != outcome {
-        Some(format!(
-            "the lookup ended {}; expected {}.",
-            got.outcome, outcome
-        ))
-    } else if got.attempts != attempts {
-        Some(format!(
-            "the lookup reported {} attempt(s); expected {attempts}.",
-            got.attempts
-        ))
-    } else if g.provider().calls().len() != attempts as usize {
-        Some(format!(
-            "the provider was called {} time(s) but the lookup reported {} attempt(s).",
-            g.provider().calls().len(),
-            got.attempts
-        ))
-    } else if (counters.logical_lookups, counters.attempts) != (1, u64::from(attempts)) {
-        Some(format!(
-            "counters read logical_lookups {}, attempts {}; expected 1 and {attempts}: one lookup, every outbound attempt.",
-            counters.logical_lookups, counters.attempts
-        ))
-    } else if !crate::feedback::same_waits(&slept, sleeps) {
-        Some(format!("the clock slept {slept:?}; expected {sleeps:?}."))
-    } else {
-        None
-    };
-    match mismatch {
-        None => Ok(()),
-        Some(what) => Err(format!(
-            "provider script: {}\n{what}\n{rule}\n\nobserved:\n{}",
-            describe_steps(&steps),
-            observed(&g)
-        )),
-    }
-}
-
-fn describe_steps(steps: &[Step]) -> String {
-    let items: Vec<String> = steps
-        .iter()
-        .map(|s| {
-            let what = match &s.reply {
-                Ok(r) => {
-                    let mut t = r.status.to_string();
-                    if let Some(ra) = &r.retry_after {
-                        t.push_str(&format!(" (Retry-After {ra:?})"));
-                    }
-                    if r.status == 200 {
-                        t.push_str(&format!(" {}", r.body));
-                    }
-                    t
-                }
-                Err(f) => format!("{f:?}"),
-            };
-            if s.latency > 0.0 {
-                format!("{what} after {} s", s.latency)
-            } else {
-                what
-            }
-        })
-        .collect();
-    format!("{} (the last repeats)", items.join(", "))
-}
-
-fn each(results: impl IntoIterator<Item = CheckResult>) -> CheckResult {
-    let failures: Vec<String> = results.into_iter().filter_map(Result::err).collect();
-    ensure(failures.is_empty(), || failures.join("\n\n"))
-}
-
 // ---------- the checks ----------
 
 mod facts {
     use super::*;
 
-    pub fn fixture_503_503_200(imp: &Learner) -> CheckResult {
+    pub fn fixture_503_503_200(learner: &Learner) -> CheckResult {
         expect_single(
-            imp,
+            learner,
             GatewayConfig::default(),
             vec![
                 Step::status(503),
@@ -218,7 +335,7 @@ mod facts {
         )
     }
 
-    pub fn transient_failures_are_retried(imp: &Learner) -> CheckResult {
+    pub fn transient_failures_are_retried(learner: &Learner) -> CheckResult {
         let firsts = [
             Step::fail(TransportFailure::Timeout),
             Step::fail(TransportFailure::Connection),
@@ -226,28 +343,29 @@ mod facts {
             Step::status(503),
             Step::status(504),
         ];
-        each(firsts.into_iter().map(|first| {
+        every_case(firsts.into_iter().map(|first| {
             expect_single(
-                imp,
+                learner,
                 GatewayConfig::default(),
                 vec![first, Step::available(ITEM, false)],
                 available(false),
                 2,
                 &[0.05],
-                "Timeouts, connection failures and 502/503/504 get another attempt while the budget allows.",
+                "Timeouts, connection failures and 502/503/504 get another attempt while the \
+                 budget allows.",
             )
         }))
     }
 
-    pub fn rate_limited_is_never_retried(imp: &Learner) -> CheckResult {
+    pub fn rate_limited_is_never_retried(learner: &Learner) -> CheckResult {
         let headers = [None, Some("0"), Some("1"), Some("3600"), Some("soon")];
-        each(headers.into_iter().map(|h| {
+        every_case(headers.into_iter().map(|h| {
             let step = match h {
                 Some(v) => Step::status(429).with_retry_after(v),
                 None => Step::status(429),
             };
             expect_single(
-                imp,
+                learner,
                 GatewayConfig::default(),
                 vec![step, Step::available(ITEM, true)],
                 failed(FailureCode::ProviderRateLimited),
@@ -259,9 +377,9 @@ mod facts {
         }))
     }
 
-    pub fn not_found_is_missing(imp: &Learner) -> CheckResult {
+    pub fn not_found_is_missing(learner: &Learner) -> CheckResult {
         expect_single(
-            imp,
+            learner,
             GatewayConfig::default(),
             vec![Step::status(404), Step::available(ITEM, true)],
             Outcome::Missing,
@@ -271,10 +389,10 @@ mod facts {
         )
     }
 
-    pub fn integration_rejections(imp: &Learner) -> CheckResult {
-        each([400, 401, 403].into_iter().map(|s| {
+    pub fn integration_rejections(learner: &Learner) -> CheckResult {
+        every_case([400, 401, 403].into_iter().map(|s| {
             expect_single(
-                imp,
+                learner,
                 GatewayConfig::default(),
                 vec![Step::status(s), Step::available(ITEM, true)],
                 failed(FailureCode::IntegrationRejected),
@@ -285,10 +403,10 @@ mod facts {
         }))
     }
 
-    pub fn unexpected_statuses(imp: &Learner) -> CheckResult {
-        each([500, 501, 418, 301, 201, 204].into_iter().map(|s| {
+    pub fn unexpected_statuses(learner: &Learner) -> CheckResult {
+        every_case([500, 501, 418, 301, 201, 204].into_iter().map(|s| {
             expect_single(
-                imp,
+                learner,
                 GatewayConfig::default(),
                 vec![Step::status(s), Step::available(ITEM, true)],
                 failed(FailureCode::UnexpectedResponse),
@@ -299,36 +417,34 @@ mod facts {
         }))
     }
 
-    pub fn invalid_payloads(imp: &Learner) -> CheckResult {
+    pub fn invalid_payloads(learner: &Learner) -> CheckResult {
         let bodies = [
             "",
             "not json",
             "[true]",
+            r#"["bike-7", true]"#,
+            r#"[{"item_id":"bike-7","available":true}]"#,
             r#"{"item_id":"bike-7"}"#,
             r#"{"item_id":"bike-7","available":"yes"}"#,
             r#"{"item_id":"bike-8","available":true}"#,
         ];
-        each(bodies.into_iter().map(|body| {
-            let reply = kit_types::ProviderReply {
-                status: 200,
-                body: body.into(),
-                retry_after: None,
-            };
+        every_case(bodies.into_iter().map(|body| {
             expect_single(
-                imp,
+                learner,
                 GatewayConfig::default(),
-                vec![Step::reply(reply), Step::available(ITEM, true)],
+                vec![body_reply(body), Step::available(ITEM, true)],
                 failed(FailureCode::InvalidPayload),
                 1,
                 &[],
-                "A 200 whose body is not {\"item_id\": <the item asked for>, \"available\": <bool>} \
-                 is 502 invalid_payload, not retried.",
+                "A 200's declared body is a JSON object: {\"item_id\": <the item asked for>, \
+                 \"available\": <bool>}. Anything else — an array, even one holding the right \
+                 values — is 502 invalid_payload, not retried.",
             )
         }))
     }
 
-    pub fn at_most_max_attempts(imp: &Learner) -> CheckResult {
-        each(
+    pub fn at_most_max_attempts(learner: &Learner) -> CheckResult {
+        every_case(
             [
                 (1, vec![]),
                 (3, vec![0.05, 0.1]),
@@ -337,7 +453,7 @@ mod facts {
             .into_iter()
             .map(|(m, sleeps)| {
                 expect_single(
-                    imp,
+                    learner,
                     config(|c| {
                         c.max_attempts = m;
                         c.deadline = 10.0;
@@ -357,69 +473,90 @@ mod facts {
 mod budget {
     use super::*;
 
-    pub fn attempt_timeout_shrinks_with_the_budget(imp: &Learner) -> CheckResult {
+    pub fn attempt_timeout_shrinks_with_the_budget(learner: &Learner) -> CheckResult {
         // Every attempt times out: 0.4 + 0.05 + 0.4 + 0.1 leaves 0.05 for the third.
-        let g = gateway(
-            GatewayConfig::default(),
-            vec![Step::available(ITEM, true).taking(10.0)],
-        );
-        let got = lookup(imp, &g);
+        let cfg = GatewayConfig::default();
+        let steps = vec![Step::available(ITEM, true).taking(10.0)];
+        let g = gateway(cfg.clone(), steps.clone());
+        let got = lookup(learner, &g);
         let timeouts: Vec<f64> = g.provider().calls().iter().map(|c| c.timeout).collect();
-        let ok = timeouts.len() == 3
-            && (timeouts[0] - 0.4).abs() < 1e-9
-            && (timeouts[1] - 0.4).abs() < 1e-9
-            && (timeouts[2] - 0.05).abs() < 1e-9;
-        ensure(
-            ok && got.outcome == failed(FailureCode::ProviderUnavailable),
-            || {
-                format!(
-                "attempt timeouts were {timeouts:?}, outcome {}; expected [0.4, 0.4, 0.05] and \
-                 Failed(503 provider_unavailable).\nEach attempt's timeout is the smaller of \
-                 attempt_timeout and what is left of the deadline.\n\nobserved:\n{}",
-                got.outcome,
-                observed(&g)
-            )
-            },
+        let want = [0.4, 0.4, 0.05];
+        if same_waits(&timeouts, &want) && got.outcome == failed(FailureCode::ProviderUnavailable) {
+            return Ok(());
+        }
+        let mut did = vec![
+            Field::line("attempt timeouts", crate::feedback::fmt_secs(&timeouts)),
+            Field::line("outcome", got.outcome.to_string()),
+        ];
+        did.extend(saw(&g));
+        Err(Feedback::new(
+            format!(
+                "the attempts were given {}; the rule expects {}.",
+                crate::feedback::fmt_secs(&timeouts),
+                crate::feedback::fmt_secs(&want)
+            ),
+            "Each attempt's timeout is the smaller of attempt_timeout and what is left of the \
+             deadline: 0.4, then 0.4 after 0.45 s, then only 0.05 after 0.95 s.",
         )
+        .input(input(&cfg, script_lines(&steps), "one lookup at t=0"))
+        .did(did)
+        .expected(vec![
+            Field::line("attempt timeouts", crate::feedback::fmt_secs(&want)),
+            Field::line(
+                "outcome",
+                failed(FailureCode::ProviderUnavailable).to_string(),
+            ),
+        ])
+        .first_difference()
+        .render())
     }
 
-    fn within_deadline(g: &TestGateway, start: f64, deadline: f64) -> CheckResult {
-        let end = start + deadline + 1e-9;
+    /// Every sleep and attempt of the lookup ended by `deadline`.
+    fn within_deadline(
+        g: &TestGateway,
+        cfg: &GatewayConfig,
+        steps: &[Step],
+        deadline: f64,
+    ) -> CheckResult {
+        let end = deadline + 1e-9;
+        let fail = |summary: String| {
+            Err(Feedback::new(
+                summary,
+                "A sleep never runs past the deadline, and no attempt is given time beyond it: \
+                 when the pause does not fit, end the lookup instead.",
+            )
+            .input(input(cfg, script_lines(steps), "one lookup at t=0"))
+            .did(saw(g))
+            .render())
+        };
         for s in g.clock().sleeps() {
-            ensure(s.at + s.secs <= end, || {
-                format!(
-                    "a sleep of {} s at t={:.3} ends at t={:.3}, past the deadline t={:.3}.\n\
-                     A sleep never runs past the deadline: when the backoff does not fit, end \
-                     the lookup instead.\n\nobserved:\n{}",
+            if s.at + s.secs > end {
+                return fail(format!(
+                    "a sleep of {} s at t={:.3} ends at t={:.3}, past the deadline t={deadline:.3}.",
                     s.secs,
                     s.at,
-                    s.at + s.secs,
-                    start + deadline,
-                    observed(g)
-                )
-            })?;
+                    s.at + s.secs
+                ));
+            }
         }
         for c in g.provider().calls() {
-            ensure(c.at + c.timeout <= end, || {
-                format!(
-                    "an attempt at t={:.3} was given {:.3} s, past the deadline t={:.3}.\n\nobserved:\n{}",
-                    c.at,
-                    c.timeout,
-                    start + deadline,
-                    observed(g)
-                )
-            })?;
+            if c.at + c.timeout > end {
+                return fail(format!(
+                    "an attempt at t={:.3} was given {:.3} s, past the deadline t={deadline:.3}.",
+                    c.at, c.timeout
+                ));
+            }
         }
-        ensure(g.clock().now() <= end, || {
-            format!(
-                "the lookup ended at t={:.3}, after its deadline.\n\nobserved:\n{}",
-                g.clock().now(),
-                observed(g)
-            )
-        })
+        if g.clock().now() > end {
+            return fail(format!(
+                "the lookup ended at t={:.3}, after its deadline t={deadline:.3}.",
+                g.clock().now()
+            ));
+        }
+        Ok(())
     }
 
-    pub fn sleeps_end_before_the_deadline(imp: &Learner) -> CheckResult {
+    pub fn sleeps_end_before_the_deadline(learner: &Learner) -> CheckResult {
         let cases = [
             (GatewayConfig::default(), Step::status(503).taking(0.3)),
             (
@@ -440,27 +577,66 @@ mod budget {
                 Step::fail(TransportFailure::Connection).taking(0.12),
             ),
         ];
-        each(cases.into_iter().map(|(cfg, step)| {
-            let deadline = cfg.deadline;
-            let g = gateway(cfg, vec![step]);
-            let got = lookup(imp, &g);
-            within_deadline(&g, 0.0, deadline)?;
-            ensure(
-                got.outcome == failed(FailureCode::ProviderUnavailable),
-                || {
-                    format!(
-                        "expected Failed(503 provider_unavailable), got {}\n\nobserved:\n{}",
-                        got.outcome,
-                        observed(&g)
-                    )
-                },
+        every_case(cases.into_iter().map(|(cfg, step)| {
+            let steps = vec![step];
+            let g = gateway(cfg.clone(), steps.clone());
+            let got = lookup(learner, &g);
+            within_deadline(&g, &cfg, &steps, cfg.deadline)?;
+            if got.outcome == failed(FailureCode::ProviderUnavailable) {
+                return Ok(());
+            }
+            Err(Feedback::new(
+                format!(
+                    "the lookup ended {}; the rule expects Failed(503 provider_unavailable).",
+                    got.outcome
+                ),
+                "Retryable failures that use up the budget end as provider_unavailable.",
             )
+            .input(input(&cfg, script_lines(&steps), "one lookup at t=0"))
+            .did(saw(&g))
+            .render())
         }))
     }
 
-    pub fn long_retry_after_never_extends_the_deadline(imp: &Learner) -> CheckResult {
+    pub fn a_pause_that_reaches_the_deadline_ends_the_lookup(learner: &Learner) -> CheckResult {
+        // Sleeping until exactly the deadline leaves nothing for the next attempt: the pause
+        // "reaches" the deadline, and the lookup ends without sleeping (now + pause >= deadline).
+        every_case([
+            expect_single(
+                learner,
+                config(|c| {
+                    c.deadline = 0.25;
+                    c.base_delay = 0.25;
+                    c.max_delay = 0.25;
+                }),
+                vec![Step::status(503), Step::available(ITEM, true)],
+                failed(FailureCode::ProviderUnavailable),
+                1,
+                &[],
+                "A pause that reaches the deadline ends the lookup: 0 + 0.25 >= 0.25, so no sleep \
+                 and no attempt with 0 s left. Compare with >=, not >.",
+            ),
+            expect_single(
+                learner,
+                config(|c| {
+                    c.deadline = 0.3;
+                    c.base_delay = 0.1;
+                    c.max_delay = 0.1;
+                }),
+                vec![Step::status(503).taking(0.2), Step::available(ITEM, true)],
+                failed(FailureCode::ProviderUnavailable),
+                1,
+                &[],
+                "A pause that reaches the deadline ends the lookup: 0.2 + 0.1 >= 0.3, so no sleep \
+                 and no attempt with 0 s left. Compare with >=, not >.",
+            ),
+        ])
+    }
+
+    pub fn long_retry_after_never_extends_the_deadline(learner: &Learner) -> CheckResult {
+        let steps = vec![Step::status(503).with_retry_after("3600")];
         let result = expect_single(
-            imp,
+            learner,
             GatewayConfig::default(),
             vec![
                 Step::status(503).with_retry_after("3600"),
@@ -472,17 +648,15 @@ mod budget {
             "The provider asked for 3600 s; the lookup has 1 s in all. A long suggested wait \
              ends the lookup: never sleep it, never shorten it to fit.",
         );
-        let g = gateway(
-            GatewayConfig::default(),
-            vec![Step::status(503).with_retry_after("3600")],
-        );
-        lookup(imp, &g);
-        result.and(within_deadline(&g, 0.0, 1.0))
+        let cfg = GatewayConfig::default();
+        let g = gateway(cfg.clone(), steps.clone());
+        lookup(learner, &g);
+        result.and(within_deadline(&g, &cfg, &steps, 1.0))
     }
 
-    pub fn deadline_shorter_than_first_backoff(imp: &Learner) -> CheckResult {
+    pub fn deadline_shorter_than_first_backoff(learner: &Learner) -> CheckResult {
         expect_single(
-            imp,
+            learner,
             config(|c| c.deadline = 0.03),
             vec![Step::status(503), Step::available(ITEM, true)],
             failed(FailureCode::ProviderUnavailable),
@@ -497,92 +671,141 @@ mod budget {
 mod breaker {
     use super::*;
 
-    fn lookups(imp: &Learner, g: &TestGateway, n: usize) -> Vec<Lookup> {
-        (0..n).map(|_| lookup(imp, g)).collect()
+    /// A failure of a breaker check: the script, every lookup with the breaker after it,
+    /// what the rule expects, and why.
+    fn breaker_failure(
+        summary: String,
+        why: &str,
+        script: Vec<String>,
+        what: &str,
+        runs: &[(Lookup, BreakerState)],
+        g: &TestGateway,
+        expected: Vec<Field>,
+    ) -> String {
+        let mut did = vec![lookups_field(runs)];
+        did.extend(saw(g));
+        Feedback::new(summary, why)
+            .input(input(g.config(), script, what))
+            .did(did)
+            .expected(expected)
+            .render()
     }
 
-    pub fn open_breaker_rejects_without_calling_the_provider(imp: &Learner) -> CheckResult {
+    /// Opens the breaker with three exhausted lookups; on a wrong state, says after which
+    /// lookup it went wrong (a breaker told once per attempt opens after the first).
+    fn open_it(learner: &Learner, g: &TestGateway) -> Result<Vec<(Lookup, BreakerState)>, String> {
+        let mut runs = Vec::new();
+        for n in 1..=3u32 {
+            let l = lookup(learner, g);
+            let state = g.breaker().state();
+            runs.push((l, state));
+            let want = if n < 3 {
+                format!("Closed {{ failures: {n} }}")
+            } else {
+                "Open { until: … }".to_string()
+            };
+            let right = match state {
+                BreakerState::Closed { failures } => n < 3 && failures == n,
+                BreakerState::Open { .. } => n == 3,
+                BreakerState::HalfOpen { .. } => false,
+            };
+            if !right {
+                return Err(breaker_failure(
+                    format!(
+                        "after {n} exhausted lookup(s) of 3 attempts each the breaker is {state:?}; \
+                         the rule expects {want}."
+                    ),
+                    "The breaker counts failed lookups, not attempts: tell it once, when the \
+                     lookup ends (record_failure for an unhealthy failure). Three in a row open it.",
+                    script_lines(&[Step::status(503)]),
+                    "three lookups of \"bike-7\", each at the time the last one ended",
+                    &runs,
+                    g,
+                    vec![Field::line("breaker after lookup", want)],
+                ));
+            }
+        }
+        Ok(runs)
+    }
+
+    pub fn open_breaker_rejects_without_calling_the_provider(learner: &Learner) -> CheckResult {
         let g = gateway(GatewayConfig::default(), vec![Step::status(503)]);
-        lookups(imp, &g, 3);
+        let mut runs = open_it(learner, &g)?;
         let calls = g.provider().calls().len();
         let before = g.counters();
-        let rejected = lookup(imp, &g);
+        let rejected = lookup(learner, &g);
         let after = g.counters();
-        ensure(
-            rejected.outcome == failed(FailureCode::BreakerOpen)
-                && rejected.attempts == 0
-                && g.provider().calls().len() == calls
-                && after.logical_lookups == before.logical_lookups + 1
-                && after.attempts == before.attempts,
-            || {
+        runs.push((rejected.clone(), g.breaker().state()));
+        let extra_calls = g.provider().calls().len() - calls;
+        let ok = rejected.outcome == failed(FailureCode::BreakerOpen)
+            && rejected.attempts == 0
+            && extra_calls == 0
+            && after.logical_lookups == before.logical_lookups + 1
+            && after.attempts == before.attempts;
+        ensure(ok, || {
+            breaker_failure(
                 format!(
-                    "after 3 failed lookups the 4th ended {} with {} attempt(s); the provider \
-                     was called {} more time(s); counters went from {before:?} to {after:?}.\n\
-                     Expected: Failed(503 breaker_open), 0 attempts, no provider call, \
-                     logical_lookups + 1, attempts unchanged.\n\nobserved:\n{}",
-                    rejected.outcome,
-                    rejected.attempts,
-                    g.provider().calls().len() - calls,
-                    observed(&g)
-                )
-            },
-        )
+                    "with the breaker open, the 4th lookup ended {} with {} attempt(s) and {} \
+                     provider call(s); counters went from {before:?} to {after:?}.",
+                    rejected.outcome, rejected.attempts, extra_calls
+                ),
+                "An open breaker rejects the lookup before any attempt: Failed(503 breaker_open), \
+                 0 attempts, no provider call — and it is still one logical lookup: count it.",
+                script_lines(&[Step::status(503)]),
+                "four lookups of \"bike-7\" in a row",
+                &runs,
+                &g,
+                vec![
+                    Field::line("lookup 4", "Failed(503 breaker_open), 0 attempt(s)"),
+                    Field::line("provider calls by lookup 4", "0"),
+                    Field::line("counters", "logical_lookups + 1, attempts unchanged"),
+                ],
+            )
+        })
     }
 
-    pub fn exhaustion_is_one_failure(imp: &Learner) -> CheckResult {
+    pub fn exhaustion_is_one_failure(learner: &Learner) -> CheckResult {
         let g = gateway(GatewayConfig::default(), vec![Step::status(503)]);
-        for n in 1..=2 {
-            let got = lookup(imp, &g);
-            ensure(got.attempts == 3, || {
-                format!("lookup {n} made {} attempts; expected 3", got.attempts)
-            })?;
-            ensure(
-                g.breaker().state() == BreakerState::Closed { failures: n },
-                || {
-                    format!(
-                    "after {n} exhausted lookup(s) of 3 attempts each the breaker is {:?}; expected \
-                     Closed {{ failures: {n} }}.\nThe breaker counts failed lookups, not attempts: \
-                     tell it once, when the lookup ends.\n\nobserved:\n{}",
-                    g.breaker().state(),
-                    observed(&g)
-                )
-                },
-            )?;
-        }
-        Ok(())
+        open_it(learner, &g).map(|_| ())
     }
 
-    pub fn unhealthy_failures_count(imp: &Learner) -> CheckResult {
+    pub fn unhealthy_failures_count(learner: &Learner) -> CheckResult {
         let steps = [
             Step::status(429),
             Step::status(500),
             Step::status(200),
             Step::fail(TransportFailure::Timeout),
         ];
-        each(steps.into_iter().map(|step| {
-            let label = describe_steps(std::slice::from_ref(&step));
-            let g = gateway(GatewayConfig::default(), vec![step]);
-            lookups(imp, &g, 3);
+        every_case(steps.into_iter().map(|step| {
+            let g = gateway(GatewayConfig::default(), vec![step.clone()]);
+            let runs = run_lookups(learner, &g, 3);
             ensure(
                 matches!(g.breaker().state(), BreakerState::Open { .. }),
                 || {
-                    format!(
-                        "three lookups ending on {label} left the breaker {:?}; expected Open.\n\
-                     provider_unavailable, provider_rate_limited, unexpected_response and \
-                     invalid_payload each count as one failed lookup.\n\nobserved:\n{}",
-                        g.breaker().state(),
-                        observed(&g)
+                    breaker_failure(
+                        format!(
+                            "three lookups ending on {} left the breaker {:?}; the rule expects Open.",
+                            describe_step(&step),
+                            g.breaker().state()
+                        ),
+                        "provider_unavailable, provider_rate_limited, unexpected_response and \
+                         invalid_payload each count as one failed lookup: record_failure once, \
+                         when the lookup ends.",
+                        script_lines(std::slice::from_ref(&step)),
+                        "three lookups of \"bike-7\" in a row",
+                        &runs,
+                        &g,
+                        vec![Field::line("breaker after lookup 3", "Open { until: … }")],
                     )
                 },
             )
         }))
     }
 
-    pub fn missing_and_rejections_do_not_count(imp: &Learner) -> CheckResult {
-        // Per lookup: fail, fail, missing, fail, fail -> the missing resets the count.
+    pub fn missing_and_rejections_do_not_count(learner: &Learner) -> CheckResult {
+        // Lookups 1, 2, 4 and 5 fail fast (one 429 each); lookup 3 finds nothing.
         let clock = FakeClock::new();
         let provider = guarded(clock.clone(), |c| {
-            // Lookups 1, 2, 4 and 5 fail fast (one 429 each); lookup 3 finds nothing.
             if c.number == 3 {
                 Step::status(404)
             } else {
@@ -590,53 +813,116 @@ mod breaker {
             }
         });
         let g = Gateway::new(GatewayConfig::default(), provider, clock).expect("valid config");
-        lookups(imp, &g, 5);
+        let runs = run_lookups(learner, &g, 5);
+        let script = vec![
+            "calls 1, 2, 4, 5 → 429".to_string(),
+            "call 3 → 404".to_string(),
+        ];
         let first = ensure(
             g.breaker().state() == BreakerState::Closed { failures: 2 },
             || {
-                format!(
-                "lookups ending rate-limited, rate-limited, missing, rate-limited, rate-limited \
-                 left the breaker {:?}; expected Closed {{ failures: 2 }}: Missing is an answer \
-                 and resets the count.\n\nobserved:\n{}",
-                g.breaker().state(),
-                observed(&g)
-            )
+                breaker_failure(
+                    format!(
+                        "five lookups (rate-limited, rate-limited, missing, rate-limited, \
+                         rate-limited) left the breaker {:?}; the rule expects Closed {{ failures: 2 }}.",
+                        g.breaker().state()
+                    ),
+                    "Missing is an answer: record_success, which resets the count. Then two \
+                     failures in a row.",
+                    script,
+                    "five lookups of \"bike-7\" in a row",
+                    &runs,
+                    &g,
+                    vec![Field::line("breaker after lookup 5", "Closed { failures: 2 }")],
+                )
             },
         );
         let g = gateway(GatewayConfig::default(), vec![Step::status(403)]);
-        lookups(imp, &g, 5);
+        let runs = run_lookups(learner, &g, 5);
         let second = ensure(
             g.breaker().state() == BreakerState::Closed { failures: 0 },
             || {
-                format!(
-                "five integration rejections (403) left the breaker {:?}; expected Closed {{ failures: 0 }}: \
-                 a rejection says the integration is wrong, not that the provider is unhealthy.\n\nobserved:\n{}",
-                g.breaker().state(),
-                observed(&g)
-            )
+                breaker_failure(
+                    format!(
+                        "five integration rejections (403) left the breaker {:?}; the rule \
+                         expects Closed {{ failures: 0 }}.",
+                        g.breaker().state()
+                    ),
+                    "A rejection says the integration is wrong, not that the provider is \
+                     unhealthy: it is not a failure for the breaker (record_neutral).",
+                    script_lines(&[Step::status(403)]),
+                    "five lookups of \"bike-7\" in a row",
+                    &runs,
+                    &g,
+                    vec![Field::line(
+                        "breaker after each lookup",
+                        "Closed { failures: 0 }",
+                    )],
+                )
             },
         );
-        each([first, second])
+        every_case([first, second])
+    }
+
+    pub fn rejections_do_not_reset_the_count(learner: &Learner) -> CheckResult {
+        // fail, fail, 400, fail: the rejection neither counts nor resets, so three failures
+        // in a row have been seen and the breaker opens.
+        let clock = FakeClock::new();
+        let provider = guarded(clock.clone(), |c| {
+            if c.number == 3 {
+                Step::status(400)
+            } else {
+                Step::status(429)
+            }
+        });
+        let g = Gateway::new(GatewayConfig::default(), provider, clock).expect("valid config");
+        let runs = run_lookups(learner, &g, 4);
+        ensure(
+            matches!(g.breaker().state(), BreakerState::Open { .. }),
+            || {
+                breaker_failure(
+                    format!(
+                        "lookups ending rate-limited, rate-limited, integration_rejected, \
+                     rate-limited left the breaker {:?}; the rule expects Open.",
+                        g.breaker().state()
+                    ),
+                    "A rejection says nothing about the provider's health: it neither counts as a \
+                 failure nor resets the count. Tell the breaker nothing (record_neutral), not \
+                 record_success.",
+                    vec!["calls 1, 2, 4 → 429".into(), "call 3 → 400".into()],
+                    "four lookups of \"bike-7\" in a row",
+                    &runs,
+                    &g,
+                    vec![
+                        Field::line("breaker after lookup 3", "Closed { failures: 2 }"),
+                        Field::line("breaker after lookup 4", "Open { until: … }"),
+                    ],
+                )
+            },
+        )
     }
 
     /// Phases of the probe check, shared with the provider's responder.
     #[derive(Clone, Copy, PartialEq)]
     enum Phase {
+        /// Until the probe: every call is answered 503.
         Opening,
+        /// The next call is the probe.
+        ProbeWindow,
         ProbeInFlight,
         OtherDone,
     }
 
-    pub fn half_open_lets_exactly_one_probe(imp: &Learner) -> CheckResult {
+    pub fn half_open_lets_exactly_one_probe(learner: &Learner) -> CheckResult {
         let clock = FakeClock::new();
         let phase = Arc::new((Mutex::new(Phase::Opening), Condvar::new()));
         let shared = Arc::clone(&phase);
-        let provider = guarded(clock.clone(), move |c| {
+        let provider = guarded(clock.clone(), move |_| {
             let (lock, signal) = &*shared;
             let mut p = lock.lock().unwrap_or_else(|e| e.into_inner());
             match *p {
-                Phase::Opening if c.number <= 9 => Step::status(503),
-                Phase::Opening => {
+                Phase::Opening => Step::status(503),
+                Phase::ProbeWindow => {
                     // The probe: hold it until the other lookup has run.
                     *p = Phase::ProbeInFlight;
                     signal.notify_all();
@@ -650,37 +936,54 @@ mod breaker {
             }
         });
         let g = Gateway::new(GatewayConfig::default(), provider, clock).expect("valid config");
-        lookups(imp, &g, 3);
-        ensure(
-            matches!(g.breaker().state(), BreakerState::Open { .. }),
-            || {
-                format!(
-                    "three exhausted lookups did not open the breaker.\n\nobserved:\n{}",
-                    observed(&g)
-                )
-            },
-        )?;
+        let script = vec![
+            "until the breaker has been open 30 s: 503".to_string(),
+            "then the first call (the probe): 200 available, held until another lookup has run"
+                .to_string(),
+            "any other call: 503".to_string(),
+        ];
+        let what = "three lookups that open the breaker; one at 29.9 s after it opened; then at \
+                    30 s a probe and, while it is in flight, another lookup";
+        let mut runs = open_it(learner, &g)?;
         g.clock().advance(29.9);
-        let early = lookup(imp, &g);
-        ensure(early.outcome == failed(FailureCode::BreakerOpen), || {
-            format!(
-                "29.9 s after opening (open_for = 30) a lookup ended {}; expected breaker_open.",
-                early.outcome
-            )
-        })?;
+        let early = lookup(learner, &g);
+        runs.push((early.clone(), g.breaker().state()));
+        if early.outcome != failed(FailureCode::BreakerOpen) {
+            return Err(breaker_failure(
+                format!(
+                    "29.9 s after the breaker opened (open_for = 30) a lookup ended {}; the rule \
+                     expects Failed(503 breaker_open).",
+                    early.outcome
+                ),
+                "The breaker stays open for open_for seconds: ask it (admit) before any attempt.",
+                script,
+                what,
+                &runs,
+                &g,
+                vec![Field::line(
+                    "lookup 4",
+                    "Failed(503 breaker_open), 0 attempt(s)",
+                )],
+            ));
+        }
         g.clock().advance(0.1);
+        {
+            let (lock, _) = &*phase;
+            *lock.lock().unwrap_or_else(|e| e.into_inner()) = Phase::ProbeWindow;
+        }
+        let calls_before = g.provider().calls().len();
         let (probe, other) = std::thread::scope(|s| {
-            let probe = s.spawn(|| lookup(imp, &g));
+            let probe = s.spawn(|| lookup(learner, &g));
             let (lock, signal) = &*phase;
             let p = lock.lock().unwrap_or_else(|e| e.into_inner());
             let (mut p, waited) = signal
-                .wait_timeout_while(p, Duration::from_secs(2), |p| *p == Phase::Opening)
+                .wait_timeout_while(p, Duration::from_secs(2), |p| *p == Phase::ProbeWindow)
                 .unwrap_or_else(|e| e.into_inner());
             let other = if waited.timed_out() {
                 None
             } else {
                 drop(p);
-                let other = lookup(imp, &g);
+                let other = lookup(learner, &g);
                 p = lock.lock().unwrap_or_else(|e| e.into_inner());
                 Some(other)
             };
@@ -693,108 +996,194 @@ mod breaker {
             Ok(l) => l,
             Err(payload) => panic::resume_unwind(payload),
         };
+        runs.push((probe.clone(), g.breaker().state()));
         let Some(other) = other else {
-            return Err(format!(
-                "30 s after the breaker opened, the next lookup never reached the provider \
-                 (it ended {}). After open_for, one probe lookup goes through.\n\nobserved:\n{}",
-                probe.outcome,
-                observed(&g)
+            let probe_calls = g.provider().calls().len() - calls_before;
+            return Err(breaker_failure(
+                format!(
+                    "30 s after the breaker opened, the probe lookup ended {} after {} provider \
+                     call(s); the rule expects it to reach the provider and be answered.",
+                    probe.outcome, probe_calls
+                ),
+                "After open_for seconds, admit lets exactly one probe lookup through: it calls \
+                 the provider like any lookup.",
+                script,
+                what,
+                &runs,
+                &g,
+                vec![Field::line(
+                    "lookup 5 (the probe)",
+                    "Available(available = true)",
+                )],
             ));
         };
-        ensure(
-            other.outcome == failed(FailureCode::BreakerOpen) && other.attempts == 0,
-            || {
+        runs.insert(runs.len() - 1, (other.clone(), g.breaker().state()));
+        if other.outcome != failed(FailureCode::BreakerOpen) || other.attempts != 0 {
+            return Err(breaker_failure(
                 format!(
-                "while the probe was in flight, another lookup ended {} with {} attempt(s); \
-                 expected Failed(503 breaker_open) with 0: half-open lets exactly one probe through.\n\nobserved:\n{}",
-                other.outcome,
-                other.attempts,
-                observed(&g)
-            )
-            },
-        )?;
+                    "while the probe was in flight, another lookup ended {} with {} attempt(s); \
+                     the rule expects Failed(503 breaker_open) with 0.",
+                    other.outcome, other.attempts
+                ),
+                "Half-open lets exactly one probe through: every other lookup is rejected until \
+                 the probe ends.",
+                script,
+                what,
+                &runs,
+                &g,
+                vec![Field::line(
+                    "the other lookup",
+                    "Failed(503 breaker_open), 0 attempt(s)",
+                )],
+            ));
+        }
         ensure(
             probe.outcome == available(true)
                 && g.breaker().state() == BreakerState::Closed { failures: 0 },
             || {
-                format!(
-                "the probe ended {} and left the breaker {:?}; expected Available and Closed: a \
-                 successful probe closes the breaker.\n\nobserved:\n{}",
-                probe.outcome,
-                g.breaker().state(),
-                observed(&g)
-            )
+                breaker_failure(
+                    format!(
+                        "the probe ended {} and left the breaker {:?}; the rule expects \
+                         Available and Closed {{ failures: 0 }}.",
+                        probe.outcome,
+                        g.breaker().state()
+                    ),
+                    "A successful probe closes the breaker: record_success when it ends.",
+                    script,
+                    what,
+                    &runs,
+                    &g,
+                    vec![Field::line(
+                        "breaker after the probe",
+                        "Closed { failures: 0 }",
+                    )],
+                )
             },
         )
     }
 
-    pub fn failed_probe_opens_again(imp: &Learner) -> CheckResult {
+    pub fn failed_probe_opens_again(learner: &Learner) -> CheckResult {
         let g = gateway(GatewayConfig::default(), vec![Step::status(503)]);
-        lookups(imp, &g, 3);
+        let mut runs = open_it(learner, &g)?;
         g.clock().advance(30.0);
         let calls = g.provider().calls().len();
-        let probe = lookup(imp, &g);
-        let after = lookup(imp, &g);
+        let probe = lookup(learner, &g);
+        runs.push((probe.clone(), g.breaker().state()));
+        let probe_calls = g.provider().calls().len() - calls;
+        let after = lookup(learner, &g);
+        runs.push((after.clone(), g.breaker().state()));
         ensure(
             probe.attempts == 3
-                && g.provider().calls().len() == calls + 3
+                && probe_calls == 3
                 && after.outcome == failed(FailureCode::BreakerOpen)
                 && after.attempts == 0,
             || {
-                format!(
-                    "the probe made {} attempt(s) and ended {}; the next lookup ended {} with {} attempt(s).\n\
-                     Expected: the probe is a full lookup (3 attempts) whose failure opens the \
-                     breaker again, so the next lookup is rejected.\n\nobserved:\n{}",
-                    probe.attempts,
-                    probe.outcome,
-                    after.outcome,
-                    after.attempts,
-                    observed(&g)
+                breaker_failure(
+                    format!(
+                        "the probe made {} attempt(s) and ended {}; the next lookup ended {} \
+                         with {} attempt(s).",
+                        probe.attempts, probe.outcome, after.outcome, after.attempts
+                    ),
+                    "The probe is a full lookup (3 attempts); its failure opens the breaker \
+                     again (record_failure), so the next lookup is rejected.",
+                    script_lines(&[Step::status(503)]),
+                    "three lookups that open the breaker; 30 s later the probe; then one more",
+                    &runs,
+                    &g,
+                    vec![
+                        Field::line(
+                            "lookup 4 (the probe)",
+                            "Failed(503 provider_unavailable), 3 attempt(s)",
+                        ),
+                        Field::line("lookup 5", "Failed(503 breaker_open), 0 attempt(s)"),
+                    ],
                 )
             },
         )
+    }
+
+    pub fn rejected_probe_does_not_close_the_breaker(learner: &Learner) -> CheckResult {
+        // Open with three rate-limited lookups; 30 s later the probe gets a 400.
+        let clock = FakeClock::new();
+        let provider = guarded(clock.clone(), |c| {
+            if c.at < 30.0 {
+                Step::status(429)
+            } else {
+                Step::status(400)
+            }
+        });
+        let g = Gateway::new(GatewayConfig::default(), provider, clock).expect("valid config");
+        let mut runs = run_lookups(learner, &g, 3);
+        g.clock().advance(30.0);
+        runs.extend(run_lookups(learner, &g, 1));
+        let want = BreakerState::HalfOpen { probing: false };
+        ensure(g.breaker().state() == want, || {
+            breaker_failure(
+                format!(
+                    "a probe answered 400 left the breaker {:?}; the rule expects {want:?}.",
+                    g.breaker().state()
+                ),
+                "A rejection says nothing about the provider's health: it does not close the \
+                 breaker (that is record_success) nor open it again (record_failure). \
+                 record_neutral gives the probe's place to the next lookup.",
+                vec!["before t=30: 429".into(), "from t=30: 400".into()],
+                "three lookups that open the breaker; 30 s later the probe",
+                &runs,
+                &g,
+                vec![Field::line("breaker after the probe", format!("{want:?}"))],
+            )
+        })
     }
 }
 
 mod no_fallback {
     use super::*;
 
-    pub fn failed_lookups_are_never_available(imp: &Learner) -> CheckResult {
+    pub fn failed_lookups_are_never_available(learner: &Learner) -> CheckResult {
         let scripts = [
             vec![Step::status(503)],
             vec![Step::fail(TransportFailure::Timeout)],
             vec![Step::status(429)],
             vec![Step::status(500)],
             vec![Step::status(401)],
-            vec![Step::reply(kit_types::ProviderReply {
-                status: 200,
-                body: "{}".into(),
-                retry_after: None,
-            })],
+            vec![body_reply("{}")],
         ];
-        each(scripts.into_iter().map(|steps| {
-            let label = describe_steps(&steps);
-            let g = gateway(GatewayConfig::default(), steps);
-            let results = lookups_all(imp, &g);
-            for got in results {
-                if let Outcome::Failed(f) = got.outcome {
-                    ensure(f.status == f.code.status(), || format!("{label}: {} has local status {}; expected {}", f.code, f.status, f.code.status()))?;
-                } else {
-                    return Err(format!(
-                        "on {label} a lookup ended {}: no fallback ever invents an answer. A lookup \
-                         that got none is Failed with a local status and a code.\n\nobserved:\n{}",
-                        got.outcome,
-                        observed(&g)
-                    ));
+        every_case(scripts.into_iter().map(|steps| {
+            let g = gateway(GatewayConfig::default(), steps.clone());
+            // Four lookups: enough to open the breaker and see its rejection too.
+            let runs = run_lookups(learner, &g, 4);
+            for (l, _) in &runs {
+                let wrong = match &l.outcome {
+                    Outcome::Failed(f) if f.status == f.code.status() => None,
+                    Outcome::Failed(f) => Some(format!(
+                        "{} has local status {}; the rule expects {}.",
+                        f.code,
+                        f.status,
+                        f.code.status()
+                    )),
+                    other => Some(format!(
+                        "a lookup that got no answer ended {other}; the rule expects Failed."
+                    )),
+                };
+                if let Some(summary) = wrong {
+                    let mut did = vec![lookups_field(&runs)];
+                    did.extend(saw(&g));
+                    return Err(Feedback::new(
+                        summary,
+                        "No fallback ever invents an answer: a lookup that got none is Failed \
+                         with a local status (503 or 502) and a code.",
+                    )
+                    .input(input(
+                        g.config(),
+                        script_lines(&steps),
+                        "four lookups of \"bike-7\" in a row",
+                    ))
+                    .did(did)
+                    .render());
                 }
             }
             Ok(())
         }))
-    }
-
-    /// Four lookups: enough to open the breaker and see its rejection too.
-    fn lookups_all(imp: &Learner, g: &TestGateway) -> Vec<Lookup> {
-        (0..4).map(|_| lookup(imp, g)).collect()
     }
 }
 
@@ -805,8 +1194,7 @@ mod counters {
     const PER_THREAD: usize = 1_000;
     const ROUNDS: usize = 5;
 
-    /// The scripts, by item: what each call for that item returns, and the attempts a
-    /// correct lookup makes.
+    /// The script of an item, by the number at the end of its name.
     fn pattern(item: &str) -> usize {
         item.rsplit('-')
             .next()
@@ -829,7 +1217,53 @@ mod counters {
         [1, 2, 3, 3, 1, 1][pattern]
     }
 
-    pub fn concurrent_lookups_add_up(imp: &Learner) -> CheckResult {
+    fn pattern_script(pattern: usize) -> Vec<String> {
+        (1..=3)
+            .map(|n| {
+                format!(
+                    "call {n} for the item → {}",
+                    describe_step(&step(pattern, n, "item"))
+                )
+            })
+            .collect()
+    }
+
+    pub fn concurrent_lookups_add_up(learner: &Learner) -> CheckResult {
+        let cfg = config(|c| c.failure_threshold = u32::MAX);
+        // First each script alone, on one thread: a wrong count there is not about
+        // concurrency, and the message says what it is about.
+        for p in 0..6 {
+            let item = format!("solo-{p}");
+            let clock = FakeClock::new();
+            let provider = ScriptedProvider::responding(clock.clone(), |c| {
+                step(pattern(&c.item_id), c.number_for_item, &c.item_id)
+            });
+            let g = Gateway::new(cfg.clone(), provider, clock).expect("valid config");
+            let l = (learner.lookup_availability)(&g, &item);
+            let want = expected_attempts(p);
+            if l.attempts != want || g.counters().attempts != u64::from(want) {
+                let mut did = vec![Field::line("lookup", lookup_line(1, &l))];
+                did.extend(saw(&g));
+                return Err(Feedback::new(
+                    format!(
+                        "one lookup alone reported {} attempt(s), and the counters read {}; this \
+                         script takes {want}.",
+                        l.attempts,
+                        g.counters().attempts
+                    ),
+                    "Before concurrency: count each call of the provider, once, in the lookup \
+                     and globally — and retry only what the rules retry (never 429, 404, a 200).",
+                )
+                .input(input(
+                    &cfg,
+                    pattern_script(p),
+                    &format!("one lookup of {item:?}"),
+                ))
+                .did(did)
+                .expected(vec![Field::line("attempts", want.to_string())])
+                .render());
+            }
+        }
         for round in 1..=ROUNDS {
             // Each thread keeps its own fake time, and the breaker never opens, so every
             // lookup's attempts are known in advance.
@@ -837,8 +1271,7 @@ mod counters {
             let provider = ScriptedProvider::responding(clock.clone(), |c| {
                 step(pattern(&c.item_id), c.number_for_item, &c.item_id)
             });
-            let cfg = config(|c| c.failure_threshold = u32::MAX);
-            let g = Gateway::new(cfg, provider, clock).expect("valid config");
+            let g = Gateway::new(cfg.clone(), provider, clock).expect("valid config");
             type Joined = Result<Vec<(String, u32)>, Box<dyn std::any::Any + Send>>;
             let per_thread: Vec<Joined> = std::thread::scope(|s| {
                 let handles: Vec<_> = (0..THREADS)
@@ -848,7 +1281,7 @@ mod counters {
                             (0..PER_THREAD)
                                 .map(|i| {
                                     let item = format!("t{t}-{i}");
-                                    let l = (imp.lookup_availability)(g, &item);
+                                    let l = (learner.lookup_availability)(g, &item);
                                     (item, l.attempts)
                                 })
                                 .collect::<Vec<_>>()
@@ -867,11 +1300,22 @@ mod counters {
                 for (item, attempts) in lookups {
                     let want = expected_attempts(pattern(&item));
                     ensure(attempts == want, || {
-                        format!(
-                            "round {round}: lookup of {item} reported {attempts} attempt(s); its provider \
-                             script takes {want}. Count attempts in the lookup itself: under concurrent \
-                             lookups, a difference of global totals includes other lookups' attempts."
+                        Feedback::new(
+                            format!(
+                                "round {round}: the lookup of {item} reported {attempts} \
+                                 attempt(s); its script takes {want} (and one lookup alone \
+                                 counted it right)."
+                            ),
+                            "Under concurrent lookups, a difference of global totals (after \
+                             minus before) includes other lookups' attempts: count attempts in \
+                             the lookup itself, in a local variable.",
                         )
+                        .input(input(
+                            &cfg,
+                            pattern_script(pattern(&item)),
+                            &format!("{THREADS} threads × {PER_THREAD} lookups, each item its own script"),
+                        ))
+                        .render()
                     })?;
                     sum += u64::from(attempts);
                 }
@@ -882,13 +1326,24 @@ mod counters {
             ensure(
                 c.logical_lookups == total && c.attempts == sum && calls == sum,
                 || {
-                    format!(
-                    "round {round}: {THREADS} threads x {PER_THREAD} lookups: counters read \
-                     logical_lookups {}, attempts {}; the lookups reported {sum} attempts in all and \
-                     the provider saw {calls} calls. Expected logical_lookups {total} and all three \
-                     attempt figures equal.",
-                    c.logical_lookups, c.attempts
-                )
+                    Feedback::new(
+                        format!(
+                            "round {round}: the counters read logical_lookups {}, attempts {}; \
+                             the lookups reported {sum} attempts in all and the provider saw \
+                             {calls} calls.",
+                            c.logical_lookups, c.attempts
+                        ),
+                        "Every lookup counts once, every provider call once: the global counters \
+                         add up to the lookups' own numbers.",
+                    )
+                    .expected(vec![
+                        Field::line("logical_lookups", total.to_string()),
+                        Field::line(
+                            "attempts",
+                            format!("{sum} (= the lookups' sum = the provider's calls)"),
+                        ),
+                    ])
+                    .render()
                 },
             )?;
         }

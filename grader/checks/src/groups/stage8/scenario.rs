@@ -32,6 +32,7 @@ use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::panic::{self, AssertUnwindSafe};
 use std::path::Path;
+use std::sync::{Arc, Mutex};
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -213,14 +214,19 @@ fn step_for(reply: &Reply, item: &str) -> Step {
     }
 }
 
-/// Runs the scenario's lookups on `imp`, in this process.
+/// Runs the scenario's lookups on `imp`, in this process, and tells each step: every
+/// provider call with its timeout and reply, every sleep, how the lookup ended, the breaker
+/// and the counters after it.
 pub fn run(imp: &Learner, scenario: &GatewayScenario) -> ScenarioRun {
     let clock = FakeClock::new();
     let replies = scenario.replies.clone();
     let forever = scenario.forever;
+    // What each call was answered, by call number, for the steps.
+    let answered: Arc<Mutex<Vec<Step>>> = Arc::new(Mutex::new(Vec::new()));
+    let record = Arc::clone(&answered);
     let provider = ScriptedProvider::responding(clock.clone(), move |call| {
         let i = call.number as usize - 1;
-        match replies.get(i) {
+        let step = match replies.get(i) {
             Some(reply) => step_for(reply, &call.item_id),
             None if forever => step_for(&replies[replies.len() - 1], &call.item_id),
             None => panic::panic_any(CheckFailure(format!(
@@ -228,27 +234,55 @@ pub fn run(imp: &Learner, scenario: &GatewayScenario) -> ScenarioRun {
                 call.number,
                 replies.len()
             ))),
-        }
+        };
+        record
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(step.clone());
+        step
     });
     let gateway: TestGateway = match Gateway::new(scenario.config.clone(), provider, clock) {
         Ok(g) => g,
         Err(e) => return ScenarioRun::stopped(format!("error: {e}")),
     };
     let mut lines = Vec::new();
+    let mut steps = Vec::new();
     let mut ending = None;
     for (n, (item, after)) in scenario.lookups.iter().enumerate() {
         gateway.clock().advance(*after);
         let start = gateway.clock().now();
+        let (calls_before, sleeps_before) = (
+            gateway.provider().calls().len(),
+            gateway.clock().sleeps().len(),
+        );
+        steps.push(format!(
+            "lookup {} of {item:?} at t={start:.3}; breaker {:?}",
+            n + 1,
+            gateway.breaker().state()
+        ));
         let result = panic::catch_unwind(AssertUnwindSafe(|| {
             (imp.lookup_availability)(&gateway, item)
         }));
+        let answers = answered.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        steps.extend(timeline(&gateway, calls_before, sleeps_before, &answers));
         match result {
-            Ok(lookup) => lines.push(format!(
-                "#{} {item} at t={start:.3}: {}, {} attempt(s)",
-                n + 1,
-                lookup.outcome,
-                lookup.attempts
-            )),
+            Ok(lookup) => {
+                let counters = gateway.counters();
+                steps.push(format!(
+                    "  → {}, {} attempt(s); breaker {:?}; counters logical_lookups {}, attempts {}",
+                    lookup.outcome,
+                    lookup.attempts,
+                    gateway.breaker().state(),
+                    counters.logical_lookups,
+                    counters.attempts
+                ));
+                lines.push(format!(
+                    "#{} {item} at t={start:.3}: {}, {} attempt(s)",
+                    n + 1,
+                    lookup.outcome,
+                    lookup.attempts
+                ));
+            }
             Err(payload) => {
                 ending = Some(match payload.downcast_ref::<CheckFailure>() {
                     Some(CheckFailure(m)) => {
@@ -261,12 +295,74 @@ pub fn run(imp: &Learner, scenario: &GatewayScenario) -> ScenarioRun {
         }
     }
     let finished = ending.is_none();
-    let mut fields = vec![Field::block("lookups", lines)];
-    fields.extend(observed_fields(&gateway));
+    let mut fields = vec![Field::block("steps", steps), Field::block("lookups", lines)];
+    // The steps show every call and sleep; the totals follow.
+    fields.extend(
+        observed_fields(&gateway)
+            .into_iter()
+            .filter(|f| f.name == "counters" || f.name == "breaker"),
+    );
     ScenarioRun {
         fields,
         ending: ending.unwrap_or_else(|| format!("ended: clock at t={:.3}", gateway.clock().now())),
         finished,
+    }
+}
+
+/// The calls and sleeps of one lookup (those after the first `calls_before` and
+/// `sleeps_before`), in the order they happened.
+fn timeline(
+    gateway: &TestGateway,
+    calls_before: usize,
+    sleeps_before: usize,
+    answers: &[Step],
+) -> Vec<String> {
+    let mut events: Vec<(u64, String)> = Vec::new();
+    for call in gateway.provider().calls().iter().skip(calls_before) {
+        let reply = answers
+            .get(call.number as usize - 1)
+            .map_or("?".to_string(), |step| answer(step, call.timeout));
+        events.push((
+            call.seq,
+            format!(
+                "  t={:.3} call {} (timeout {:.3}) → {reply}",
+                call.at, call.number, call.timeout
+            ),
+        ));
+    }
+    for sleep in gateway.clock().sleeps().iter().skip(sleeps_before) {
+        events.push((
+            sleep.seq,
+            format!("  t={:.3} sleep {:?}", sleep.at, sleep.secs),
+        ));
+    }
+    events.sort_by_key(|(seq, _)| *seq);
+    events.into_iter().map(|(_, line)| line).collect()
+}
+
+/// What one call got, every field: `503, Retry-After "3600"`, `200 {"item_id":…}`, or the
+/// transport's failure (a reply slower than the timeout is a timeout).
+fn answer(step: &Step, timeout: f64) -> String {
+    if step.latency > timeout {
+        return format!("timeout (the reply would take {} s)", step.latency);
+    }
+    let took = if step.latency > 0.0 {
+        format!(" after {} s", step.latency)
+    } else {
+        String::new()
+    };
+    match &step.reply {
+        Ok(r) => {
+            let mut text = r.status.to_string();
+            if let Some(ra) = &r.retry_after {
+                text.push_str(&format!(", Retry-After {ra:?}"));
+            }
+            if !r.body.is_empty() {
+                text.push_str(&format!(" {}", r.body));
+            }
+            format!("{text}{took}")
+        }
+        Err(f) => format!("transport {f}{took}"),
     }
 }
 
@@ -326,7 +422,7 @@ mod tests {
             "{text}"
         );
         assert!(
-            text.contains("sleeps:   [0.05 at t=0.000, 0.1 at t=0.050]"),
+            text.contains("    t=0.000 sleep 0.05\n    t=0.050 call 2 (timeout 0.400) → 503\n"),
             "{text}"
         );
         assert!(run.finished());
