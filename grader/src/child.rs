@@ -56,7 +56,7 @@ pub enum JobEnd {
     Reported {
         /// The report.
         report: Report,
-        /// What the code under test printed, as a message section (may be empty).
+        /// What the code under test printed (may be empty).
         output: String,
         /// It left a process running, which was stopped: what it was.
         leaked: Option<String>,
@@ -65,9 +65,30 @@ pub enum JobEnd {
     Failed {
         /// What kind of failure.
         kind: FailureKind,
-        /// What happened, with the process's output.
+        /// What happened.
         message: String,
+        /// What the code under test printed (may be empty).
+        output: String,
     },
+}
+
+/// One check's end: how it ended, and what the code under test printed meanwhile.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ran {
+    /// How the check ended.
+    pub outcome: Outcome,
+    /// What the code under test printed on standard output and error (at most 4 KiB).
+    pub output: String,
+}
+
+/// `output` as a section to append to a message, or nothing when it is empty.
+pub fn output_section(output: &str) -> String {
+    let text = output.trim_end();
+    if text.is_empty() {
+        String::new()
+    } else {
+        format!("\n\n---- output of the code under test ----\n{text}")
+    }
 }
 
 impl Launcher {
@@ -112,7 +133,7 @@ impl Launcher {
         stall: Duration,
         timeout: Duration,
         stop_hint: &str,
-    ) -> Outcome {
+    ) -> Ran {
         let job = [OsStr::new(group), OsStr::new("check"), OsStr::new(check)];
         match self.run_job(&job, scratch, stall, timeout, stop_hint) {
             JobEnd::Reported {
@@ -120,13 +141,21 @@ impl Launcher {
                 output,
                 leaked,
             } => {
-                let outcome = interpret(report, &output);
-                match leaked {
+                let outcome = interpret(report);
+                let outcome = match leaked {
                     None => outcome,
                     Some(what) => leak_failure(outcome, &what),
-                }
+                };
+                Ran { outcome, output }
             }
-            JobEnd::Failed { kind, message } => Outcome::Failed { kind, message },
+            JobEnd::Failed {
+                kind,
+                message,
+                output,
+            } => Ran {
+                outcome: Outcome::Failed { kind, message },
+                output,
+            },
         }
     }
 
@@ -169,6 +198,7 @@ impl Launcher {
                 return JobEnd::Failed {
                     kind: FailureKind::Crash,
                     message: format!("could not start {}: {e}", self.program.display()),
+                    output: String::new(),
                 }
             }
         };
@@ -206,10 +236,10 @@ impl Launcher {
                 return JobEnd::Failed {
                     kind: FailureKind::Timeout,
                     message: format!(
-                        "did not finish within {} and was stopped.\nA loop that never ends? {stop_hint}{}",
+                        "did not finish within {} and was stopped.\nA loop that never ends? {stop_hint}",
                         seconds(timeout),
-                        captured.section()
                     ),
+                    output: captured.text,
                 }
             }
             Watched::TooManyTasks(n) => {
@@ -217,10 +247,10 @@ impl Launcher {
                     kind: FailureKind::Limit,
                     message: format!(
                         "started {n} threads and processes, more than the limit of {}, and was \
-                         stopped. A check needs a handful at most: is something spawned in a loop?{}",
+                         stopped. A check needs a handful at most: is something spawned in a loop?",
                         limits.tasks,
-                        captured.section()
                     ),
+                    output: captured.text,
                 }
             }
         };
@@ -228,16 +258,13 @@ impl Launcher {
             // A report counts only from a process that then exited normally.
             Some(report) if status.success() => JobEnd::Reported {
                 report,
-                output: captured.section(),
+                output: captured.text,
                 leaked,
             },
             _ => JobEnd::Failed {
                 kind: death_kind(status, &captured),
-                message: format!(
-                    "{}{}",
-                    describe_death(status, &captured, &limits),
-                    captured.section()
-                ),
+                message: describe_death(status, &captured, &limits),
+                output: captured.text,
             },
         }
     }
@@ -317,12 +344,12 @@ fn stop_pipe_holders(pipes: &[u64]) -> Vec<String> {
     named
 }
 
-fn interpret(report: Report, output: &str) -> Outcome {
+fn interpret(report: Report) -> Outcome {
     match report {
         Report::Passed => Outcome::Passed,
         Report::Failed { message } => Outcome::Failed {
             kind: FailureKind::Mismatch,
-            message: format!("{message}{output}"),
+            message,
         },
         Report::Unfinished { message, location } => Outcome::Unfinished { location, message },
         Report::Panicked { message, .. } if message.starts_with("failed to spawn thread") => {
@@ -331,20 +358,20 @@ fn interpret(report: Report, output: &str) -> Outcome {
                 message: format!(
                     "could not start another thread ({message}): the check's threads, or its \
                      memory, ran out. A check needs a handful at most: is something spawned in a \
-                     loop?{output}"
+                     loop?"
                 ),
             }
         }
         Report::Panicked { message, location } => Outcome::Failed {
             kind: FailureKind::Panic,
             message: format!(
-                "panicked{}: {message}{output}",
+                "panicked{}: {message}",
                 location.map(|l| format!(" at {l}")).unwrap_or_default(),
             ),
         },
         Report::KitBug { message, location } => Outcome::KitBug {
             message: format!(
-                "{message}{}{output}",
+                "{message}{}",
                 location.map(|l| format!(" (at {l})")).unwrap_or_default()
             ),
         },
@@ -606,17 +633,7 @@ struct Captured {
     pending: Option<OutputReaders>,
 }
 
-impl Captured {
-    /// The output as a message section, or nothing when there was none.
-    fn section(&self) -> String {
-        let text = self.text.trim_end();
-        if text.is_empty() {
-            String::new()
-        } else {
-            format!("\n\n---- output of the code under test ----\n{text}")
-        }
-    }
-}
+impl Captured {}
 
 fn collect_output(child: &mut Child) -> OutputReaders {
     let (tx, done) = mpsc::channel();

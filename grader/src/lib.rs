@@ -26,6 +26,6 @@ pub mod suite;
 pub mod toml_file;
 pub mod workspace;
 
-pub use child::{JobEnd, Launcher};
+pub use child::{output_section, JobEnd, Launcher, Ran};
 pub use exercise::Exercise;
 pub use grader_checks::{groups, FailureKind, Group, Outcome, Status};

@@ -11,6 +11,7 @@
 //! failure (in the group's order) in full, and each further one as a single line with the
 //! command that shows it in full.
 
+use crate::child::{output_section, Ran};
 use crate::Launcher;
 use colored::Colorize;
 use grader_checks::{CheckInfo, FailureKind, Group, Outcome, Status};
@@ -58,6 +59,8 @@ pub struct CheckRun {
     pub outcome: Outcome,
     /// How long its process ran.
     pub duration: Duration,
+    /// What the code under test printed meanwhile (at most 4 KiB).
+    pub output: String,
 }
 
 /// The result of running a group.
@@ -166,7 +169,7 @@ pub fn run(
     let started = Instant::now();
     let scratch = tempfile::Builder::new().prefix("grader-").tempdir()?;
     let threads = args.test_threads.unwrap_or_else(default_threads).max(1);
-    let mut results: Vec<Option<(Outcome, Duration)>> = vec![None; selected.len()];
+    let mut results: Vec<Option<(Ran, Duration)>> = vec![None; selected.len()];
     let next = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
     let (tx, rx) = mpsc::channel();
@@ -183,7 +186,7 @@ pub fn run(
                 let dir = scratch.join(i.to_string());
                 let timeout = settings.timeout.max(check.min_timeout);
                 let began = Instant::now();
-                let outcome = match std::fs::create_dir(&dir) {
+                let ran = match std::fs::create_dir(&dir) {
                     Ok(()) => launcher.run(
                         group.name,
                         check.name,
@@ -192,22 +195,25 @@ pub fn run(
                         timeout,
                         group.stop_hint,
                     ),
-                    Err(e) => Outcome::KitBug {
-                        message: format!("cannot make a scratch folder {}: {e}", dir.display()),
+                    Err(e) => Ran {
+                        outcome: Outcome::KitBug {
+                            message: format!("cannot make a scratch folder {}: {e}", dir.display()),
+                        },
+                        output: String::new(),
                     },
                 };
-                if settings.fail_fast && outcome != Outcome::Passed {
+                if settings.fail_fast && ran.outcome != Outcome::Passed {
                     stop.store(true, Ordering::SeqCst);
                 }
-                if tx.send((i, outcome, began.elapsed())).is_err() {
+                if tx.send((i, ran, began.elapsed())).is_err() {
                     break;
                 }
             });
         }
         drop(tx);
-        for (i, outcome, duration) in rx {
-            printer.result(selected[i].name, &outcome)?;
-            results[i] = Some((outcome, duration));
+        for (i, ran, duration) in rx {
+            printer.result(selected[i].name, &ran.outcome)?;
+            results[i] = Some((ran, duration));
         }
         Ok(())
     })?;
@@ -216,10 +222,11 @@ pub fn run(
         .iter()
         .zip(results)
         .filter_map(|(check, result)| {
-            result.map(|(outcome, duration)| CheckRun {
+            result.map(|(ran, duration)| CheckRun {
                 name: check.name,
-                outcome,
+                outcome: ran.outcome,
                 duration,
+                output: ran.output,
             })
         })
         .collect();
@@ -400,9 +407,10 @@ impl Printer<'_> {
         for run in &full {
             writeln!(
                 self.out,
-                "---- {} ----\n{}\n",
+                "---- {} ----\n{}{}\n",
                 run.name,
-                run.outcome.message().unwrap_or_default()
+                run.outcome.message().unwrap_or_default(),
+                output_section(&run.output)
             )?;
         }
         if !settings.all_in_full && !rest.is_empty() {
@@ -457,9 +465,10 @@ impl Printer<'_> {
         for run in bugs {
             writeln!(
                 self.out,
-                "---- {} ----\n{}\n",
+                "---- {} ----\n{}{}\n",
                 run.name,
-                run.outcome.message().unwrap_or_default()
+                run.outcome.message().unwrap_or_default(),
+                output_section(&run.output)
             )?;
         }
         Ok(())

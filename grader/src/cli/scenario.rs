@@ -92,7 +92,9 @@ fn run_practice(
             } => Ok(run),
             JobEnd::Reported { report, .. } => Err(format!("the harness reported {report:?}")),
             // Each kind of failure names itself in its first words ("did not finish…", "crashed…").
-            JobEnd::Failed { message, .. } => Err(message),
+            JobEnd::Failed {
+                message, output, ..
+            } => Err(format!("{message}{}", grader::output_section(&output))),
         },
     )
 }
