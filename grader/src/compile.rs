@@ -10,7 +10,8 @@
 //! overwrite at any moment. So the build and a private link of its binary happen under one
 //! lock, and the checks run the private link.
 
-use serde::Deserialize;
+use crate::cache;
+use serde::{Deserialize, Serialize};
 use std::fs::File;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -129,6 +130,17 @@ pub fn build_harness(
     std::fs::create_dir_all(&target).map_err(private_err)?;
     let lock = File::create(target.join("kit-build.lock")).map_err(private_err)?;
     lock.lock().map_err(private_err)?;
+    // Nothing changed since the last build of this lesson: no cargo at all.
+    let fingerprint = cache::fingerprint(root, group);
+    let entry_name = format!("build-{group}.json");
+    if let Some(entry) = cache::load::<BuildEntry>(root, &entry_name) {
+        if entry.fingerprint == fingerprint && entry.executable.is_file() {
+            for text in &entry.messages {
+                let _ = write!(messages, "{text}");
+            }
+            return private_copy(&target, &entry.executable, entry.dep_info);
+        }
+    }
     let cargo = cargo_program();
     let format = if color {
         "--message-format=json-diagnostic-rendered-ansi"
@@ -166,6 +178,7 @@ pub fn build_harness(
     let mut dep_info = None;
     let mut success = false;
     let mut errors = Vec::new();
+    let mut shown = Vec::new();
     if let Some(stdout) = child.stdout.take() {
         for line in BufReader::new(stdout).lines().map_while(Result::ok) {
             let Ok(message) = serde_json::from_str::<Message>(&line) else {
@@ -191,6 +204,7 @@ pub fn build_harness(
                     if let Some(text) = &diagnostic.rendered {
                         if learners || diagnostic.level == "error" {
                             let _ = write!(messages, "{text}");
+                            shown.push(text.clone());
                         }
                         if diagnostic.level == "error" {
                             errors.push(text.clone());
@@ -209,19 +223,64 @@ pub fn build_harness(
         return Err(BuildError::Compile { errors });
     }
     let executable = executable.ok_or(BuildError::NoExecutable)?;
+    // Keep this build for the next run with nothing changed: a link of its own, which no
+    // other build overwrites.
+    let kept = cache::dir(root).join(format!("harness-{group}"));
+    let keep = std::fs::create_dir_all(cache::dir(root)).and_then(|()| {
+        let _ = std::fs::remove_file(&kept);
+        std::fs::hard_link(&executable, &kept)
+            .or_else(|_| std::fs::copy(&executable, &kept).map(|_| ()))
+    });
+    if keep.is_ok() {
+        cache::store(
+            root,
+            &entry_name,
+            &BuildEntry {
+                fingerprint,
+                executable: kept.clone(),
+                dep_info: dep_info.clone(),
+                messages: shown,
+            },
+        );
+    }
+    let built = private_copy(&target, &executable, dep_info);
+    drop(lock);
+    built
+}
+
+/// What the cache remembers of a lesson's last build.
+#[derive(Debug, Serialize, Deserialize)]
+struct BuildEntry {
+    fingerprint: cache::Fingerprint,
+    executable: PathBuf,
+    dep_info: Option<PathBuf>,
+    /// The compiler's messages about the learner's code, shown again on a cached run.
+    messages: Vec<String>,
+}
+
+/// A private link to `executable` (in a folder of its own under the target folder), valid as
+/// long as the returned value lives.
+fn private_copy(
+    target: &Path,
+    executable: &Path,
+    dep_info: Option<PathBuf>,
+) -> Result<Built, BuildError> {
+    let private_err = |source| BuildError::Private {
+        dir: target.to_path_buf(),
+        source,
+    };
     let private = tempfile::Builder::new()
         .prefix("kit-harness-")
-        .tempdir_in(&target)
+        .tempdir_in(target)
         .map_err(private_err)?;
     let link = private.path().join(
         executable
             .file_name()
             .unwrap_or_else(|| std::ffi::OsStr::new(PRACTICE_HARNESS)),
     );
-    std::fs::hard_link(&executable, &link)
-        .or_else(|_| std::fs::copy(&executable, &link).map(|_| ()))
+    std::fs::hard_link(executable, &link)
+        .or_else(|_| std::fs::copy(executable, &link).map(|_| ()))
         .map_err(private_err)?;
-    drop(lock);
     Ok(Built {
         executable: link,
         practice_dep_info: dep_info,

@@ -15,6 +15,7 @@
 //! drive all of this with test-only implementations; see `grader/tests/implementations.rs`.
 
 pub mod borrowed;
+pub mod cache;
 mod child;
 pub mod compile;
 pub mod exercise;

@@ -1189,8 +1189,17 @@ mod exhaustive {
 
     pub fn matches_reference_on_every_case(imp: &Learner) -> CheckResult {
         let progress = Arc::new(AtomicUsize::new(0));
-        crate::serve::watch_progress(Arc::clone(&progress), |number| {
-            let case = super::super::exhaustive::cases().nth(number.saturating_sub(1));
+        let under_way = Arc::new([AtomicUsize::new(0), AtomicUsize::new(0)]);
+        let stuck = Arc::clone(&under_way);
+        crate::serve::watch_progress(Arc::clone(&progress), move |_| {
+            // The lowest-numbered case a thread is still running.
+            let number = stuck
+                .iter()
+                .map(|u| u.load(std::sync::atomic::Ordering::SeqCst))
+                .filter(|n| *n > 0)
+                .min()
+                .unwrap_or(1);
+            let case = super::super::exhaustive::case(number);
             let file = case.map(|c| {
                 c.to_scenario()
                     .to_toml("The case of the exhaustive check that never finished.")
@@ -1201,7 +1210,7 @@ mod exhaustive {
                 file.unwrap_or_default()
             )
         });
-        let Err(difference) = super::super::exhaustive::compare_with_progress(imp, &progress)
+        let Err(difference) = super::super::exhaustive::compare_tracked(imp, &progress, &under_way)
         else {
             return Ok(());
         };

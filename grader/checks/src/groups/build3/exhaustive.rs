@@ -18,7 +18,7 @@
 //!
 //! Cases come shortest first, so the first difference is a smallest one.
 
-use super::recording::{record, Recording, Script};
+use super::recording::{record_into, Recording, Script};
 use super::scenario::Scenario;
 use super::{Learner, Reply};
 use crate::panics::{is_stub_panic, panic_message, CheckFailure};
@@ -153,55 +153,102 @@ fn transients(p: &RetryPolicy, position: usize) -> Vec<Result<Reply, RequestErro
 fn endings(position: usize) -> [Result<Reply, RequestError>; 2] {
     let kind = PermanentKind::ALL[position % PermanentKind::ALL.len()];
     [
-        Ok(json!({ "job_id": format!("fresh_{position}"), "call": position })),
+        // A number, distinct per call: the caller's own value, without an allocation per case.
+        Ok(Reply::from(position as u64)),
         Err(PermanentError::new(kind)
             .with_status(400 + position as u16)
             .into()),
     ]
 }
 
-/// Every case, shortest scripts first.
-pub fn cases() -> impl Iterator<Item = Case> {
-    let invalid = invalid_policies().into_iter().flat_map(|policy| {
-        let scripts = [
-            Script::repeating(vec![Ok(json!({"job_id": "fresh_1"}))]),
-            Script::repeating(vec![transient(TransientReason::ServerError, None)]),
-            Script::repeating(vec![Err(
-                PermanentError::new(PermanentKind::NotFound).into()
-            )]),
-        ];
-        scripts.into_iter().map(move |script| Case {
-            policy: policy.clone(),
-            script,
-        })
-    });
-    let valid = (1..=LONGEST).flat_map(|len| {
-        valid_policies()
-            .into_iter()
-            .filter(move |p| len <= p.max_attempts as usize + 1)
-            .flat_map(move |p| scripts_of_length(p, len))
-    });
-    invalid.chain(valid)
+/// One block of the space: one policy, and every script of one length as a mixed-radix
+/// number over its columns (the last position varies fastest).
+struct Block {
+    policy: RetryPolicy,
+    columns: Vec<Vec<Result<Reply, RequestError>>>,
+    /// The 0-based index of the block's first case in [`cases`] order.
+    start: usize,
+    count: usize,
 }
 
-fn scripts_of_length(policy: RetryPolicy, len: usize) -> impl Iterator<Item = Case> {
-    let mut columns: Vec<Vec<Result<Reply, RequestError>>> =
-        (1..len).map(|pos| transients(&policy, pos)).collect();
-    let mut last = transients(&policy, len);
-    last.extend(endings(len));
-    columns.push(last);
-    let total: usize = columns.iter().map(Vec::len).product();
-    (0..total).map(move |mut index| {
-        // A mixed-radix counter: the last position varies fastest.
-        let mut steps = vec![Ok(Reply::Null); columns.len()];
-        for (slot, column) in steps.iter_mut().zip(&columns).rev() {
+impl Block {
+    /// Writes script number `index` of this block into `steps`.
+    fn script_into(&self, mut index: usize, steps: &mut Vec<Result<Reply, RequestError>>) {
+        steps.clear();
+        steps.resize(self.columns.len(), Ok(Reply::Null));
+        for (slot, column) in steps.iter_mut().zip(&self.columns).rev() {
             *slot = column[index % column.len()].clone();
             index /= column.len();
         }
-        Case {
-            policy: policy.clone(),
-            script: Script::repeating(steps),
+    }
+}
+
+/// The whole space, as blocks in order, shortest scripts first.
+fn blocks() -> Vec<Block> {
+    let mut blocks = Vec::new();
+    let mut start = 0;
+    let mut push = |policy: RetryPolicy, columns: Vec<Vec<Result<Reply, RequestError>>>| {
+        let count = columns.iter().map(Vec::len).product();
+        blocks.push(Block {
+            policy,
+            columns,
+            start,
+            count,
+        });
+        start += count;
+    };
+    for policy in invalid_policies() {
+        push(
+            policy,
+            vec![vec![
+                Ok(json!({"job_id": "fresh_1"})),
+                transient(TransientReason::ServerError, None),
+                Err(PermanentError::new(PermanentKind::NotFound).into()),
+            ]],
+        );
+    }
+    for len in 1..=LONGEST {
+        for policy in valid_policies() {
+            if len > policy.max_attempts as usize + 1 {
+                continue;
+            }
+            let mut columns: Vec<Vec<Result<Reply, RequestError>>> =
+                (1..len).map(|pos| transients(&policy, pos)).collect();
+            let mut last = transients(&policy, len);
+            last.extend(endings(len));
+            columns.push(last);
+            push(policy, columns);
         }
+    }
+    blocks
+}
+
+/// Every case, shortest scripts first.
+pub fn cases() -> impl Iterator<Item = Case> {
+    blocks().into_iter().flat_map(|block| {
+        (0..block.count).map(move |i| {
+            let mut steps = Vec::new();
+            block.script_into(i, &mut steps);
+            Case {
+                policy: block.policy.clone(),
+                script: Script::repeating(steps),
+            }
+        })
+    })
+}
+
+/// Case number `number` (1-based), if the space has it.
+pub fn case(number: usize) -> Option<Case> {
+    let index = number.checked_sub(1)?;
+    let blocks = blocks();
+    let block = blocks
+        .iter()
+        .find(|b| (b.start..b.start + b.count).contains(&index))?;
+    let mut steps = Vec::new();
+    block.script_into(index - block.start, &mut steps);
+    Some(Case {
+        policy: block.policy.clone(),
+        script: Script::repeating(steps),
     })
 }
 
@@ -226,42 +273,115 @@ pub fn compare(imp: &Learner) -> Result<usize, Box<Difference>> {
     compare_with_progress(imp, &AtomicUsize::new(0))
 }
 
-/// [`compare`], storing the number of the case under way in `progress` before each run.
+/// How many threads the comparison uses: the cases are split between them.
+const THREADS: usize = 2;
+
+/// [`compare`], storing the number of cases compared so far in `progress` (it grows while
+/// work goes on), and in `under_way[t]` the number of the case thread `t` is running.
+///
+/// The space is split into contiguous halves, run at once; the first difference is the
+/// smallest-numbered one, so a thread stops as soon as another found an earlier one.
 pub fn compare_with_progress(
     imp: &Learner,
     progress: &AtomicUsize,
 ) -> Result<usize, Box<Difference>> {
-    let reference = super::reference();
-    let mut count = 0;
-    for (i, case) in cases().enumerate() {
-        count += 1;
-        progress.store(i + 1, Ordering::SeqCst);
-        let theirs = guarded_record(imp, &case);
-        let ours = guarded_record(&reference, &case);
-        let same = match (&theirs, &ours) {
-            (Ok(a), Ok(b)) => a.same_as(b),
-            _ => false,
-        };
-        if !same {
-            let scenario = case.to_scenario();
-            return Err(Box::new(Difference {
-                number: i + 1,
-                learner: render(imp, &scenario, theirs),
-                reference: render(&reference, &scenario, ours),
-                case,
-            }));
-        }
-    }
-    Ok(count)
+    compare_tracked(imp, progress, &[AtomicUsize::new(0), AtomicUsize::new(0)])
 }
 
-fn guarded_record(imp: &Learner, case: &Case) -> Result<Recording, String> {
+/// [`compare_with_progress`], also telling which case each thread is running.
+pub fn compare_tracked(
+    imp: &Learner,
+    progress: &AtomicUsize,
+    under_way: &[AtomicUsize; THREADS],
+) -> Result<usize, Box<Difference>> {
+    let blocks = blocks();
+    let total: usize = blocks.iter().map(|b| b.count).sum();
+    // The smallest 0-based index found to differ so far (usize::MAX: none).
+    let first = AtomicUsize::new(usize::MAX);
+    let chunk = total.div_ceil(THREADS);
+    // A learner's todo!() must come out of this function as it went in (the harness reports
+    // it as unfinished): each thread catches what escapes it, and it is raised again here.
+    let escaped: Vec<Box<dyn std::any::Any + Send>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = under_way
+            .iter()
+            .enumerate()
+            .map(|(t, under_way)| {
+                let (blocks, first) = (&blocks, &first);
+                let range = (t * chunk)..((t + 1) * chunk).min(total);
+                scope.spawn(move || {
+                    panic::catch_unwind(AssertUnwindSafe(|| {
+                        let reference = super::reference();
+                        let (mut theirs, mut ours) = (Recording::empty(), Recording::empty());
+                        let mut script = Script::repeating(Vec::new());
+                        let mut block = 0;
+                        for index in range {
+                            if index > first.load(Ordering::SeqCst) {
+                                return;
+                            }
+                            while blocks[block].start + blocks[block].count <= index {
+                                block += 1;
+                            }
+                            let b = &blocks[block];
+                            b.script_into(index - b.start, &mut script.steps);
+                            under_way.store(index + 1, Ordering::SeqCst);
+                            let same = matches!(
+                                (
+                                    guarded_into(&mut theirs, imp, &b.policy, &script),
+                                    guarded_into(&mut ours, &reference, &b.policy, &script),
+                                ),
+                                (Ok(()), Ok(())) if theirs.same_as(&ours)
+                            );
+                            progress.fetch_add(1, Ordering::SeqCst);
+                            if !same {
+                                first.fetch_min(index, Ordering::SeqCst);
+                                return;
+                            }
+                        }
+                    }))
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .filter_map(|h| match h.join() {
+                Ok(Ok(())) => None,
+                Ok(Err(payload)) | Err(payload) => Some(payload),
+            })
+            .collect()
+    });
+    if let Some(payload) = escaped.into_iter().next() {
+        panic::resume_unwind(payload);
+    }
+    let index = first.load(Ordering::SeqCst);
+    if index == usize::MAX {
+        return Ok(total);
+    }
+    // Run the differing case once more, on this thread, to show it.
+    let case = case(index + 1).expect("the index is in the space");
+    let reference = super::reference();
+    let scenario = case.to_scenario();
+    let theirs = guarded_record(imp, &case);
+    let ours = guarded_record(&reference, &case);
+    Err(Box::new(Difference {
+        number: index + 1,
+        learner: render(imp, &scenario, theirs),
+        reference: render(&reference, &scenario, ours),
+        case,
+    }))
+}
+
+fn guarded_into(
+    rec: &mut Recording,
+    imp: &Learner,
+    policy: &RetryPolicy,
+    script: &Script,
+) -> Result<(), String> {
     let run = panic::catch_unwind(AssertUnwindSafe(|| {
-        record(imp, &case.policy, &case.script, None)
+        record_into(rec, imp, policy, script, None)
     }));
     match run {
-        Ok((rec, None)) => Ok(rec),
-        Ok((_, Some(payload))) => {
+        Ok(None) => Ok(()),
+        Ok(Some(payload)) => {
             let message = panic_message(payload.as_ref());
             if is_stub_panic(&message) {
                 panic::resume_unwind(payload);
@@ -273,6 +393,11 @@ fn guarded_record(imp: &Learner, case: &Case) -> Result<Recording, String> {
             None => Err(format!("panicked: {}", panic_message(payload.as_ref()))),
         },
     }
+}
+
+fn guarded_record(imp: &Learner, case: &Case) -> Result<Recording, String> {
+    let mut rec = Recording::empty();
+    guarded_into(&mut rec, imp, &case.policy, &case.script).map(|()| rec)
 }
 
 fn render(imp: &Learner, scenario: &Scenario, recorded: Result<Recording, String>) -> ScenarioRun {

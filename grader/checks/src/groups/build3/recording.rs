@@ -118,7 +118,8 @@ pub struct Recording {
 }
 
 impl Recording {
-    fn empty() -> Self {
+    /// A recording of nothing yet, to record into.
+    pub fn empty() -> Self {
         Recording {
             calls: 0,
             waits: Vec::new(),
@@ -141,7 +142,26 @@ pub fn record(
     script: &Script,
     panic_in: Option<Callback>,
 ) -> (Recording, Option<Box<dyn std::any::Any + Send>>) {
-    let state = RefCell::new(Recording::empty());
+    let mut rec = Recording::empty();
+    let payload = record_into(&mut rec, imp, policy, script, panic_in);
+    (rec, payload)
+}
+
+/// [`record`] into `rec`, whose buffers are cleared and reused: the exhaustive check records
+/// hundreds of thousands of runs.
+pub fn record_into(
+    rec: &mut Recording,
+    imp: &Learner,
+    policy: &RetryPolicy,
+    script: &Script,
+    panic_in: Option<Callback>,
+) -> Option<Box<dyn std::any::Any + Send>> {
+    rec.calls = 0;
+    rec.waits.clear();
+    rec.events.clear();
+    rec.order.clear();
+    rec.result = None;
+    let state = RefCell::new(rec);
     let enter = |callback: Callback| -> u32 {
         let n = {
             let mut s = state.borrow_mut();
@@ -179,14 +199,14 @@ pub fn record(
     let run = panic::catch_unwind(AssertUnwindSafe(|| {
         (imp.retry_request)(policy, &mut request, &mut sleep, &mut log)
     }));
-    let mut rec = state.into_inner();
+    let rec = state.into_inner();
     match run {
         Ok(result) => {
             rec.result = Some(result);
-            (rec, None)
+            None
         }
         Err(payload) if payload.is::<CheckFailure>() => panic::resume_unwind(payload),
-        Err(payload) => (rec, Some(payload)),
+        Err(payload) => Some(payload),
     }
 }
 

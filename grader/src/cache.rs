@@ -1,0 +1,205 @@
+//! What the grader remembers between runs, under `target/kit-cache/`: the last harness built
+//! for each lesson (so a run with nothing changed starts no cargo), and the last result of
+//! each lesson (so `list` answers without running anything).
+//!
+//! Everything here is keyed by what it was made from. A [`Fingerprint`] of the kit's inputs
+//! covers the manifests, the lock file and the kit's sources by size and modification time,
+//! and the learner's files by content (an edit can keep both size and time within the
+//! clock's resolution). A stale entry is never used: it no longer matches its key.
+
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// A stable hash of some bytes, as hex: 64-bit FNV-1a, enough to tell two versions of a
+/// file apart (not a security measure).
+///
+/// ```
+/// assert_eq!(grader::cache::content_hash(b""), "cbf29ce484222325");
+/// assert_ne!(grader::cache::content_hash(b"a"), grader::cache::content_hash(b"b"));
+/// ```
+pub fn content_hash(bytes: &[u8]) -> String {
+    let mut hash: u64 = 0xcbf29ce484222325;
+    for b in bytes {
+        hash ^= u64::from(*b);
+        hash = hash.wrapping_mul(0x100000001b3);
+    }
+    format!("{hash:016x}")
+}
+
+/// The folder, under the target folder, that holds the cache.
+pub const CACHE_DIR: &str = "kit-cache";
+
+/// The cache of the kit at `root`.
+pub fn dir(root: &Path) -> PathBuf {
+    crate::compile::target_dir(root).join(CACHE_DIR)
+}
+
+/// A digest of everything a lesson's harness is built from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Fingerprint(pub String);
+
+/// Folders of the kit whose sources the harness is built from (the grader's own command
+/// line is not among them: it is not linked into the harness).
+const SOURCES: [&str; 4] = ["reference", "grader/checks", "grader/harness", "practice"];
+
+/// The fingerprint of the kit at `root` for building lesson `group`.
+pub fn fingerprint(root: &Path, group: &str) -> Fingerprint {
+    let mut text = format!("group {group}\n");
+    for var in [
+        "RUSTFLAGS",
+        "CARGO_ENCODED_RUSTFLAGS",
+        "RUSTUP_TOOLCHAIN",
+        "CARGO",
+    ] {
+        text.push_str(&format!("{var}={:?}\n", std::env::var_os(var)));
+    }
+    if let Some(cargo) = std::env::var_os("CARGO") {
+        text.push_str(&stamp(Path::new(&cargo)));
+    }
+    for file in ["Cargo.toml", "Cargo.lock"] {
+        text.push_str(&stamp(&root.join(file)));
+    }
+    for folder in SOURCES {
+        let mut files = Vec::new();
+        collect(&root.join(folder), &mut files);
+        files.sort();
+        for file in files {
+            let learners = file.starts_with(root.join("practice"));
+            if learners {
+                // The learner's files by content: they are small, and an edit must count.
+                let content = std::fs::read(&file).unwrap_or_default();
+                text.push_str(&format!("{} {}\n", file.display(), content_hash(&content)));
+            } else {
+                text.push_str(&stamp(&file));
+            }
+        }
+    }
+    Fingerprint(content_hash(text.as_bytes()))
+}
+
+/// `path size mtime` of a file (or `path missing`).
+fn stamp(path: &Path) -> String {
+    match std::fs::metadata(path) {
+        Ok(m) => {
+            let modified = m
+                .modified()
+                .ok()
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map_or(0, |d| d.as_nanos());
+            format!("{} {} {modified}\n", path.display(), m.len())
+        }
+        Err(_) => format!("{} missing\n", path.display()),
+    }
+}
+
+/// Every source and manifest file under `dir`, outside build output.
+fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.filter_map(Result::ok) {
+        let path = entry.path();
+        let name = entry.file_name();
+        if name == "target" || name.to_string_lossy().starts_with('.') {
+            continue;
+        }
+        if path.is_dir() {
+            collect(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs" || e == "toml") {
+            out.push(path);
+        }
+    }
+}
+
+/// Reads a cache entry written by [`store`]; `None` when it is missing or unreadable.
+pub fn load<T: serde::de::DeserializeOwned>(root: &Path, name: &str) -> Option<T> {
+    let text = std::fs::read_to_string(dir(root).join(name)).ok()?;
+    serde_json::from_str(&text).ok()
+}
+
+/// Writes a cache entry, whole or not at all (through a temporary file and a rename).
+/// A cache that cannot be written only costs time later, so failures are ignored.
+pub fn store<T: Serialize>(root: &Path, name: &str, value: &T) {
+    let dir = dir(root);
+    let Ok(text) = serde_json::to_string_pretty(value) else {
+        return;
+    };
+    if std::fs::create_dir_all(&dir).is_err() {
+        return;
+    }
+    if let Ok(mut tmp) = tempfile::NamedTempFile::new_in(&dir) {
+        if std::io::Write::write_all(&mut tmp, text.as_bytes()).is_ok() {
+            let _ = tmp.persist(dir.join(name));
+        }
+    }
+}
+
+/// The last result of a lesson's checks on the learner's code.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LastResult {
+    /// The content hash of the learner's file it was for.
+    pub learner_hash: String,
+    /// The kit it was graded by.
+    pub fingerprint: Fingerprint,
+    /// `passing`, `failing`, `unfinished`, `does not compile`, `refused`.
+    pub standing: String,
+    /// Checks that passed, failed (kit bugs included) and were unfinished.
+    pub counts: [usize; 3],
+    /// When (RFC 3339).
+    pub at: String,
+}
+
+/// The cache entry name of `group`'s last result.
+pub fn result_name(group: &str) -> String {
+    format!("result-{group}.json")
+}
+
+/// The content hash of the learner's file `file` (relative to `root`), or of nothing.
+pub fn learner_hash(root: &Path, file: &Path) -> String {
+    content_hash(&std::fs::read(root.join(file)).unwrap_or_default())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_fingerprint_follows_the_learners_content_and_the_kits_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        for (file, text) in [
+            ("Cargo.toml", "[workspace]\n"),
+            ("Cargo.lock", ""),
+            ("practice/src/lib.rs", "fn a() {}\n"),
+            ("reference/src/lib.rs", "pub fn r() {}\n"),
+        ] {
+            std::fs::create_dir_all(root.join(file).parent().unwrap()).unwrap();
+            std::fs::write(root.join(file), text).unwrap();
+        }
+        let first = fingerprint(root, "build3");
+        assert_eq!(fingerprint(root, "build3"), first, "nothing changed");
+        assert_ne!(fingerprint(root, "stage8"), first, "another lesson");
+        // Same size, same second: only the content tells.
+        std::fs::write(root.join("practice/src/lib.rs"), "fn b() {}\n").unwrap();
+        let edited = fingerprint(root, "build3");
+        assert_ne!(edited, first);
+        std::fs::write(root.join("reference/src/lib.rs"), "pub fn r2() {}\n").unwrap();
+        assert_ne!(fingerprint(root, "build3"), edited);
+    }
+
+    #[test]
+    fn entries_round_trip_and_a_missing_one_is_none() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("Cargo.toml"), "").unwrap();
+        let r = LastResult {
+            learner_hash: "abc".into(),
+            fingerprint: Fingerprint("f".into()),
+            standing: "passing".into(),
+            counts: [3, 0, 0],
+            at: "2026-12-01T00:00:00Z".into(),
+        };
+        store(dir.path(), "x.json", &r);
+        assert_eq!(load::<LastResult>(dir.path(), "x.json"), Some(r));
+        assert_eq!(load::<LastResult>(dir.path(), "missing.json"), None);
+    }
+}
