@@ -59,11 +59,21 @@ pub fn fingerprint(root: &Path, group: &str) -> Fingerprint {
     for file in ["Cargo.toml", "Cargo.lock"] {
         text.push_str(&stamp(&root.join(file)));
     }
+    // Another lesson's file is not compiled into this lesson's harness: editing it changes
+    // nothing here.
+    let others: Vec<PathBuf> = std::fs::read_dir(root.join("exercises"))
+        .into_iter()
+        .flatten()
+        .filter_map(Result::ok)
+        .filter_map(|e| crate::Exercise::load(root, e.file_name().to_str()?).ok())
+        .filter(|e| e.group != group)
+        .map(|e| root.join(e.file))
+        .collect();
     for folder in SOURCES {
         let mut files = Vec::new();
         collect(&root.join(folder), &mut files);
         files.sort();
-        for file in files {
+        for file in files.into_iter().filter(|f| !others.contains(f)) {
             let learners = file.starts_with(root.join("practice"));
             if learners {
                 // The learner's files by content: they are small, and an edit must count.
@@ -184,7 +194,25 @@ mod tests {
         let edited = fingerprint(root, "build3");
         assert_ne!(edited, first);
         std::fs::write(root.join("reference/src/lib.rs"), "pub fn r2() {}\n").unwrap();
-        assert_ne!(fingerprint(root, "build3"), edited);
+        let kit_changed = fingerprint(root, "build3");
+        assert_ne!(kit_changed, edited);
+        // Another lesson's file is not part of this lesson's build.
+        std::fs::create_dir_all(root.join("exercises/stage8")).unwrap();
+        std::fs::write(
+            root.join("exercises/stage8/info.toml"),
+            "group = \"stage8\"\ntitle = \"t\"\nfunction = \"f\"\nfile = \"practice/src/gateway.rs\"\n\
+             stub = \"stub.rs\"\nlesson = \"lesson.md\"\n",
+        )
+        .unwrap();
+        std::fs::write(root.join("practice/src/gateway.rs"), "one\n").unwrap();
+        let (before, own_before) = (fingerprint(root, "build3"), fingerprint(root, "stage8"));
+        std::fs::write(root.join("practice/src/gateway.rs"), "two\n").unwrap();
+        assert_eq!(fingerprint(root, "build3"), before);
+        assert_ne!(
+            fingerprint(root, "stage8"),
+            own_before,
+            "its own lesson's file counts"
+        );
     }
 
     #[test]

@@ -117,6 +117,16 @@ fn stage8_from_a_fresh_kit() {
         "{ let _ = (policy, sleep, log); let mut request = request; request().map_err(|_| RetryError::InvalidPolicy(PolicyError::AttemptsOutOfRange(0))) }",
     );
     write_learner(root, "build3", &wrong);
+    // list runs nothing: until the group runs again, it says the file changed.
+    let out = grader(root, &["list"]);
+    assert!(
+        text(&out.stdout).lines().any(|l| l.starts_with("build3")
+            && (l.contains("not run yet: run it") || l.contains("changed since last run"))),
+        "{}",
+        text(&out.stdout)
+    );
+    let out = grader(root, &["build3"]);
+    assert_eq!(out.status.code(), Some(1));
     let out = grader(root, &["list"]);
     let stdout = text(&out.stdout);
     assert!(

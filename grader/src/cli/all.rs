@@ -1,8 +1,8 @@
 //! `all`: rerun every group the learner has started — the course's "rerun all implemented
 //! builds" — with one line per group and a total.
 
-use super::list::{standing, Standing};
 use super::output::say;
+use super::standing::{measure, Standing};
 use super::{kit_root, load_exercise, Outcome, EXIT_NOT_ALL_PASSED};
 use clap::Args;
 use grader::groups::GROUPS;
@@ -19,7 +19,7 @@ pub fn all(root: Option<PathBuf>, _args: AllArgs) -> Outcome {
     let (mut started, mut passing) = (0, 0);
     for group in GROUPS {
         let exercise = load_exercise(&root, group)?;
-        let (standing, summary) = standing(&root, group, &exercise)?;
+        let (standing, summary) = measure(&root, group, &exercise)?;
         if let Standing::NotStarted = standing {
             skipped.push(group.name);
             continue;

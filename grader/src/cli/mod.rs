@@ -10,6 +10,7 @@ mod output;
 mod reset;
 mod run;
 mod scenario;
+mod standing;
 
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use colored::Colorize;

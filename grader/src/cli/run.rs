@@ -1,6 +1,7 @@
 //! `grader <group>`: build what is needed, run the checks, and report guidance.
 
 use super::output::Out;
+use super::standing::{remember, Standing};
 use super::{kit_root, load_exercise, Failure, Outcome, EXIT_ERROR, EXIT_NOT_ALL_PASSED};
 use clap::{Args, ValueEnum};
 use colored::Colorize;
@@ -184,7 +185,15 @@ pub fn run_group(root: Option<PathBuf>, group: &Group, args: GroupArgs) -> Outco
                 Launcher::new(me).arg("__check")
             }
             Against::Practice => {
-                let harness = build_practice(&root, &exercise)?;
+                let harness = match build_practice(&root, &exercise) {
+                    Ok(harness) => harness,
+                    Err((failure, standing)) => {
+                        if libtest.filter.is_none() && libtest.skip.is_empty() {
+                            remember(&root, group, &exercise, &standing, None);
+                        }
+                        return Err(failure);
+                    }
+                };
                 let launcher = Launcher::new(&harness.executable);
                 built = Some(harness);
                 launcher
@@ -218,6 +227,19 @@ pub fn run_group(root: Option<PathBuf>, group: &Group, args: GroupArgs) -> Outco
     let summary = suite::run(group, &launcher, &libtest, &settings, &mut out)
         .map_err(|e| Failure::new(format!("could not run the checks: {e}")))?;
     drop(built);
+    if args.against == Against::Practice
+        && !summary.listed_only
+        && summary.filtered_out == 0
+        && summary.not_run == 0
+    {
+        remember(
+            &root,
+            group,
+            &exercise,
+            &Standing::of(&summary),
+            Some(&summary),
+        );
+    }
     save_case(&root, group, &summary, args.save_case.as_deref(), &mut out)
         .map_err(|e| Failure::new(format!("could not write the results: {e}")))?;
     if !summary.listed_only && libtest.format != Some(FormatSetting::Json) {
@@ -362,34 +384,46 @@ fn next_steps(
 }
 
 /// Builds the harness for `exercise`'s lesson, then refuses a practice crate that reaches
-/// the kit's answers. Compiler messages go to standard error.
-pub fn build_practice(root: &Path, exercise: &Exercise) -> Result<Built, Failure> {
+/// the kit's answers. Compiler messages go to standard error. On failure, also says where
+/// that leaves the learner (for `list`).
+pub fn build_practice(root: &Path, exercise: &Exercise) -> Result<Built, (Failure, Standing)> {
     let color = colored::control::SHOULD_COLORIZE.should_colorize();
     let mut messages = super::output::ErrOut;
     let built = compile::build_harness(root, &exercise.group, color, &mut messages).map_err(
         |e| match e {
-            BuildError::Compile { errors } => compile_failure(exercise, &errors),
-            other => Failure::new(other.to_string())
-                .hint("is cargo on your PATH? `cargo --version` should answer"),
+            BuildError::Compile { errors } => {
+                (compile_failure(exercise, &errors), Standing::DoesNotCompile)
+            }
+            other => (
+                Failure::new(other.to_string())
+                    .hint("is cargo on your PATH? `cargo --version` should answer"),
+                Standing::NotRun,
+            ),
         },
     )?;
     let found = borrowed::inspect(root, built.practice_dep_info.as_deref()).map_err(|e| {
-        Failure::new(format!(
-            "cannot check what was compiled into the practice crate: {e}"
-        ))
-        .hint("nothing was run; build it again with `cargo build -p practice`")
+        (
+            Failure::new(format!(
+                "cannot check what was compiled into the practice crate: {e}"
+            ))
+            .hint("nothing was run; build it again with `cargo build -p practice`"),
+            Standing::NotRun,
+        )
     })?;
     if let Some(first) = found.first() {
         let more: String = found[1..]
             .iter()
             .map(|b| format!("\n  also: {}; {}", b.what(), b.undo()))
             .collect();
-        return Err(Failure::new(format!(
-            "nothing was run: {}. The checks grade your own code, and the kit's answers are \
-             out of the practice crate's reach on purpose.{more}",
-            first.what()
-        ))
-        .hint(first.undo()));
+        return Err((
+            Failure::new(format!(
+                "nothing was run: {}. The checks grade your own code, and the kit's answers are \
+                 out of the practice crate's reach on purpose.{more}",
+                first.what()
+            ))
+            .hint(first.undo()),
+            Standing::Refused,
+        ));
     }
     Ok(built)
 }

@@ -1,0 +1,173 @@
+//! Where a learner stands on one lesson, and the last result the grader remembers for it.
+
+use super::Failure;
+use colored::Colorize;
+use grader::cache::{self, LastResult};
+use grader::reset::Resetter;
+use grader::suite::{self, RunSettings, Summary};
+use grader::{Exercise, Group, Launcher, Status};
+use std::path::Path;
+use std::time::Duration;
+
+/// Where a learner stands on one exercise.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Standing {
+    NotStarted,
+    DoesNotCompile,
+    Unfinished,
+    Failing {
+        failed: usize,
+        total: usize,
+    },
+    Passing,
+    /// The practice crate reaches the kit's answers: not graded.
+    Refused,
+    /// The file changed since the grader last ran its checks.
+    Changed,
+    /// The grader has no result for this file yet.
+    NotRun,
+}
+
+impl Standing {
+    /// From a run of every check of a group.
+    pub fn of(summary: &Summary) -> Standing {
+        let total = summary.runs.len();
+        match (
+            summary.count(Status::Failed) + summary.count(Status::KitBug),
+            summary.count(Status::Unfinished),
+        ) {
+            _ if summary.all_passed() => Standing::Passing,
+            (0, _) => Standing::Unfinished,
+            (failed, _) => Standing::Failing { failed, total },
+        }
+    }
+
+    /// The status, in words.
+    pub fn label(&self) -> String {
+        match self {
+            Standing::NotStarted => "not started".to_string(),
+            Standing::DoesNotCompile => "does not compile".to_string(),
+            Standing::Unfinished => "unfinished".to_string(),
+            Standing::Failing { failed, total } => format!("failing ({failed} of {total} checks)"),
+            Standing::Passing => "passing".to_string(),
+            Standing::Refused => "not graded (borrows an answer)".to_string(),
+            Standing::Changed => "changed since last run: run it".to_string(),
+            Standing::NotRun => "not run yet: run it".to_string(),
+        }
+    }
+
+    /// The status, padded to `width` before it is coloured (colour codes have no width).
+    pub fn show(&self, width: usize) -> String {
+        let padded = format!("{:<width$}", self.label());
+        match self {
+            Standing::NotStarted | Standing::Changed | Standing::NotRun => {
+                padded.dimmed().to_string()
+            }
+            Standing::DoesNotCompile | Standing::Failing { .. } | Standing::Refused => {
+                padded.red().to_string()
+            }
+            Standing::Unfinished => padded.yellow().to_string(),
+            Standing::Passing => padded.green().to_string(),
+        }
+    }
+
+    /// Reads back [`Standing::label`] (for a remembered result).
+    fn from_label(label: &str, counts: [usize; 3]) -> Standing {
+        match label {
+            "does not compile" => Standing::DoesNotCompile,
+            "unfinished" => Standing::Unfinished,
+            "passing" => Standing::Passing,
+            "not graded (borrows an answer)" => Standing::Refused,
+            _ => Standing::Failing {
+                failed: counts[1],
+                total: counts.iter().sum(),
+            },
+        }
+    }
+}
+
+/// Whether the learner's file of `exercise` is still the pristine stub.
+pub fn started(root: &Path, exercise: &Exercise) -> Result<bool, Failure> {
+    Resetter::new(root, exercise)
+        .is_changed()
+        .map_err(|e| Failure::new(e.to_string()))
+}
+
+/// Remembers how a run of every check of `group` ended, for `list`.
+pub fn remember(
+    root: &Path,
+    group: &Group,
+    exercise: &Exercise,
+    standing: &Standing,
+    summary: Option<&Summary>,
+) {
+    let counts = summary.map_or([0; 3], |s| {
+        [
+            s.count(Status::Passed),
+            s.count(Status::Failed) + s.count(Status::KitBug),
+            s.count(Status::Unfinished),
+        ]
+    });
+    let entry = LastResult {
+        learner_hash: cache::learner_hash(root, &exercise.file),
+        fingerprint: cache::fingerprint(root, group.name),
+        standing: standing.label(),
+        counts,
+        at: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
+    };
+    cache::store(root, &cache::result_name(group.name), &entry);
+}
+
+/// Where the learner stands, from the last result the grader remembers: nothing is built
+/// or run. A file changed since then says so.
+pub fn remembered(root: &Path, group: &Group, exercise: &Exercise) -> Result<Standing, Failure> {
+    if !started(root, exercise)? {
+        return Ok(Standing::NotStarted);
+    }
+    let Some(last) = cache::load::<LastResult>(root, &cache::result_name(group.name)) else {
+        return Ok(Standing::NotRun);
+    };
+    if last.learner_hash != cache::learner_hash(root, &exercise.file)
+        || last.fingerprint != cache::fingerprint(root, group.name)
+    {
+        return Ok(Standing::Changed);
+    }
+    Ok(Standing::from_label(&last.standing, last.counts))
+}
+
+/// Where the learner stands on `group`, found by building its lesson and running every check
+/// quietly (and remembered). Not started when the file is the stub.
+pub fn measure(
+    root: &Path,
+    group: &Group,
+    exercise: &Exercise,
+) -> Result<(Standing, Option<Summary>), Failure> {
+    if !started(root, exercise)? {
+        return Ok((Standing::NotStarted, None));
+    }
+    let color = colored::control::SHOULD_COLORIZE.should_colorize();
+    // The compiler's messages are not repeated here: running the group shows them.
+    let Ok(built) = grader::compile::build_harness(root, group.name, color, &mut std::io::sink())
+    else {
+        remember(root, group, exercise, &Standing::DoesNotCompile, None);
+        return Ok((Standing::DoesNotCompile, None));
+    };
+    if !grader::borrowed::inspect(root, built.practice_dep_info.as_deref())
+        .map(|found| found.is_empty())
+        .unwrap_or(false)
+    {
+        remember(root, group, exercise, &Standing::Refused, None);
+        return Ok((Standing::Refused, None));
+    }
+    let summary = suite::run(
+        group,
+        &Launcher::new(&built.executable),
+        &libtest_mimic::Arguments::default(),
+        &RunSettings::new("practice", Duration::from_secs(3)),
+        &mut std::io::sink(),
+    )
+    .map_err(|e| Failure::new(format!("could not run the checks: {e}")))?;
+    let standing = Standing::of(&summary);
+    remember(root, group, exercise, &standing, Some(&summary));
+    Ok((standing, Some(summary)))
+}
