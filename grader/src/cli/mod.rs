@@ -11,6 +11,7 @@ mod reset;
 mod run;
 mod scenario;
 mod standing;
+mod watch;
 
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use colored::Colorize;
@@ -74,6 +75,8 @@ enum Command {
     Scenario(scenario::ScenarioArgs),
     /// Run the lesson's worked example on the reference and show every step.
     Trace(scenario::TraceArgs),
+    /// Re-run a lesson each time you save its file; keys: r run, h help, l list, q quit.
+    Watch(watch::WatchArgs),
     /// Internal: run one job on the reference (the grader starts this itself).
     #[command(name = "__check", hide = true)]
     Check {
@@ -179,6 +182,7 @@ fn dispatch(matches: &clap::ArgMatches) -> Outcome {
         Command::Reset(args) => reset::reset(root, args),
         Command::Scenario(args) => scenario::scenario(root, args),
         Command::Trace(args) => scenario::trace(root, args),
+        Command::Watch(args) => watch::watch(root, args),
     }
 }
 

@@ -128,6 +128,16 @@ pub enum Against {
     Reference,
 }
 
+impl Against {
+    /// How results name it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Against::Practice => "practice",
+            Against::Reference => "reference",
+        }
+    }
+}
+
 pub fn parse_timeout(text: &str) -> Result<f64, String> {
     match text.parse::<f64>() {
         Ok(secs) if secs.is_finite() && secs > 0.0 && secs <= 3600.0 => Ok(secs),
@@ -269,7 +279,7 @@ fn exit_code(summary: &Summary) -> ExitCode {
 }
 
 /// Says how much guidance the log holds for `group`, so a pass is read for what it is.
-fn guidance_line(
+pub fn guidance_line(
     log: &GuidanceLog,
     group: &Group,
     passed: bool,
@@ -334,7 +344,7 @@ fn save_case(
 
 /// What follows a pass: the lesson's own scenario task, the self-review (handed out now),
 /// and the next lesson in course order.
-fn next_steps(
+pub fn next_steps(
     root: &Path,
     group: &Group,
     exercise: &Exercise,

@@ -1,0 +1,373 @@
+//! `watch`: re-run a lesson each time its file is saved, and take keys like rustlings: `r`
+//! run again, `h` the next help level (recorded as guidance first), `l` list, `q` quit.
+//!
+//! The lessons' folder (`practice/src/`) is watched, not the files: editors save by writing
+//! in place, by truncating, or by writing a temporary file and renaming it over the old
+//! one, and a watch on the folder sees all three. A debouncer folds an editor's burst of
+//! events into one save. Where watching does not work (some network and container file
+//! systems), `--manual` runs on `r` instead.
+
+use super::output::say;
+use super::run::{build_practice, guidance_line, next_steps, Against};
+use super::standing::{remember, remembered, Standing};
+use super::{kit_root, load_exercise, resolve_group, Failure, Outcome};
+use clap::Args;
+use colored::Colorize;
+use grader::cache::learner_hash;
+use grader::groups::GROUPS;
+use grader::guidance::{GuidanceLog, Kind};
+use grader::help::Help;
+use grader::suite::{self, RunSettings};
+use grader::{Exercise, Group, Launcher};
+use libtest_mimic::{Arguments, FormatSetting};
+use std::collections::HashMap;
+use std::io::{IsTerminal, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::mpsc;
+use std::time::Duration;
+
+/// How long the folder must stay quiet before a burst of events counts as one save.
+const DEBOUNCE: Duration = Duration::from_millis(50);
+
+#[derive(Args)]
+pub struct WatchArgs {
+    /// The lesson to start with, e.g. build3 (default: the first one you started).
+    group: Option<String>,
+    /// Do not watch the files: press r (or Enter) to run after each save. For file systems
+    /// where watching does not work.
+    #[arg(long)]
+    manual: bool,
+    /// Seconds one check may run before it is stopped as "did not finish".
+    #[arg(long, value_name = "SECS", default_value_t = 3.0, value_parser = super::run::parse_timeout)]
+    timeout: f64,
+}
+
+/// What wakes the watch loop.
+enum Event {
+    /// A lesson's file was saved.
+    Saved(&'static Group),
+    /// A key was pressed.
+    Key(u8),
+    /// Standard input ended.
+    InputClosed,
+}
+
+/// One lesson of the kit, with its metadata.
+struct Lesson {
+    group: &'static Group,
+    exercise: Exercise,
+}
+
+pub fn watch(root: Option<PathBuf>, args: WatchArgs) -> Outcome {
+    let root = kit_root(root)?;
+    let lessons: Vec<Lesson> = GROUPS
+        .iter()
+        .map(|group| load_exercise(&root, group).map(|exercise| Lesson { group, exercise }))
+        .collect::<Result<_, _>>()?;
+    let mut current = match &args.group {
+        Some(name) => resolve_group(name)?,
+        None => first_started(&root, &lessons),
+    };
+    let (tx, rx) = mpsc::channel();
+    let _terminal = RawInput::enter();
+    read_keys(tx.clone());
+    let _watcher = if args.manual {
+        None
+    } else {
+        Some(watch_files(&root, &lessons, tx).map_err(|e| {
+            Failure::new(format!(
+                "cannot watch {} for saves: {e}",
+                root.join("practice").join("src").display()
+            ))
+            .hint("run `cargo run -p grader -- watch --manual` and press r after each save")
+        })?)
+    };
+    let timeout = Duration::from_secs_f64(args.timeout);
+    let mut help_shown: HashMap<&str, usize> = HashMap::new();
+    let mut runs = 0;
+    // The content each lesson's file had when it last ran: reading a file (the compiler
+    // does) is an event too, and a save that changed nothing needs no run.
+    let mut ran: HashMap<&str, String> = HashMap::new();
+    let run = |group: &'static Group, runs: &mut usize, ran: &mut HashMap<&str, String>| {
+        let lesson = lesson(&lessons, group);
+        ran.insert(group.name, learner_hash(&root, &lesson.exercise.file));
+        run_lesson(&root, lesson, timeout, runs);
+    };
+    run(current, &mut runs, &mut ran);
+    prompt(args.manual);
+    while let Ok(event) = rx.recv() {
+        match event {
+            Event::Saved(group) => {
+                let file = &lesson(&lessons, group).exercise.file;
+                if ran.get(group.name) == Some(&learner_hash(&root, file)) {
+                    continue;
+                }
+                current = group;
+                run(current, &mut runs, &mut ran);
+            }
+            Event::Key(b'q') | Event::Key(3) | Event::InputClosed => break,
+            Event::Key(b'r') | Event::Key(b'\n') => run(current, &mut runs, &mut ran),
+            Event::Key(b'h') => {
+                let shown = help_shown.entry(current.name).or_insert(0);
+                show_help(&root, lesson(&lessons, current), shown);
+            }
+            Event::Key(b'l') => show_list(&root, &lessons),
+            Event::Key(_) => continue,
+        }
+        prompt(args.manual);
+    }
+    say!("Stopped watching.");
+    Ok(ExitCode::SUCCESS)
+}
+
+fn lesson<'l>(lessons: &'l [Lesson], group: &Group) -> &'l Lesson {
+    lessons
+        .iter()
+        .find(|l| l.group.name == group.name)
+        .unwrap_or(&lessons[0])
+}
+
+/// The first lesson, in course order, whose file is no longer the stub (or the first).
+fn first_started(root: &Path, lessons: &[Lesson]) -> &'static Group {
+    lessons
+        .iter()
+        .find(|l| super::standing::started(root, &l.exercise).unwrap_or(false))
+        .map_or(GROUPS[0], |l| l.group)
+}
+
+fn prompt(manual: bool) {
+    let how = if manual {
+        "r (or Enter): run after you save"
+    } else {
+        "save a lesson's file to run it · r: run again"
+    };
+    say!(
+        "\n{} {how} · h: help (recorded as guidance) · l: list · q: quit",
+        "watch:".cyan().bold()
+    );
+}
+
+/// Builds and runs every check of `lesson`, and shows the summary and the first failure.
+fn run_lesson(root: &Path, lesson: &Lesson, timeout: Duration, runs: &mut usize) {
+    *runs += 1;
+    if std::io::stdout().is_terminal() {
+        // Clear the screen and the scrollback, as rustlings does.
+        let mut out = super::output::Out;
+        let _ = write!(out, "\x1b[H\x1b[2J\x1b[3J");
+    } else {
+        say!("──── run {runs} ────");
+    }
+    let (group, exercise) = (lesson.group, &lesson.exercise);
+    say!(
+        "{} · {} · {}",
+        group.name.bold(),
+        exercise.title,
+        exercise.file.display()
+    );
+    let built = match build_practice(root, exercise) {
+        Ok(built) => built,
+        Err((failure, standing)) => {
+            remember(root, group, exercise, &standing, None);
+            say!("{} {}", "error:".red().bold(), failure.message);
+            if let Some(hint) = failure.hint {
+                say!("{} {hint}", "hint:".cyan().bold());
+            }
+            return;
+        }
+    };
+    let args = Arguments {
+        format: Some(FormatSetting::Terse),
+        ..Arguments::default()
+    };
+    let settings = RunSettings {
+        unfinished_hint: format!(
+            "Write its body in {} (lesson: exercises/{}/{}).",
+            exercise.file.display(),
+            group.name,
+            exercise.lesson.display()
+        ),
+        ..RunSettings::new(Against::Practice.name(), timeout)
+    };
+    let mut out = super::output::Out;
+    let summary = match suite::run(
+        group,
+        &Launcher::new(&built.executable),
+        &args,
+        &settings,
+        &mut out,
+    ) {
+        Ok(summary) => summary,
+        Err(e) => {
+            say!("{} could not run the checks: {e}", "error:".red().bold());
+            return;
+        }
+    };
+    drop(built);
+    remember(
+        root,
+        group,
+        exercise,
+        &Standing::of(&summary),
+        Some(&summary),
+    );
+    let log = GuidanceLog::in_kit(root);
+    let _ = guidance_line(&log, group, summary.all_passed(), &mut out);
+    if summary.all_passed() {
+        let _ = next_steps(root, group, exercise, &mut out);
+    }
+}
+
+/// Shows the next help level of `lesson`, recorded as guidance first.
+fn show_help(root: &Path, lesson: &Lesson, shown: &mut usize) {
+    let dir = lesson.exercise.dir(root);
+    let help = match Help::load(&dir) {
+        Ok(help) => help,
+        Err(e) => {
+            say!("{} {e}", "error:".red().bold());
+            return;
+        }
+    };
+    let level_number = (*shown + 1).min(help.levels.len().max(1));
+    let Ok(level) = help.level(level_number) else {
+        say!(
+            "{} {} has no help",
+            "error:".red().bold(),
+            lesson.group.name
+        );
+        return;
+    };
+    let recorded = GuidanceLog::in_kit(root).append(
+        lesson.group.name,
+        Kind::Help,
+        &format!("level {level_number}: {} (watch)", level.name),
+    );
+    match recorded {
+        Ok(record) => {
+            *shown = level_number;
+            say!(
+                "\n{} — help, level {level_number} of {}: {}\n\n{}\n\n(Recorded as guidance #{} in GUIDANCE_LOG.md.)",
+                lesson.exercise.title,
+                help.levels.len(),
+                level.name,
+                level.text.trim_end(),
+                record.seq
+            );
+        }
+        Err(e) => say!(
+            "{} {e}; no help was shown (guidance is recorded before it is shown)",
+            "error:".red().bold()
+        ),
+    }
+}
+
+fn show_list(root: &Path, lessons: &[Lesson]) {
+    say!();
+    for lesson in lessons {
+        let standing = remembered(root, lesson.group, &lesson.exercise)
+            .map(|s| s.show(32))
+            .unwrap_or_else(|f| f.message);
+        say!(
+            "{:<8} {:<34} {standing}",
+            lesson.group.name,
+            lesson.exercise.title
+        );
+    }
+}
+
+/// Starts watching the lessons' folder; each save of a lesson's file is sent as an event.
+fn watch_files(
+    root: &Path,
+    lessons: &[Lesson],
+    tx: mpsc::Sender<Event>,
+) -> Result<notify_debouncer_mini::Debouncer<notify::RecommendedWatcher>, notify::Error> {
+    let canonical = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let files: Vec<(PathBuf, &'static Group)> = lessons
+        .iter()
+        .map(|l| (canonical(&root.join(&l.exercise.file)), l.group))
+        .collect();
+    let folder = canonical(&root.join("practice").join("src"));
+    let mut debouncer = notify_debouncer_mini::new_debouncer(
+        DEBOUNCE,
+        move |events: notify_debouncer_mini::DebounceEventResult| {
+            let Ok(events) = events else { return };
+            for event in events {
+                // A rename leaves the new file at the lesson's path: match by path.
+                let path = canonical(&event.path);
+                if let Some((_, group)) = files.iter().find(|(f, _)| *f == path) {
+                    let _ = tx.send(Event::Saved(group));
+                }
+            }
+        },
+    )?;
+    debouncer
+        .watcher()
+        .watch(&folder, notify::RecursiveMode::NonRecursive)?;
+    Ok(debouncer)
+}
+
+/// Reads keys from standard input on a thread of their own.
+fn read_keys(tx: mpsc::Sender<Event>) {
+    std::thread::spawn(move || {
+        let mut stdin = std::io::stdin().lock();
+        let mut byte = [0u8; 1];
+        loop {
+            match stdin.read(&mut byte) {
+                Ok(1) => {
+                    if tx.send(Event::Key(byte[0])).is_err() {
+                        return;
+                    }
+                }
+                _ => {
+                    let _ = tx.send(Event::InputClosed);
+                    return;
+                }
+            }
+        }
+    });
+}
+
+/// Standard input without line buffering or echo while watching (on a terminal), so a key
+/// acts at once; the settings come back when this is dropped.
+struct RawInput {
+    #[cfg(unix)]
+    saved: Option<rustix::termios::Termios>,
+}
+
+impl RawInput {
+    fn enter() -> RawInput {
+        #[cfg(unix)]
+        {
+            use rustix::termios::{tcgetattr, tcsetattr, LocalModes, OptionalActions};
+            let stdin = std::io::stdin();
+            if !stdin.is_terminal() {
+                return RawInput { saved: None };
+            }
+            let Ok(saved) = tcgetattr(&stdin) else {
+                return RawInput { saved: None };
+            };
+            let mut raw = saved.clone();
+            raw.local_modes
+                .remove(LocalModes::ICANON | LocalModes::ECHO);
+            if tcsetattr(&stdin, OptionalActions::Now, &raw).is_err() {
+                return RawInput { saved: None };
+            }
+            RawInput { saved: Some(saved) }
+        }
+        #[cfg(not(unix))]
+        RawInput {}
+    }
+}
+
+impl Drop for RawInput {
+    fn drop(&mut self) {
+        #[cfg(unix)]
+        if let Some(saved) = &self.saved {
+            let _ = rustix::termios::tcsetattr(
+                std::io::stdin(),
+                rustix::termios::OptionalActions::Now,
+                saved,
+            );
+        }
+    }
+}
