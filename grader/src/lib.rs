@@ -22,6 +22,7 @@ pub mod exercise;
 pub mod guidance;
 pub mod help;
 pub mod kitcopy;
+pub mod reports;
 pub mod reset;
 pub mod suite;
 pub mod toml_file;

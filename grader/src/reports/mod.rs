@@ -1,0 +1,189 @@
+//! Results that other tools read: the kit's own JSON, Exercism's `results.json` (version
+//! 3), Gradescope's `results.json`, and JUnit XML.
+//!
+//! A run of a group becomes one [`RunReport`]; each [`Format`] renders it as text. The
+//! renderers are pure functions, so the tests can hold each format to its platform's rules
+//! (field names, allowed values, order, length limits, escaping of learner text).
+
+mod exercism;
+mod gradescope;
+mod json;
+mod junit;
+pub mod weights;
+
+use grader_checks::{FailureKind, Status};
+use std::collections::BTreeMap;
+use std::fmt;
+use std::str::FromStr;
+
+/// One run of a group, as every format reports it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunReport {
+    /// The kit's version (`grader`'s package version).
+    pub kit_version: String,
+    /// The group, e.g. `build3`.
+    pub group: String,
+    /// The lesson's title.
+    pub title: String,
+    /// Whose code ran: `practice`, `reference`, or a submission's name.
+    pub against: String,
+    /// The learner's file, relative to the kit (`practice/src/lib.rs`).
+    pub learner_file: Option<String>,
+    /// A hash of the learner file's content ([`content_hash`]), when there is one.
+    pub learner_file_hash: Option<String>,
+    /// The compiler's output when the learner's file did not compile: then no check ran.
+    pub compile_error: Option<String>,
+    /// Every check that ran, in the group's order.
+    pub checks: Vec<CheckReport>,
+    /// The guidance recorded for the group.
+    pub guidance: Guidance,
+    /// When the run started (RFC 3339, UTC).
+    pub started: String,
+    /// How long the run took, in seconds.
+    pub duration_secs: f64,
+}
+
+/// One check's result.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CheckReport {
+    /// Its name, e.g. `fixtures::third_attempt_success`.
+    pub name: String,
+    /// Passed, failed, unfinished, or a bug in the kit.
+    pub status: Status,
+    /// Why it failed, when it did.
+    pub kind: Option<FailureKind>,
+    /// The message a learner reads (none for a pass).
+    pub message: Option<String>,
+    /// Where the learner's function stopped (`file:line:column`), for an unfinished check.
+    pub location: Option<String>,
+    /// What the code under test printed (at most 4 KiB).
+    pub output: String,
+    /// How long the check's process ran, in seconds.
+    pub duration_secs: f64,
+    /// Its points in a grade (from `exercises/GROUP/grading.toml`; 1 by default).
+    pub weight: f64,
+}
+
+/// The guidance a log holds for one group, by kind (`help`, `reference-run`, `note`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Guidance {
+    /// Records of each kind.
+    pub by_kind: BTreeMap<String, usize>,
+    /// Whether the learner's log could be read at all.
+    pub known: bool,
+}
+
+impl Guidance {
+    /// How many records in all.
+    pub fn total(&self) -> usize {
+        self.by_kind.values().sum()
+    }
+
+    /// One sentence for a person: what a pass with this guidance means.
+    pub fn sentence(&self) -> String {
+        if !self.known {
+            return "Guidance: unknown (no guidance log came with this run).".into();
+        }
+        if self.total() == 0 {
+            return "Guidance: none recorded.".into();
+        }
+        let parts: Vec<String> = self
+            .by_kind
+            .iter()
+            .filter(|(_, n)| **n > 0)
+            .map(|(k, n)| format!("{n} {k}"))
+            .collect();
+        format!(
+            "Guidance recorded: {} — guided practice, not independent evidence.",
+            parts.join(", ")
+        )
+    }
+}
+
+impl RunReport {
+    /// How many checks ended with `status`.
+    pub fn count(&self, status: Status) -> usize {
+        self.checks.iter().filter(|c| c.status == status).count()
+    }
+
+    /// Points earned: the weights of the checks that passed.
+    pub fn score(&self) -> f64 {
+        self.checks
+            .iter()
+            .filter(|c| c.status == Status::Passed)
+            .map(|c| c.weight)
+            .sum()
+    }
+
+    /// Points possible: the weights of every check.
+    pub fn max_score(&self) -> f64 {
+        self.checks.iter().map(|c| c.weight).sum()
+    }
+}
+
+/// A format a run can be reported in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Format {
+    /// The kit's own JSON (schema `retry-kit/report`, version 1).
+    Json,
+    /// Exercism's test runner `results.json`, version 3.
+    Exercism,
+    /// Gradescope's autograder `results.json`.
+    Gradescope,
+    /// JUnit XML, as CI servers read it.
+    Junit,
+}
+
+impl Format {
+    /// Every format, in the order `--help` lists them.
+    pub const ALL: [Format; 4] = [
+        Format::Json,
+        Format::Exercism,
+        Format::Gradescope,
+        Format::Junit,
+    ];
+
+    /// Its name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Json => "json",
+            Format::Exercism => "exercism",
+            Format::Gradescope => "gradescope",
+            Format::Junit => "junit",
+        }
+    }
+
+    /// `report` in this format.
+    pub fn render(self, report: &RunReport) -> String {
+        match self {
+            Format::Json => json::render(report),
+            Format::Exercism => exercism::render(report),
+            Format::Gradescope => gradescope::render(report),
+            Format::Junit => junit::render(report),
+        }
+    }
+}
+
+impl fmt::Display for Format {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Format {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Format::ALL
+            .into_iter()
+            .find(|f| f.name() == s)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Format::ALL.iter().map(|f| f.name()).collect();
+                format!(
+                    "unknown report format {s:?}: use one of {}",
+                    names.join(", ")
+                )
+            })
+    }
+}
+
+pub use crate::cache::content_hash;
