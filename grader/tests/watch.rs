@@ -1,0 +1,145 @@
+//! Watch mode end to end: a real save, a save by rename, a file that does not compile, a
+//! loop in the learner's code, and quitting. Nothing here waits for a fixed time: each step
+//! waits for the line that shows the grader got there.
+
+mod common;
+
+use common::*;
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+/// How long a step may take before the test gives up (a cold build is the slowest step).
+const STEP: Duration = Duration::from_secs(240);
+
+struct Watch {
+    child: Child,
+    stdin: ChildStdin,
+    lines: mpsc::Receiver<String>,
+    seen: Vec<String>,
+}
+
+impl Watch {
+    fn start(root: &std::path::Path, args: &[&str]) -> Watch {
+        let mut all = vec!["watch"];
+        all.extend_from_slice(args);
+        let mut child = grader_command(root, &all)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("the grader starts");
+        let stdin = child.stdin.take().unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    return;
+                }
+            }
+        });
+        Watch {
+            child,
+            stdin,
+            lines,
+            seen: Vec::new(),
+        }
+    }
+
+    /// Reads lines until one contains `text`, then until the next prompt; returns what the
+    /// run printed.
+    fn run_showing(&mut self, text: &str) -> String {
+        let mut run = Vec::new();
+        let mut found = false;
+        loop {
+            let line = self.lines.recv_timeout(STEP).unwrap_or_else(|_| {
+                panic!(
+                    "no {text:?} within {STEP:?}; so far:\n{}\n{}",
+                    self.seen.join("\n"),
+                    run.join("\n")
+                )
+            });
+            found |= line.contains(text);
+            let prompt = line.starts_with("watch:");
+            run.push(line);
+            if prompt && found {
+                break;
+            }
+            if prompt {
+                self.seen.append(&mut run);
+            }
+        }
+        let text = run.join("\n");
+        self.seen.append(&mut run);
+        text
+    }
+
+    fn key(&mut self, key: &str) {
+        self.stdin.write_all(key.as_bytes()).unwrap();
+        self.stdin.flush().unwrap();
+    }
+}
+
+#[test]
+fn watch_reruns_on_each_save_and_quits() {
+    let kit = fresh_kit();
+    let root = kit.root();
+    let file = learner_file(root, "build3");
+    let mut watch = Watch::start(root, &["build3", "--timeout", "1"]);
+    let first = watch.run_showing("check result:");
+    assert!(first.contains("UNFINISHED"), "{first}");
+
+    // A plain save.
+    std::fs::write(&file, stub_with("build3", CORRECT_BUILD3)).unwrap();
+    let run = watch.run_showing("check result: ok.");
+    assert!(run.contains("Every check of build3 passes"), "{run}");
+
+    // A save by rename, as many editors do: a file that does not compile.
+    let tmp = file.with_extension("rs.swp");
+    std::fs::write(&tmp, "pub fn retry_request( {\n").unwrap();
+    std::fs::rename(&tmp, &file).unwrap();
+    let run = watch.run_showing("does not compile");
+    assert!(
+        run.contains("practice/src/lib.rs does not compile"),
+        "{run}"
+    );
+
+    // A loop in the learner's code: named, and the watch goes on.
+    std::fs::write(
+        &file,
+        stub_with("build3", "loop { std::hint::spin_loop() }"),
+    )
+    .unwrap();
+    let run = watch.run_showing("did not finish");
+    assert!(run.contains("check result: FAILED."), "{run}");
+
+    // r runs again; q quits.
+    watch.key("r");
+    watch.run_showing("check result: FAILED.");
+    watch.key("q");
+    let status = watch.child.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+}
+
+#[test]
+fn help_in_watch_mode_is_recorded_first() {
+    let kit = fresh_kit();
+    let root = kit.root();
+    let mut watch = Watch::start(root, &["build3"]);
+    watch.run_showing("check result:");
+    watch.key("h");
+    let shown = watch.run_showing("help, level 1 of 3");
+    assert!(shown.contains("Recorded as guidance #1"), "{shown}");
+    watch.key("h");
+    watch.run_showing("help, level 2 of 3");
+    drop(watch.stdin);
+    let status = watch.child.wait().unwrap();
+    assert!(status.success(), "input closed: the watch ends");
+    let log = std::fs::read_to_string(root.join("GUIDANCE_LOG.md")).unwrap();
+    assert!(
+        log.contains("| build3 | help | level 2: approach (watch) |"),
+        "{log}"
+    );
+}
