@@ -121,23 +121,24 @@ fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// Reads a cache entry written by [`store`]; `None` when it is missing or unreadable.
-pub fn load<T: serde::de::DeserializeOwned>(root: &Path, name: &str) -> Option<T> {
-    let text = std::fs::read_to_string(dir(root).join(name)).ok()?;
+/// Reads a cache entry written by [`store`] in the cache folder `dir`; `None` when it is
+/// missing or unreadable.
+pub fn load<T: serde::de::DeserializeOwned>(dir: &Path, name: &str) -> Option<T> {
+    let text = std::fs::read_to_string(dir.join(name)).ok()?;
     serde_json::from_str(&text).ok()
 }
 
-/// Writes a cache entry, whole or not at all (through a temporary file and a rename).
-/// A cache that cannot be written only costs time later, so failures are ignored.
-pub fn store<T: Serialize>(root: &Path, name: &str, value: &T) {
-    let dir = dir(root);
+/// Writes a cache entry in the cache folder `dir`, whole or not at all (through a temporary
+/// file and a rename). A cache that cannot be written only costs time later, so failures are
+/// ignored.
+pub fn store<T: Serialize>(dir: &Path, name: &str, value: &T) {
     let Ok(text) = serde_json::to_string_pretty(value) else {
         return;
     };
-    if std::fs::create_dir_all(&dir).is_err() {
+    if std::fs::create_dir_all(dir).is_err() {
         return;
     }
-    if let Ok(mut tmp) = tempfile::NamedTempFile::new_in(&dir) {
+    if let Ok(mut tmp) = tempfile::NamedTempFile::new_in(dir) {
         if std::io::Write::write_all(&mut tmp, text.as_bytes()).is_ok() {
             let _ = tmp.persist(dir.join(name));
         }

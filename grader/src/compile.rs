@@ -113,6 +113,56 @@ pub fn target_dir(root: &Path) -> PathBuf {
     }
 }
 
+/// Where a kit's harness is built, and how.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BuildPlace {
+    /// The kit's folder (the workspace root).
+    pub root: PathBuf,
+    /// The target folder cargo writes to.
+    pub target: PathBuf,
+    /// Whether cargo keeps incremental compilation data (worth it for a learner's
+    /// edit-and-rerun; only disk and time for a batch of different submissions).
+    pub incremental: bool,
+    /// Whether cargo's own standard error (`error: could not compile …`) reaches ours; the
+    /// compiler's messages are read from cargo's JSON either way.
+    pub cargo_stderr: bool,
+    /// Whether the harness is linked without debug information: a faster link (a tenth of
+    /// a grading build), and nothing is lost, since a check reports where the learner's code
+    /// panicked from the panic itself.
+    pub strip_debuginfo: bool,
+}
+
+impl BuildPlace {
+    /// The kit at `root`, building where cargo would for it ([`target_dir`]).
+    pub fn kit(root: &Path) -> BuildPlace {
+        BuildPlace {
+            root: root.to_path_buf(),
+            target: target_dir(root),
+            incremental: true,
+            cargo_stderr: true,
+            strip_debuginfo: false,
+        }
+    }
+
+    /// A copy of the kit at `root` that builds into its own `root/target`, whatever
+    /// `CARGO_TARGET_DIR` says: cargo names a path crate's artifacts after its path inside
+    /// the workspace, so copies sharing a target folder could run each other's builds.
+    pub fn isolated(root: &Path) -> BuildPlace {
+        BuildPlace {
+            root: root.to_path_buf(),
+            target: root.join("target"),
+            incremental: false,
+            cargo_stderr: false,
+            strip_debuginfo: true,
+        }
+    }
+
+    /// The folder of the build cache.
+    pub fn cache_dir(&self) -> PathBuf {
+        self.target.join(cache::CACHE_DIR)
+    }
+}
+
 /// Builds the harness of the kit at `root` for lesson `group` and returns a private link to
 /// its executable. The compiler's messages are written to `messages` as cargo renders them
 /// (with colour when `color` is on).
@@ -122,7 +172,18 @@ pub fn build_harness(
     color: bool,
     messages: &mut dyn Write,
 ) -> Result<Built, BuildError> {
-    let target = target_dir(root);
+    build_harness_at(&BuildPlace::kit(root), group, color, messages)
+}
+
+/// [`build_harness`] at a given [`BuildPlace`].
+pub fn build_harness_at(
+    place: &BuildPlace,
+    group: &str,
+    color: bool,
+    messages: &mut dyn Write,
+) -> Result<Built, BuildError> {
+    let (root, target) = (place.root.as_path(), place.target.clone());
+    let cache_dir = place.cache_dir();
     let private_err = |source| BuildError::Private {
         dir: target.clone(),
         source,
@@ -133,7 +194,7 @@ pub fn build_harness(
     // Nothing changed since the last build of this lesson: no cargo at all.
     let fingerprint = cache::fingerprint(root, group);
     let entry_name = format!("build-{group}.json");
-    if let Some(entry) = cache::load::<BuildEntry>(root, &entry_name) {
+    if let Some(entry) = cache::load::<BuildEntry>(&cache_dir, &entry_name) {
         if entry.fingerprint == fingerprint && entry.executable.is_file() {
             for text in &entry.messages {
                 let _ = write!(messages, "{text}");
@@ -161,6 +222,14 @@ pub fn build_harness(
         // crates are already built.
         command.args(["--package", "grader"]);
     }
+    if !place.incremental {
+        command.env("CARGO_INCREMENTAL", "0");
+    }
+    if place.strip_debuginfo {
+        // Only links read it; in the kit's own folder it would change the profile the
+        // grader was built with, and rebuild the shared crates.
+        command.env("CARGO_PROFILE_DEV_STRIP", "debuginfo");
+    }
     let mut child = command
         .arg(format)
         .arg("--manifest-path")
@@ -168,7 +237,11 @@ pub fn build_harness(
         .env("CARGO_TARGET_DIR", &target)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
+        .stderr(if place.cargo_stderr {
+            Stdio::inherit()
+        } else {
+            Stdio::null()
+        })
         .spawn()
         .map_err(|source| BuildError::Cargo {
             cargo: cargo.clone(),
@@ -225,15 +298,15 @@ pub fn build_harness(
     let executable = executable.ok_or(BuildError::NoExecutable)?;
     // Keep this build for the next run with nothing changed: a link of its own, which no
     // other build overwrites.
-    let kept = cache::dir(root).join(format!("harness-{group}"));
-    let keep = std::fs::create_dir_all(cache::dir(root)).and_then(|()| {
+    let kept = cache_dir.join(format!("harness-{group}"));
+    let keep = std::fs::create_dir_all(&cache_dir).and_then(|()| {
         let _ = std::fs::remove_file(&kept);
         std::fs::hard_link(&executable, &kept)
             .or_else(|_| std::fs::copy(&executable, &kept).map(|_| ()))
     });
     if keep.is_ok() {
         cache::store(
-            root,
+            &cache_dir,
             &entry_name,
             &BuildEntry {
                 fingerprint,
@@ -246,6 +319,43 @@ pub fn build_harness(
     let built = private_copy(&target, &executable, dep_info);
     drop(lock);
     built
+}
+
+/// The compiler's errors as plain text for a report, its first line the gist:
+/// `does not compile: error: expected one of … (practice/src/lib.rs:1:25)`.
+pub fn errors_text(errors: &[String]) -> String {
+    let errors: Vec<String> = errors.iter().map(|e| strip_ansi(e)).collect();
+    let Some(first) = errors.first() else {
+        return "does not compile (the compiler gave no message)".to_string();
+    };
+    let mut lines = first.lines();
+    let headline = lines.next().unwrap_or_default().trim();
+    let location = lines
+        .find_map(|l| l.trim().strip_prefix("--> "))
+        .map(|at| format!(" ({at})"))
+        .unwrap_or_default();
+    format!(
+        "does not compile: {headline}{location}\n\n{}",
+        errors.join("\n")
+    )
+}
+
+/// `text` without the terminal's colour codes (`ESC [ … m`).
+fn strip_ansi(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' && chars.peek() == Some(&'[') {
+            for c in chars.by_ref() {
+                if c.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// What the cache remembers of a lesson's last build.
@@ -325,6 +435,18 @@ mod tests {
         let d = rustc_dep_info(Path::new("/t/debug/deps/libpractice-0123abcd.rmeta")).unwrap();
         assert_eq!(d, Path::new("/t/debug/deps/practice-0123abcd.d"));
         assert_eq!(rustc_dep_info(Path::new("/t/debug/libpractice.rlib")), None);
+    }
+
+    #[test]
+    fn errors_text_leads_with_the_first_error_and_where_it_is() {
+        let first = "\u{1b}[1m\u{1b}[31merror\u{1b}[0m: unclosed delimiter\n --> practice/src/lib.rs:1:25\n  |\n";
+        let text = errors_text(&[first.to_string(), "error: aborting".to_string()]);
+        assert_eq!(
+            text.lines().next(),
+            Some("does not compile: error: unclosed delimiter (practice/src/lib.rs:1:25)")
+        );
+        assert!(text.contains("error: aborting"));
+        assert!(!text.contains('\u{1b}'), "no colour codes in a report");
     }
 
     #[test]

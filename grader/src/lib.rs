@@ -15,10 +15,12 @@
 //! drive all of this with test-only implementations; see `grader/tests/implementations.rs`.
 
 pub mod borrowed;
+pub mod bundle;
 pub mod cache;
 mod child;
 pub mod compile;
 pub mod exercise;
+pub mod grade;
 pub mod guidance;
 pub mod help;
 pub mod kitcopy;

@@ -259,3 +259,79 @@ fn a_filter_that_matches_nothing_is_not_a_pass() {
     assert_eq!(out.status.code(), Some(1), "{stdout}");
     assert!(stdout.contains("No check matched the filter"), "{stdout}");
 }
+
+#[test]
+fn reports_are_written_for_a_run_and_for_a_file_that_does_not_compile() {
+    let kit = fresh_kit();
+    let root = kit.root();
+    let dir = tempfile::tempdir().unwrap();
+    let (json, exercism) = (dir.path().join("r/run.json"), dir.path().join("e.json"));
+    let json_arg = format!("json:{}", json.display());
+    let exercism_arg = format!("exercism:{}", exercism.display());
+
+    // The stub: every check is in the reports, unfinished.
+    let out = grader(
+        root,
+        &["build3", "--report", &json_arg, "--report", &exercism_arg],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let checks = report["checks"].as_array().unwrap();
+    assert_eq!(
+        checks.len(),
+        grader::groups::group("build3").unwrap().checks.len()
+    );
+    assert!(
+        checks.iter().all(|c| c["status"] == "unfinished"),
+        "{report}"
+    );
+    assert_eq!(report["against"], "practice");
+    let results: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&exercism).unwrap()).unwrap();
+    assert_eq!(results["status"], "fail");
+    assert!(results["tests"][0]["message"]
+        .as_str()
+        .unwrap()
+        .starts_with("unfinished:"));
+
+    // A file that does not compile: the reports say so, with the compiler's error.
+    write_learner(
+        root,
+        "build3",
+        &format!("{}\nfn broken( {{\n", stub("build3")),
+    );
+    let out = grader(root, &["build3", "--report", &exercism_arg]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    let results: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&exercism).unwrap()).unwrap();
+    assert_eq!(results["status"], "error", "{results}");
+    assert!(results["message"]
+        .as_str()
+        .unwrap()
+        .starts_with("does not compile: error"));
+
+    // A report is a grade of the learner's whole work: not of the reference, not of a part.
+    for extra in [
+        &["--against", "reference"][..],
+        &["fixtures::"][..],
+        &["--fail-fast"][..],
+    ] {
+        let mut args = vec!["build3", "--report", &json_arg];
+        args.extend_from_slice(extra);
+        let out = grader(root, &args);
+        assert_eq!(out.status.code(), Some(2), "{extra:?}");
+        assert!(
+            text(&out.stderr).contains("--report writes a grade"),
+            "{}",
+            text(&out.stderr)
+        );
+    }
+    let out = grader(root, &["build3", "--report", "yaml:x.yaml"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("json, exercism, gradescope, junit"),
+        "{}",
+        text(&out.stderr)
+    );
+}

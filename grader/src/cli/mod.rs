@@ -4,6 +4,8 @@
 //! (`grader_checks::groups::GROUPS`), so a new lesson needs no change to the command line.
 
 mod all;
+mod bundle;
+mod grade;
 mod guide;
 mod list;
 mod output;
@@ -77,6 +79,10 @@ enum Command {
     Trace(scenario::TraceArgs),
     /// Re-run a lesson each time you save its file; keys: r run, h help, l list, q quit.
     Watch(watch::WatchArgs),
+    /// For instructors: grade a folder of submissions, each in its own copy of the kit.
+    Grade(grade::GradeArgs),
+    /// For instructors: write a platform's autograder (gradescope, exercism, classroom).
+    Bundle(bundle::BundleArgs),
     /// Internal: run one job on the reference (the grader starts this itself).
     #[command(name = "__check", hide = true)]
     Check {
@@ -183,6 +189,8 @@ fn dispatch(matches: &clap::ArgMatches) -> Outcome {
         Command::Scenario(args) => scenario::scenario(root, args),
         Command::Trace(args) => scenario::trace(root, args),
         Command::Watch(args) => watch::watch(root, args),
+        Command::Grade(args) => grade::grade(root, args),
+        Command::Bundle(args) => bundle::bundle(root, args),
     }
 }
 

@@ -8,6 +8,7 @@ use colored::Colorize;
 use grader::borrowed;
 use grader::compile::{self, BuildError, Built};
 use grader::guidance::{GuidanceLog, Kind};
+use grader::reports::{self, ReportSpec, RunReport};
 use grader::suite::{self, RunSettings, Summary};
 use grader::{Exercise, Group, Launcher};
 use grader_checks::limits::Limits;
@@ -38,6 +39,10 @@ pub struct GroupArgs {
     /// The most memory one check may use, in MiB.
     #[arg(long, value_name = "MIB", default_value_t = 1024, value_parser = clap::value_parser!(u64).range(64..=65536))]
     memory_limit: u64,
+    /// Also write the results as FORMAT (json, exercism, gradescope or junit) to PATH, e.g.
+    /// `--report junit:results.xml` (repeatable). See docs/report-formats.md.
+    #[arg(long = "report", value_name = "FORMAT:PATH")]
+    reports: Vec<ReportSpec>,
     #[command(flatten)]
     libtest: LibtestArgs,
 }
@@ -159,9 +164,55 @@ pub fn setup_color(setting: Option<ColorSetting>) {
     colored::control::set_override(on);
 }
 
+/// Refuses `--report` where a report would not be a grade of the learner's whole work.
+fn check_reports(args: &GroupArgs) -> Result<(), Failure> {
+    if args.reports.is_empty() {
+        return Ok(());
+    }
+    let partial = [
+        (args.against == Against::Reference, "--against reference"),
+        (args.libtest.filter.is_some(), "a FILTER"),
+        (!args.libtest.skip.is_empty(), "--skip"),
+        (args.fail_fast, "--fail-fast"),
+        (args.libtest.list, "--list"),
+    ];
+    match partial.iter().find(|(on, _)| *on) {
+        Some((_, what)) => Err(Failure::new(format!(
+            "--report writes a grade of your own code on every check; it cannot go with {what}"
+        ))
+        .hint(format!("run once without {what} to write the report"))),
+        None => Ok(()),
+    }
+}
+
+/// Writes the reports `--report` asked for; `summary` is `None` when nothing ran, and `why`
+/// says why (the compiler's errors, or the refusal).
+fn write_reports(
+    root: &Path,
+    group: &Group,
+    exercise: &Exercise,
+    specs: &[ReportSpec],
+    summary: Option<&Summary>,
+    why: Option<String>,
+    started: std::time::SystemTime,
+) -> Result<(), Failure> {
+    if specs.is_empty() {
+        return Ok(());
+    }
+    let report = RunReport::new(root, group, exercise, "practice", summary, why, started)
+        .map_err(|e| Failure::new(format!("cannot write the reports: {e}")))?;
+    reports::write_all(specs, &report).map_err(|e| {
+        Failure::new(format!("cannot write the reports: {e}"))
+            .hint("check that each report's folder can be written")
+    })
+}
+
 pub fn run_group(root: Option<PathBuf>, group: &Group, args: GroupArgs) -> Outcome {
+    check_reports(&args)?;
+    let started = std::time::SystemTime::now();
     let limits = args.limits();
     let (fail_fast, all_in_full) = (args.fail_fast, args.all_failures);
+    let specs = args.reports.clone();
     let libtest = args.libtest.into_arguments();
     setup_color(libtest.color);
     let root = kit_root(root)?;
@@ -197,9 +248,16 @@ pub fn run_group(root: Option<PathBuf>, group: &Group, args: GroupArgs) -> Outco
             Against::Practice => {
                 let harness = match build_practice(&root, &exercise) {
                     Ok(harness) => harness,
-                    Err((failure, standing)) => {
+                    Err(NotBuilt {
+                        failure,
+                        standing,
+                        why,
+                    }) => {
                         if libtest.filter.is_none() && libtest.skip.is_empty() {
                             remember(&root, group, &exercise, &standing, None);
+                        }
+                        if why.is_some() {
+                            write_reports(&root, group, &exercise, &specs, None, why, started)?;
                         }
                         return Err(failure);
                     }
@@ -250,6 +308,15 @@ pub fn run_group(root: Option<PathBuf>, group: &Group, args: GroupArgs) -> Outco
             Some(&summary),
         );
     }
+    write_reports(
+        &root,
+        group,
+        &exercise,
+        &specs,
+        Some(&summary),
+        None,
+        started,
+    )?;
     save_case(&root, group, &summary, args.save_case.as_deref(), &mut out)
         .map_err(|e| Failure::new(format!("could not write the results: {e}")))?;
     if !summary.listed_only && libtest.format != Some(FormatSetting::Json) {
@@ -393,47 +460,61 @@ pub fn next_steps(
     }
 }
 
+/// Why the learner's harness is not there to run.
+pub struct NotBuilt {
+    /// The command's error.
+    pub failure: Failure,
+    /// Where that leaves the learner (for `list`).
+    pub standing: Standing,
+    /// For a report: why no check ran, when it is the learner's code (the compiler's
+    /// errors, or the refusal); `None` when the kit or cargo failed.
+    pub why: Option<String>,
+}
+
 /// Builds the harness for `exercise`'s lesson, then refuses a practice crate that reaches
-/// the kit's answers. Compiler messages go to standard error. On failure, also says where
-/// that leaves the learner (for `list`).
-pub fn build_practice(root: &Path, exercise: &Exercise) -> Result<Built, (Failure, Standing)> {
+/// the kit's answers. Compiler messages go to standard error.
+pub fn build_practice(root: &Path, exercise: &Exercise) -> Result<Built, NotBuilt> {
     let color = colored::control::SHOULD_COLORIZE.should_colorize();
     let mut messages = super::output::ErrOut;
     let built = compile::build_harness(root, &exercise.group, color, &mut messages).map_err(
         |e| match e {
-            BuildError::Compile { errors } => {
-                (compile_failure(exercise, &errors), Standing::DoesNotCompile)
-            }
-            other => (
-                Failure::new(other.to_string())
+            BuildError::Compile { errors } => NotBuilt {
+                failure: compile_failure(exercise, &errors),
+                standing: Standing::DoesNotCompile,
+                why: Some(compile::errors_text(&errors)),
+            },
+            other => NotBuilt {
+                failure: Failure::new(other.to_string())
                     .hint("is cargo on your PATH? `cargo --version` should answer"),
-                Standing::NotRun,
-            ),
+                standing: Standing::NotRun,
+                why: None,
+            },
         },
     )?;
-    let found = borrowed::inspect(root, built.practice_dep_info.as_deref()).map_err(|e| {
-        (
-            Failure::new(format!(
+    let found =
+        borrowed::inspect(root, built.practice_dep_info.as_deref()).map_err(|e| NotBuilt {
+            failure: Failure::new(format!(
                 "cannot check what was compiled into the practice crate: {e}"
             ))
             .hint("nothing was run; build it again with `cargo build -p practice`"),
-            Standing::NotRun,
-        )
-    })?;
+            standing: Standing::NotRun,
+            why: None,
+        })?;
     if let Some(first) = found.first() {
         let more: String = found[1..]
             .iter()
             .map(|b| format!("\n  also: {}; {}", b.what(), b.undo()))
             .collect();
-        return Err((
-            Failure::new(format!(
+        return Err(NotBuilt {
+            failure: Failure::new(format!(
                 "nothing was run: {}. The checks grade your own code, and the kit's answers are \
                  out of the practice crate's reach on purpose.{more}",
                 first.what()
             ))
             .hint(first.undo()),
-            Standing::Refused,
-        ));
+            standing: Standing::Refused,
+            why: Some(format!("refused: {}; nothing was run", first.what())),
+        });
     }
     Ok(built)
 }

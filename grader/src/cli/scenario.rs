@@ -72,7 +72,7 @@ fn run_practice(
     timeout: f64,
 ) -> Result<Result<ScenarioRun, String>, Failure> {
     let exercise = load_exercise(root, group)?;
-    let built = build_practice(root, &exercise).map_err(|(failure, _)| failure)?;
+    let built = build_practice(root, &exercise).map_err(|e| e.failure)?;
     let launcher = Launcher::new(&built.executable);
     let scratch = tempfile::tempdir()
         .map_err(|e| Failure::new(format!("cannot make a scratch folder: {e}")))?;

@@ -115,7 +115,7 @@ pub fn remember(
         counts,
         at: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
     };
-    cache::store(root, &cache::result_name(group.name), &entry);
+    cache::store(&cache::dir(root), &cache::result_name(group.name), &entry);
 }
 
 /// Where the learner stands, from the last result the grader remembers: nothing is built
@@ -124,7 +124,8 @@ pub fn remembered(root: &Path, group: &Group, exercise: &Exercise) -> Result<Sta
     if !started(root, exercise)? {
         return Ok(Standing::NotStarted);
     }
-    let Some(last) = cache::load::<LastResult>(root, &cache::result_name(group.name)) else {
+    let Some(last) = cache::load::<LastResult>(&cache::dir(root), &cache::result_name(group.name))
+    else {
         return Ok(Standing::NotRun);
     };
     if last.learner_hash != cache::learner_hash(root, &exercise.file)

@@ -8,7 +8,7 @@
 //! systems), `--manual` runs on `r` instead.
 
 use super::output::say;
-use super::run::{build_practice, guidance_line, next_steps, Against};
+use super::run::{build_practice, guidance_line, next_steps, Against, NotBuilt};
 use super::standing::{remember, remembered, Standing};
 use super::{kit_root, load_exercise, resolve_group, Failure, Outcome};
 use clap::Args;
@@ -167,7 +167,9 @@ fn run_lesson(root: &Path, lesson: &Lesson, timeout: Duration, runs: &mut usize)
     );
     let built = match build_practice(root, exercise) {
         Ok(built) => built,
-        Err((failure, standing)) => {
+        Err(NotBuilt {
+            failure, standing, ..
+        }) => {
             remember(root, group, exercise, &standing, None);
             say!("{} {}", "error:".red().bold(), failure.message);
             if let Some(hint) = failure.hint {

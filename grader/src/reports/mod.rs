@@ -11,10 +11,15 @@ mod json;
 mod junit;
 pub mod weights;
 
-use grader_checks::{FailureKind, Status};
+use crate::guidance::{GuidanceLog, Kind};
+use crate::suite::Summary;
+use crate::{Exercise, Group};
+use grader_checks::{FailureKind, Outcome, Status};
 use std::collections::BTreeMap;
 use std::fmt;
+use std::path::{Path, PathBuf};
 use std::str::FromStr;
+use std::time::SystemTime;
 
 /// One run of a group, as every format reports it.
 #[derive(Debug, Clone, PartialEq)]
@@ -111,14 +116,115 @@ impl RunReport {
         self.checks
             .iter()
             .filter(|c| c.status == Status::Passed)
-            .map(|c| c.weight)
-            .sum()
+            .fold(0.0, |sum, c| sum + c.weight)
     }
 
     /// Points possible: the weights of every check.
     pub fn max_score(&self) -> f64 {
-        self.checks.iter().map(|c| c.weight).sum()
+        // A fold from +0: an empty f64 `sum()` is -0, which some readers print as "-0".
+        self.checks.iter().fold(0.0, |sum, c| sum + c.weight)
     }
+}
+
+impl RunReport {
+    /// The report of a run of `group`'s checks against `against` in the kit at `root`: the
+    /// checks of `summary`, or — when nothing ran — `compile_error` says why.
+    pub fn new(
+        root: &Path,
+        group: &Group,
+        exercise: &Exercise,
+        against: &str,
+        summary: Option<&Summary>,
+        compile_error: Option<String>,
+        started: SystemTime,
+    ) -> Result<RunReport, crate::toml_file::TomlFileError> {
+        let weights = weights::load(&exercise.dir(root))?;
+        let learner = std::fs::read(root.join(&exercise.file)).ok();
+        let checks = summary
+            .map(|s| {
+                s.runs
+                    .iter()
+                    .map(|run| CheckReport {
+                        name: run.name.to_string(),
+                        status: run.outcome.status(),
+                        kind: run.outcome.failure_kind(),
+                        message: run.outcome.message().map(str::to_string),
+                        location: match &run.outcome {
+                            Outcome::Unfinished { location, .. } => location.clone(),
+                            _ => None,
+                        },
+                        output: run.output.clone(),
+                        duration_secs: run.duration.as_secs_f64(),
+                        weight: weights.of(run.name),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        Ok(RunReport {
+            kit_version: env!("CARGO_PKG_VERSION").to_string(),
+            group: group.name.to_string(),
+            title: group.title.to_string(),
+            against: against.to_string(),
+            learner_file: Some(exercise.file.display().to_string()),
+            learner_file_hash: learner.map(|bytes| content_hash(&bytes)),
+            compile_error,
+            checks,
+            guidance: guidance(root, group.name),
+            started: humantime::format_rfc3339_seconds(started).to_string(),
+            duration_secs: started.elapsed().map_or(0.0, |d| d.as_secs_f64()),
+        })
+    }
+}
+
+/// The guidance the log of the kit at `root` holds for `group`.
+pub fn guidance(root: &Path, group: &str) -> Guidance {
+    match GuidanceLog::in_kit(root).read() {
+        Ok(contents) => Guidance {
+            by_kind: [Kind::Help, Kind::ReferenceRun, Kind::Note]
+                .into_iter()
+                .map(|k| (k.as_str().to_string(), contents.count(group, k)))
+                .collect(),
+            known: root.join(crate::guidance::LOG_FILE).is_file(),
+        },
+        Err(_) => Guidance::default(),
+    }
+}
+
+/// One `--report FORMAT:PATH`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReportSpec {
+    /// The format.
+    pub format: Format,
+    /// Where to write it.
+    pub path: PathBuf,
+}
+
+impl FromStr for ReportSpec {
+    type Err = String;
+    /// `json:results.json`, `junit:out/junit.xml`…
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let (format, path) = s
+            .split_once(':')
+            .ok_or_else(|| format!("{s:?}: write FORMAT:PATH, e.g. junit:results.xml"))?;
+        if path.is_empty() {
+            return Err(format!("{s:?}: the path is empty"));
+        }
+        Ok(ReportSpec {
+            format: format.parse()?,
+            path: PathBuf::from(path),
+        })
+    }
+}
+
+/// Writes `report` in every format of `specs`, creating folders as needed.
+pub fn write_all(specs: &[ReportSpec], report: &RunReport) -> std::io::Result<()> {
+    for spec in specs {
+        if let Some(dir) = spec.path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)?;
+        }
+        std::fs::write(&spec.path, spec.format.render(report))?;
+    }
+    Ok(())
 }
 
 /// A format a run can be reported in.
@@ -150,6 +256,16 @@ impl Format {
             Format::Exercism => "exercism",
             Format::Gradescope => "gradescope",
             Format::Junit => "junit",
+        }
+    }
+
+    /// The end of a report file's name in this format, after the group: `build3.junit.xml`.
+    pub fn file_suffix(self) -> &'static str {
+        match self {
+            Format::Json => "json",
+            Format::Exercism => "exercism.json",
+            Format::Gradescope => "gradescope.json",
+            Format::Junit => "junit.xml",
         }
     }
 

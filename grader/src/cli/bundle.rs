@@ -1,0 +1,225 @@
+//! `bundle PLATFORM GROUP --out DIR`: write a platform's autograder, generated from the kit
+//! (see `grader::bundle`).
+
+use super::output::say;
+use super::{kit_root, resolve_group, Failure, Outcome};
+use clap::{Args, ValueEnum};
+use grader::bundle::{self, BundleError, Options, Per, Platform};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+#[derive(Args)]
+#[command(after_help = "Examples:\n  \
+    cargo run -p grader -- bundle gradescope build3 --out gradescope-build3\n  \
+    cargo run -p grader -- bundle exercism build3 --out test-runner\n  \
+    cargo run -p grader -- bundle classroom build3 --per check --out build3-template\n\n\
+    docs/instructors.md says how to set each platform up with its bundle.")]
+pub struct BundleArgs {
+    /// The platform: gradescope (setup.sh, run_autograder and autograder.zip to upload),
+    /// exercism (a test runner: bin/run.sh SLUG INPUT_DIR OUTPUT_DIR and a Dockerfile) or
+    /// classroom (a template repository: the kit and .github/workflows/classroom.yml).
+    #[arg(value_enum, value_name = "PLATFORM")]
+    platform: PlatformArg,
+    /// The group the autograder grades, e.g. build3 (`cargo run -p grader -- list` shows
+    /// them). For exercism: the group of a slug that names none.
+    #[arg(value_name = "GROUP")]
+    group: String,
+    /// The folder to write the bundle to: a new or empty folder (see --force), outside the
+    /// kit's own files. Each bundle holds a copy of the kit as a fresh clone has it.
+    #[arg(long, value_name = "DIR")]
+    out: PathBuf,
+    /// Write into a folder that is not empty: it is made to hold exactly the bundle, so any
+    /// other file in it is removed (except .git/ and the kit's target/ build folder). Files
+    /// already right are left alone.
+    #[arg(long)]
+    force: bool,
+    /// classroom only: one test per check, each worth its points from
+    /// exercises/GROUP/grading.toml (the default), or one test for the whole group, worth
+    /// all of them (all or nothing).
+    #[arg(long, value_enum, value_name = "check|group")]
+    per: Option<PerArg>,
+    /// classroom only: the minutes each test may run before the command grader stops it
+    /// (1 to 360; default 10). Each check has its own 3-second limit inside the kit.
+    #[arg(long, value_name = "MINUTES")]
+    timeout_minutes: Option<u32>,
+    /// gradescope and exercism: the Rust toolchain setup installs when there is no cargo,
+    /// and the exercism image's tag: stable (the default) or a version such as 1.91, no
+    /// older than the workspace's rust-version.
+    #[arg(long, value_name = "TOOLCHAIN")]
+    toolchain: Option<String>,
+    /// gradescope only: do not write autograder.zip (zip setup.sh, run_autograder and kit/
+    /// yourself).
+    #[arg(long)]
+    no_zip: bool,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum PlatformArg {
+    /// Gradescope's autograder: setup.sh, run_autograder, autograder.zip.
+    Gradescope,
+    /// Exercism's test-runner interface: bin/run.sh and a Dockerfile.
+    Exercism,
+    /// GitHub Classroom's command grader: a template repository with its workflow.
+    Classroom,
+}
+
+impl From<PlatformArg> for Platform {
+    fn from(p: PlatformArg) -> Platform {
+        match p {
+            PlatformArg::Gradescope => Platform::Gradescope,
+            PlatformArg::Exercism => Platform::Exercism,
+            PlatformArg::Classroom => Platform::Classroom,
+        }
+    }
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum PerArg {
+    /// One test per check, with the check's points.
+    Check,
+    /// One test for the whole group, with all its points.
+    Group,
+}
+
+pub fn bundle(root: Option<PathBuf>, args: BundleArgs) -> Outcome {
+    let platform = Platform::from(args.platform);
+    let group = resolve_group(&args.group)?;
+    let only = |option: &str, wanted: Platform| {
+        Failure::new(format!("{option} is for {wanted} bundles, not {platform}"))
+            .hint(format!("leave {option} out"))
+    };
+    if platform != Platform::Classroom {
+        if args.per.is_some() {
+            return Err(only("--per", Platform::Classroom));
+        }
+        if args.timeout_minutes.is_some() {
+            return Err(only("--timeout-minutes", Platform::Classroom));
+        }
+    }
+    if platform == Platform::Classroom && args.toolchain.is_some() {
+        return Err(Failure::new(
+            "--toolchain is for gradescope and exercism bundles, not classroom",
+        )
+        .hint(
+            "a classroom workflow uses the Rust that GitHub's runner has; leave --toolchain out",
+        ));
+    }
+    if platform != Platform::Gradescope && args.no_zip {
+        return Err(only("--no-zip", Platform::Gradescope));
+    }
+    let root = kit_root(root)?;
+    let options = Options {
+        per: match args.per {
+            Some(PerArg::Group) => Per::Group,
+            Some(PerArg::Check) | None => Per::Check,
+        },
+        timeout_minutes: args
+            .timeout_minutes
+            .unwrap_or(bundle::DEFAULT_TIMEOUT_MINUTES),
+        zip: !args.no_zip,
+        toolchain: args
+            .toolchain
+            .clone()
+            .unwrap_or_else(|| bundle::DEFAULT_TOOLCHAIN.to_string()),
+        ..Options::new(platform, group)
+    };
+    let made = bundle::build(&root, &options, Some(&args.out)).map_err(|e| failure(e, group))?;
+    let written = made
+        .write(&root, &args.out, args.force)
+        .map_err(|e| failure(e, group))?;
+    say!(
+        "Wrote the {platform} bundle for {} to {}: {} files ({} written, {} unchanged, {} removed).",
+        group.name,
+        args.out.display(),
+        made.files.len(),
+        written.written,
+        written.unchanged,
+        written.removed
+    );
+    say!();
+    for line in next_steps(platform, group.name, &args.out, made.max_score) {
+        say!("{line}");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What to do with the bundle, step by step.
+fn next_steps(platform: Platform, group: &str, out: &Path, points: f64) -> Vec<String> {
+    let out = out.display();
+    let points = bundle::format_points(points);
+    match platform {
+        Platform::Gradescope => vec![
+            "Next:".into(),
+            format!("  1. Create a Programming Assignment in Gradescope worth {points} points."),
+            format!(
+                "  2. Configure Autograder: Zip file upload, {out}/autograder.zip (setup.sh builds \
+                 the kit when the image is built)."
+            ),
+            format!(
+                "  3. Test Autograder with a submission holding the {group} file; or here: \
+                 AUTOGRADER_ROOT=/tmp/gs {out}/run_autograder (after {out}/setup.sh)."
+            ),
+        ],
+        Platform::Exercism => vec![
+            "Next:".into(),
+            format!("  1. docker build -t retry-kit-test-runner {out}"),
+            "  2. docker run --rm --network none --mount type=bind,src=SOLUTION,dst=/solution \
+             --mount type=bind,src=OUTPUT,dst=/output retry-kit-test-runner SLUG /solution/ /output/"
+                .into(),
+            format!("     (a SLUG that is not a group name is graded as {group}; {points} points)"),
+        ],
+        Platform::Classroom => vec![
+            "Next:".into(),
+            format!(
+                "  1. Push {out} to a new GitHub repository and mark it as a template \
+                 (it is the kit, with .github/workflows/classroom.yml)."
+            ),
+            format!(
+                "  2. Create the assignment in GitHub Classroom from that template; the workflow \
+                 grades {group} on every push ({points} points)."
+            ),
+        ],
+    }
+}
+
+/// `e` as one line and a hint.
+fn failure(e: BundleError, group: &grader::Group) -> Failure {
+    let hint = match &e {
+        BundleError::NotEmpty { .. } => Some(
+            "choose a new folder, or add --force to replace the bundle in it (other files in it \
+             are removed)"
+                .to_string(),
+        ),
+        BundleError::OutHoldsKit { .. } | BundleError::NotAFolder { .. } => {
+            Some("choose a new folder for --out, e.g. ../bundles/NAME".to_string())
+        }
+        BundleError::FractionalPoints { .. } => Some(format!(
+            "give it a whole number of points in exercises/{}/grading.toml, or use --per group \
+             if the group's total is whole",
+            group.name
+        )),
+        BundleError::Exercise(_) => Some(format!(
+            "restore the exercise folder from git: `git checkout -- exercises/{}`",
+            group.name
+        )),
+        BundleError::Kit { .. } | BundleError::Manifest { .. } => {
+            Some("--root names the kit's folder, the one with Cargo.toml and exercises/".into())
+        }
+        BundleError::Timeout(_) => Some("e.g. --timeout-minutes 10".into()),
+        BundleError::Toolchain(_) => {
+            Some("--toolchain stable (the default), or a Rust version such as 1.91".into())
+        }
+        BundleError::Write { .. } => Some("check that the folder is writable".into()),
+        BundleError::Unsafe { .. } => {
+            Some("KIT BUG: the registry's names are plain words; report it".into())
+        }
+        BundleError::Zip(_) => {
+            Some("use --no-zip and zip the bundle with a zip64-capable tool".into())
+        }
+    };
+    let failure = Failure::new(e.to_string());
+    match hint {
+        Some(hint) => failure.hint(hint),
+        None => failure,
+    }
+}

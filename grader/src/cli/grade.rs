@@ -1,0 +1,299 @@
+//! `grade SUBMISSIONS`: grade a class's submissions, each in its own copy of the kit, into
+//! reports and a gradebook. Progress goes to standard error (a bar on a terminal, a line
+//! per row otherwise); the summary to standard output.
+
+use super::output::{say, tell};
+use super::run::parse_timeout;
+use super::{kit_root, resolve_group, Failure, Outcome, EXIT_ERROR};
+use clap::Args;
+use grader::grade::{self, Event, Row, RowStatus, Settings, Submission};
+use grader::reports::Format;
+use grader_checks::limits::Limits;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+#[derive(Args)]
+#[command(
+    after_help = "A submission is a folder holding the learner's files as named in \
+    practice/src (at its top, in src/ or in practice/src/), or a single .rs file. A \
+    GUIDANCE_LOG.md at a folder's top is read for the guidance counts. Each submission is graded \
+    in its own copy of the kit (under target/kit-grade/), with the limits of a learner's run. \
+    A second run skips what is unchanged. Exit status: 0 when every submission has its row, \
+    whatever its grade; 2 on bad input or when the kit itself failed."
+)]
+pub struct GradeArgs {
+    /// A folder with one folder or .rs file per learner (with --one: a single submission).
+    #[arg(value_name = "SUBMISSIONS")]
+    submissions: PathBuf,
+    /// Grade this lesson only (default: every lesson a submission holds a file for).
+    #[arg(long, value_name = "GROUP")]
+    group: Option<String>,
+    /// How many submissions are graded at once (default: the number of cores).
+    #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]
+    jobs: Option<u16>,
+    /// Where the reports and the gradebook go (default: SUBMISSIONS-grades, next to it).
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// A report written for each submission: json, exercism, gradescope or junit (repeatable).
+    #[arg(long = "report", value_name = "FORMAT", default_values_t = [Format::Json])]
+    reports: Vec<Format>,
+    /// Grade again even the submissions unchanged since the last run.
+    #[arg(long)]
+    force: bool,
+    /// SUBMISSIONS is one submission; its reports go straight into the output folder.
+    #[arg(long)]
+    one: bool,
+    /// Seconds one check may run before it is stopped as "did not finish".
+    #[arg(long, value_name = "SECS", default_value_t = 3.0, value_parser = parse_timeout)]
+    timeout: f64,
+    /// The most memory one check may use, in MiB.
+    #[arg(long, value_name = "MIB", default_value_t = 1024, value_parser = clap::value_parser!(u64).range(64..=65536))]
+    memory_limit: u64,
+    /// Print no progress, only the summary.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+pub fn grade(root: Option<PathBuf>, args: GradeArgs) -> Outcome {
+    let root = kit_root(root)?;
+    let group = args.group.as_deref().map(resolve_group).transpose()?;
+    let path = &args.submissions;
+    if !path.exists() {
+        return Err(
+            Failure::new(format!("{} does not exist", path.display())).hint(
+                "name a folder of submissions (one folder or .rs file per learner), or one \
+                 submission with --one",
+            ),
+        );
+    }
+    if path.is_file() && !args.one {
+        return Err(Failure::new(format!(
+            "{} is a file, not a folder of submissions",
+            path.display()
+        ))
+        .hint("to grade this one file, add --one (and --group GROUP)"));
+    }
+    let out = args.out.clone().unwrap_or_else(|| default_out(path));
+    let submissions = if args.one {
+        vec![Submission::at(path)]
+    } else {
+        grade::submission::list(path, std::slice::from_ref(&out)).map_err(|e| {
+            Failure::new(e.to_string())
+                .hint("each learner's submission is a folder or a .rs file inside it")
+        })?
+    };
+    let mut formats = args.reports.clone();
+    formats.dedup();
+    let settings = Settings {
+        group,
+        jobs: args.jobs.map_or_else(cores, usize::from),
+        out: out.clone(),
+        formats,
+        force: args.force,
+        one: args.one,
+        timeout: Duration::from_secs_f64(args.timeout),
+        limits: Limits {
+            memory: args.memory_limit * 1024 * 1024,
+            ..Limits::default()
+        },
+    };
+    let started = Instant::now();
+    let progress = Mutex::new(Progress::new(args.quiet, started));
+    let book = grade::grade(&root, &submissions, &settings, &|event| {
+        if let Ok(mut p) = progress.lock() {
+            p.show(&event);
+        }
+    })
+    .map_err(|e| {
+        Failure::new(e.to_string()).hint(
+            "nothing was graded; the kit's own build must work first: \
+             `cargo build -p practice-harness --features practice-harness/build3`",
+        )
+    })?;
+    let skipped = match progress.lock() {
+        Ok(mut p) => {
+            p.finish();
+            p.skipped
+        }
+        Err(_) => 0,
+    };
+    summary(&book.rows, skipped, &out, started.elapsed(), &settings);
+    let kit_errors = book
+        .rows
+        .iter()
+        .filter(|r| r.status == RowStatus::KitError)
+        .count();
+    if kit_errors > 0 {
+        tell!(
+            "{kit_errors} row(s) are kit errors, not grades: the kit failed on them (see their \
+             note). Grade them again with --force once fixed."
+        );
+        return Ok(ExitCode::from(EXIT_ERROR));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `class/` → `class-grades/`, next to it.
+fn default_out(submissions: &Path) -> PathBuf {
+    let name = submissions
+        .file_stem()
+        .map_or("submissions".into(), |n| n.to_string_lossy().into_owned());
+    let parent = submissions
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    parent.join(format!("{name}-grades"))
+}
+
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(2, |n| n.get())
+}
+
+/// Prints the totals and where everything is.
+fn summary(rows: &[Row], skipped: usize, out: &Path, elapsed: Duration, settings: &Settings) {
+    let count = |s: RowStatus| rows.iter().filter(|r| r.status == s).count();
+    let parts: Vec<String> = [
+        RowStatus::Passing,
+        RowStatus::Failing,
+        RowStatus::Unfinished,
+        RowStatus::DoesNotCompile,
+        RowStatus::Refused,
+        RowStatus::MissingFile,
+        RowStatus::KitError,
+    ]
+    .into_iter()
+    .filter(|s| count(*s) > 0)
+    .map(|s| format!("{} {}", count(s), s.label()))
+    .collect();
+    let unchanged = if skipped > 0 {
+        format!(" ({skipped} unchanged since the last run, not graded again; --force regrades)")
+    } else {
+        String::new()
+    };
+    say!(
+        "{} row(s) in {:.1} s{unchanged}: {}",
+        rows.len(),
+        elapsed.as_secs_f64(),
+        parts.join(", ")
+    );
+    let formats: Vec<&str> = settings.formats.iter().map(|f| f.file_suffix()).collect();
+    let each = if settings.one {
+        out.display().to_string()
+    } else {
+        out.join("SUBMISSION").display().to_string()
+    };
+    say!(
+        "gradebook: {} and {}\nreports:   {each}/GROUP.{{{},txt}}",
+        out.join("grades.csv").display(),
+        out.join("grades.json").display(),
+        formats.join(",")
+    );
+}
+
+/// What the terminal shows while a batch runs.
+struct Progress {
+    quiet: bool,
+    bar: bool,
+    total: usize,
+    done: usize,
+    skipped: usize,
+    started: Instant,
+}
+
+impl Progress {
+    fn new(quiet: bool, started: Instant) -> Progress {
+        Progress {
+            quiet,
+            bar: std::io::stderr().is_terminal(),
+            total: 0,
+            done: 0,
+            skipped: 0,
+            started,
+        }
+    }
+
+    fn show(&mut self, event: &Event) {
+        if let Event::Finished { skipped: true, .. } = event {
+            self.skipped += 1;
+        }
+        if self.quiet {
+            return;
+        }
+        match event {
+            Event::Preparing { slots } => tell!(
+                "preparing {slots} grading cop{} of the kit (the first time builds its \
+                 dependencies: about a minute)…",
+                if *slots == 1 { "y" } else { "ies" }
+            ),
+            Event::Started { total } => {
+                self.total = *total;
+                self.draw("");
+            }
+            Event::Finished { row, skipped } => {
+                self.done += 1;
+                let line = format!(
+                    "{} {}: {}{}",
+                    row.submission,
+                    row.group,
+                    row_words(row),
+                    if *skipped {
+                        " (unchanged, skipped)"
+                    } else {
+                        ""
+                    }
+                );
+                if self.bar {
+                    self.draw(&line);
+                } else {
+                    tell!("[{}/{}] {line}", self.done, self.total);
+                }
+            }
+        }
+    }
+
+    fn draw(&self, last: &str) {
+        if !self.bar {
+            return;
+        }
+        const WIDTH: usize = 24;
+        let filled = (self.done * WIDTH).checked_div(self.total).unwrap_or(0);
+        let secs = self.started.elapsed().as_secs();
+        let mut line = format!(
+            "[{}{}] {}/{} · {}:{:02}",
+            "#".repeat(filled),
+            "-".repeat(WIDTH - filled),
+            self.done,
+            self.total,
+            secs / 60,
+            secs % 60
+        );
+        if !last.is_empty() {
+            line.push_str(" · ");
+            line.push_str(last);
+        }
+        let line: String = line.chars().take(100).collect();
+        eprint!("\r\x1b[K{line}");
+    }
+
+    fn finish(&mut self) {
+        if self.bar && !self.quiet && self.total > 0 {
+            eprintln!();
+        }
+    }
+}
+
+/// A row in a few words: `failing, 30 of 39 passed`.
+fn row_words(row: &Row) -> String {
+    match row.status {
+        RowStatus::Passing | RowStatus::Failing | RowStatus::Unfinished => format!(
+            "{}, {} of {} passed",
+            row.status.label(),
+            row.passed,
+            row.passed + row.failed + row.unfinished
+        ),
+        _ => format!("{}: {}", row.status.label(), row.note),
+    }
+}

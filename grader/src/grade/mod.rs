@@ -1,0 +1,669 @@
+//! Grading a class: every submission in a copy of the kit of its own, a few at a time, with
+//! the same isolation and limits as a learner's run, into reports and a gradebook.
+//!
+//! - [`submission`]: which submissions there are, and each one's file for a lesson.
+//! - [`gradebook`]: the rows, as `grades.csv` and `grades.json`.
+//! - [`slots`]: warm copies of the kit to grade in.
+//!
+//! A batch never stops for one submission: one that does not compile, loops, crashes or
+//! exhausts its limits gets its row like any other, and so does a failure of the kit on one
+//! submission (as `kit-error`, never as the learner's grade). Each copy builds into its own
+//! target folder, so no submission can be graded with another's build.
+
+pub mod gradebook;
+pub mod slots;
+pub mod submission;
+
+pub use gradebook::{Gradebook, Row, RowStatus};
+pub use submission::{Submission, SubmissionError};
+
+use crate::borrowed;
+use crate::cache::content_hash;
+use crate::compile::{self, BuildError, BuildPlace};
+use crate::guidance::LOG_FILE;
+use crate::kitcopy::{self, Files, Slot};
+use crate::reports::{self, Format, RunReport};
+use crate::suite::{self, RunSettings, Summary};
+use crate::{Exercise, Group, Launcher, Status};
+use grader_checks::limits::Limits;
+use libtest_mimic::{Arguments, ColorSetting, FormatSetting};
+use std::collections::{BTreeMap, VecDeque};
+use std::io::Write;
+use std::panic::AssertUnwindSafe;
+use std::path::{Path, PathBuf};
+use std::sync::{mpsc, Mutex};
+use std::time::{Duration, Instant, SystemTime};
+use thiserror::Error;
+
+/// How to grade a batch.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// Grade only this lesson (otherwise: every lesson a submission holds a file for).
+    pub group: Option<&'static Group>,
+    /// How many submissions are graded at once.
+    pub jobs: usize,
+    /// Where the reports and the gradebook go.
+    pub out: PathBuf,
+    /// The report formats written for each submission.
+    pub formats: Vec<Format>,
+    /// Grade again even what is unchanged since the last run.
+    pub force: bool,
+    /// The batch is one submission: its reports go straight into `out`.
+    pub one: bool,
+    /// How long one check may run.
+    pub timeout: Duration,
+    /// The limits each check runs under.
+    pub limits: Limits,
+}
+
+/// What a batch tells its caller while it works.
+#[derive(Debug, Clone)]
+pub enum Event {
+    /// The grading copies are being built for the first time (`slots` of them).
+    Preparing {
+        /// How many copies.
+        slots: usize,
+    },
+    /// The batch starts: `total` rows to make, `skipped` of them unchanged.
+    Started {
+        /// Rows in all.
+        total: usize,
+    },
+    /// A row is done.
+    Finished {
+        /// The row.
+        row: Row,
+        /// Whether it was taken from the last run, unchanged.
+        skipped: bool,
+    },
+}
+
+/// Why a batch could not run at all.
+#[derive(Debug, Error)]
+pub enum GradeError {
+    /// The submissions could not be listed.
+    #[error(transparent)]
+    Submissions(#[from] SubmissionError),
+    /// A lesson's metadata could not be read.
+    #[error(transparent)]
+    Exercise(#[from] crate::exercise::ExerciseError),
+    /// The kit's files or a grading copy could not be read or written.
+    #[error("cannot prepare a copy of the kit to grade in: {0}")]
+    Copy(std::io::Error),
+    /// The kit itself does not build, so no submission could be graded.
+    #[error("the kit does not build in a grading copy ({dir}): {reason}")]
+    KitBuild {
+        /// The copy.
+        dir: PathBuf,
+        /// What failed.
+        reason: String,
+    },
+    /// The gradebook could not be written.
+    #[error("cannot write the gradebook in {dir}: {source}")]
+    Gradebook {
+        /// The folder.
+        dir: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+}
+
+/// One submission's lesson to grade.
+#[derive(Debug, Clone)]
+struct Job {
+    submission: Submission,
+    group: &'static Group,
+    exercise: Exercise,
+    content: Vec<u8>,
+    log: Option<Vec<u8>>,
+    hash: String,
+}
+
+/// Grades `submissions` with the kit at `kit` and returns the gradebook (also written to
+/// `settings.out` after every row, so an interrupted batch keeps what it graded).
+pub fn grade(
+    kit: &Path,
+    submissions: &[Submission],
+    settings: &Settings,
+    events: &(dyn Fn(Event) + Sync),
+) -> Result<Gradebook, GradeError> {
+    let mut base = kitcopy::fresh_files(kit).map_err(GradeError::Copy)?;
+    // Submissions or reports kept inside the kit are not part of it.
+    for dir in submissions
+        .iter()
+        .map(|s| s.path.clone())
+        .chain([settings.out.clone()])
+    {
+        if let Some(rel) = std::fs::canonicalize(&dir)
+            .ok()
+            .zip(std::fs::canonicalize(kit).ok())
+            .and_then(|(d, k)| d.strip_prefix(k).ok().map(Path::to_path_buf))
+            .filter(|rel| !rel.as_os_str().is_empty())
+        {
+            base.retain(|path, _| !path.starts_with(&rel));
+        }
+    }
+    let kit_digest = digest(&base);
+    let exercises: Vec<(&'static Group, Exercise)> = crate::groups::GROUPS
+        .iter()
+        .map(|g| Ok((*g, Exercise::load(kit, g.name)?)))
+        .collect::<Result<_, GradeError>>()?;
+
+    let mut rows = Vec::new();
+    let mut jobs = Vec::new();
+    for submission in submissions {
+        plan(
+            submission,
+            &exercises,
+            settings,
+            &kit_digest,
+            &mut jobs,
+            &mut rows,
+        );
+    }
+    let previous = (!settings.force)
+        .then(|| Gradebook::load(&settings.out))
+        .flatten();
+    let mut pending = VecDeque::new();
+    let mut reused = Vec::new();
+    for job in jobs {
+        let earlier = previous.as_ref().and_then(|book| {
+            book.rows.iter().find(|r| {
+                r.submission == job.submission.name
+                    && r.group == job.group.name
+                    && r.content_hash == job.hash
+                    && r.status != RowStatus::KitError
+            })
+        });
+        let reports_kept = settings
+            .formats
+            .iter()
+            .all(|f| report_path(settings, &job.submission.name, job.group.name, *f).is_file());
+        match earlier {
+            Some(row) if reports_kept => reused.push(row.clone()),
+            _ => pending.push_back(job),
+        }
+    }
+    events(Event::Started {
+        total: rows.len() + reused.len() + pending.len(),
+    });
+    let write_book = |rows: &[Row]| {
+        Gradebook::new(rows.to_vec())
+            .write(&settings.out)
+            .map_err(|source| GradeError::Gradebook {
+                dir: settings.out.clone(),
+                source,
+            })
+    };
+    for row in &rows {
+        events(Event::Finished {
+            row: row.clone(),
+            skipped: false,
+        });
+    }
+    for row in reused {
+        events(Event::Finished {
+            row: row.clone(),
+            skipped: true,
+        });
+        rows.push(row);
+    }
+    write_book(&rows)?;
+    if pending.is_empty() {
+        return Ok(Gradebook::new(rows));
+    }
+
+    let slots = prepare_slots(kit, &base, &exercises, settings, pending.len(), events)?;
+    let queue = Mutex::new(pending);
+    let (sender, receiver) = mpsc::channel::<Row>();
+    std::thread::scope(|scope| -> Result<(), GradeError> {
+        for slot in &slots {
+            let (queue, sender, base) = (&queue, sender.clone(), &base);
+            scope.spawn(move || {
+                let next = || queue.lock().ok().and_then(|mut q| q.pop_front());
+                while let Some(job) = next() {
+                    let started = Instant::now();
+                    let row = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                        grade_job(slot, base, &job, settings)
+                    }))
+                    .unwrap_or_else(|panic| {
+                        let why = grader_checks::panics::panic_message(&*panic);
+                        kit_error(&job, format!("the grader failed on this submission: {why}"))
+                    });
+                    let row = Row {
+                        duration_secs: started.elapsed().as_secs_f64(),
+                        ..row
+                    };
+                    if sender.send(row).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(sender);
+        for row in receiver {
+            events(Event::Finished {
+                row: row.clone(),
+                skipped: false,
+            });
+            rows.push(row);
+            write_book(&rows)?;
+        }
+        Ok(())
+    })?;
+    Ok(Gradebook::new(rows))
+}
+
+/// Adds to `jobs` the lessons `submission` is graded on, and to `rows` a row for each lesson
+/// it cannot be (no file for it).
+fn plan(
+    submission: &Submission,
+    exercises: &[(&'static Group, Exercise)],
+    settings: &Settings,
+    kit_digest: &str,
+    jobs: &mut Vec<Job>,
+    rows: &mut Vec<Row>,
+) {
+    let named = settings.group.is_some();
+    let chosen: Vec<&(&'static Group, Exercise)> = match settings.group {
+        Some(g) => exercises
+            .iter()
+            .filter(|(eg, _)| eg.name == g.name)
+            .collect(),
+        None if submission.is_file() => exercises
+            .iter()
+            .filter(|(_, e)| submission.defines(&e.function))
+            .collect(),
+        None => exercises
+            .iter()
+            .filter(|(_, e)| submission.lesson_file(e, false).is_some())
+            .collect(),
+    };
+    if chosen.is_empty() {
+        let expected: Vec<String> = exercises
+            .iter()
+            .map(|(g, e)| {
+                if submission.is_file() {
+                    format!("fn {} ({})", e.function, g.name)
+                } else {
+                    format!(
+                        "{} ({})",
+                        e.file
+                            .file_name()
+                            .map_or("?".into(), |n| n.to_string_lossy()),
+                        g.name
+                    )
+                }
+            })
+            .collect();
+        let note = if submission.is_file() {
+            format!(
+                "cannot tell which lesson this file is for: it defines none of {}; name the \
+                 lesson with --group",
+                expected.join(", ")
+            )
+        } else {
+            format!(
+                "no lesson file found: expected one of {} at the folder's top, in src/ or in \
+                 practice/src/",
+                expected.join(", ")
+            )
+        };
+        rows.push(missing(submission, "", note));
+        return;
+    }
+    let log = submission
+        .guidance_log()
+        .and_then(|p| std::fs::read(p).ok());
+    for (group, exercise) in chosen {
+        let Some(file) = submission.lesson_file(exercise, named) else {
+            let note = format!(
+                "no {} found for {} (at the folder's top, in src/ or in practice/src/)",
+                exercise
+                    .file
+                    .file_name()
+                    .map_or("file".into(), |n| n.to_string_lossy()),
+                group.name
+            );
+            rows.push(missing(submission, group.name, note));
+            continue;
+        };
+        let content = match std::fs::read(&file) {
+            Ok(content) => content,
+            Err(e) => {
+                let note = format!("cannot read {}: {e}", file.display());
+                rows.push(missing(submission, group.name, note));
+                continue;
+            }
+        };
+        let hash = content_hash(
+            format!(
+                "{kit_digest}\n{}\n{:?}\n{}\n{}\n{}\n",
+                group.name,
+                settings.timeout,
+                settings.limits.memory,
+                content_hash(&content),
+                log.as_deref().map_or("no log".into(), content_hash),
+            )
+            .as_bytes(),
+        );
+        jobs.push(Job {
+            submission: submission.clone(),
+            group,
+            exercise: exercise.clone(),
+            content,
+            log: log.clone(),
+            hash,
+        });
+    }
+}
+
+/// A row for a lesson a submission has no (readable) file for.
+fn missing(submission: &Submission, group: &str, note: String) -> Row {
+    Row {
+        submission: submission.name.clone(),
+        group: group.to_string(),
+        status: RowStatus::MissingFile,
+        passed: 0,
+        failed: 0,
+        unfinished: 0,
+        score: 0.0,
+        max_score: 0.0,
+        compile_error: false,
+        guidance: None,
+        duration_secs: 0.0,
+        note,
+        content_hash: String::new(),
+    }
+}
+
+/// A row for a submission the kit failed on: not a grade.
+fn kit_error(job: &Job, note: String) -> Row {
+    Row {
+        status: RowStatus::KitError,
+        note,
+        content_hash: job.hash.clone(),
+        ..missing(&job.submission, job.group.name, String::new())
+    }
+}
+
+/// A digest of the kit's files: a row graded by another kit is graded again. Its documents
+/// (`.md`) are left out: a lesson's wording does not change a grade.
+fn digest(files: &Files) -> String {
+    let mut text = Vec::new();
+    for (path, content) in files
+        .iter()
+        .filter(|(path, _)| path.extension().is_none_or(|e| e != "md"))
+    {
+        text.extend_from_slice(path.to_string_lossy().as_bytes());
+        text.extend_from_slice(content_hash(content).as_bytes());
+    }
+    content_hash(&text)
+}
+
+/// Where a submission's report in `format` goes.
+pub fn report_path(settings: &Settings, submission: &str, group: &str, format: Format) -> PathBuf {
+    submission_dir(settings, submission).join(format!("{group}.{}", format.file_suffix()))
+}
+
+/// The folder of a submission's reports.
+fn submission_dir(settings: &Settings, submission: &str) -> PathBuf {
+    if settings.one {
+        settings.out.clone()
+    } else {
+        settings.out.join(submission)
+    }
+}
+
+/// Takes `count` grading copies (at most `settings.jobs`) and makes each warm: the first is
+/// built when none is, and the others seeded from a warm one.
+fn prepare_slots(
+    kit: &Path,
+    base: &Files,
+    exercises: &[(&'static Group, Exercise)],
+    settings: &Settings,
+    count: usize,
+    events: &(dyn Fn(Event) + Sync),
+) -> Result<Vec<Slot>, GradeError> {
+    let pool = compile::target_dir(kit).join("kit-grade");
+    let count = count.min(settings.jobs).max(1);
+    let slots: Vec<Slot> = (0..count)
+        .map(|_| Slot::acquire(&pool, count, base))
+        .collect::<Result<_, _>>()
+        .map_err(GradeError::Copy)?;
+    let lesson_files: Vec<&Path> = exercises.iter().map(|(_, e)| e.file.as_path()).collect();
+    let cold: Vec<&Slot> = slots.iter().filter(|s| !slots::is_warm(s.root())).collect();
+    if cold.is_empty() {
+        return Ok(slots);
+    }
+    events(Event::Preparing { slots: cold.len() });
+    let warm = match slots.iter().find(|s| slots::is_warm(s.root())) {
+        Some(warm) => warm,
+        None => {
+            let first = cold[0];
+            let group = settings.group.map_or(exercises[0].0.name, |g| g.name);
+            let mut messages = Vec::new();
+            compile::build_harness_at(
+                &BuildPlace::isolated(first.root()),
+                group,
+                false,
+                &mut messages,
+            )
+            .map_err(|e| GradeError::KitBuild {
+                dir: first.root().to_path_buf(),
+                reason: match e {
+                    BuildError::Compile { errors } => errors.join("\n"),
+                    other => other.to_string(),
+                },
+            })?;
+            first
+        }
+    };
+    for slot in cold.into_iter().filter(|s| s.root() != warm.root()) {
+        let files = base.keys().map(PathBuf::as_path);
+        slots::seed(warm.root(), slot.root(), files, &lesson_files).map_err(GradeError::Copy)?;
+    }
+    Ok(slots)
+}
+
+/// Grades one job in `slot` and writes its reports.
+fn grade_job(slot: &Slot, base: &Files, job: &Job, settings: &Settings) -> Row {
+    let started = SystemTime::now();
+    let mut files = base.clone();
+    files.insert(job.exercise.file.clone(), job.content.clone());
+    if let Some(log) = &job.log {
+        files.insert(PathBuf::from(LOG_FILE), log.clone());
+    }
+    if let Err(e) = kitcopy::sync(slot.root(), &files) {
+        return kit_error(job, format!("cannot prepare its copy of the kit: {e}"));
+    }
+    let root = slot.root();
+    let mut text = Vec::new();
+    let _ = writeln!(
+        text,
+        "{} · {} ({}) · kit {}\n",
+        job.submission.name,
+        job.group.name,
+        job.group.title,
+        env!("CARGO_PKG_VERSION")
+    );
+    let outcome = run_checks(root, job, settings, &mut text);
+    let (summary, not_run) = match outcome {
+        Ok(summary) => (Some(summary), None),
+        Err(Stopped::NotRun { status, why }) => (None, Some((status, why))),
+        Err(Stopped::Kit(why)) => return kit_error(job, why),
+    };
+    let report = RunReport::new(
+        root,
+        job.group,
+        &job.exercise,
+        &job.submission.name,
+        summary.as_ref(),
+        not_run.as_ref().map(|(_, why)| why.clone()),
+        started,
+    );
+    let mut report = match report {
+        Ok(report) => report,
+        Err(e) => return kit_error(job, format!("cannot read the lesson's weights: {e}")),
+    };
+    if job.log.is_none() {
+        report.guidance = reports::Guidance::default();
+    }
+    let max_score = match reports::weights::load(&job.exercise.dir(root)) {
+        Ok(w) => job
+            .group
+            .checks
+            .iter()
+            .fold(0.0, |sum, c| sum + w.of(c.name)),
+        Err(_) => report.max_score(),
+    };
+    let row = match (&summary, not_run) {
+        (Some(summary), _) => graded_row(job, summary, &report, max_score),
+        (None, Some((status, why))) => Row {
+            status,
+            compile_error: status == RowStatus::DoesNotCompile,
+            max_score,
+            note: first_line(&why),
+            content_hash: job.hash.clone(),
+            guidance: guidance_counts(job, &report),
+            ..missing(&job.submission, job.group.name, String::new())
+        },
+        (None, None) => kit_error(job, "no result".into()),
+    };
+    if let Err(e) = write_reports(settings, job, &report, &text) {
+        return kit_error(job, format!("cannot write its reports: {e}"));
+    }
+    row
+}
+
+/// Why no check ran.
+enum Stopped {
+    /// The learner's code: it does not compile, or reaches the kit's answers.
+    NotRun { status: RowStatus, why: String },
+    /// The kit failed.
+    Kit(String),
+}
+
+/// Builds the job's harness in the copy at `root` and runs every check, writing what a
+/// learner would read to `text`.
+fn run_checks(
+    root: &Path,
+    job: &Job,
+    settings: &Settings,
+    text: &mut Vec<u8>,
+) -> Result<Summary, Stopped> {
+    let built =
+        match compile::build_harness_at(&BuildPlace::isolated(root), job.group.name, false, text) {
+            Ok(built) => built,
+            Err(BuildError::Compile { errors }) => {
+                return Err(Stopped::NotRun {
+                    status: RowStatus::DoesNotCompile,
+                    why: compile::errors_text(&errors),
+                })
+            }
+            Err(other) => return Err(Stopped::Kit(other.to_string())),
+        };
+    let found = borrowed::inspect(root, built.practice_dep_info.as_deref())
+        .map_err(|e| Stopped::Kit(format!("cannot check what was compiled: {e}")))?;
+    if let Some(first) = found.first() {
+        let why = format!("refused: {}; nothing was run", first.what());
+        let _ = writeln!(text, "{why}");
+        return Err(Stopped::NotRun {
+            status: RowStatus::Refused,
+            why,
+        });
+    }
+    let launcher = Launcher::new(&built.executable).limits(settings.limits);
+    let args = Arguments {
+        format: Some(FormatSetting::Pretty),
+        color: Some(ColorSetting::Never),
+        ..Arguments::default()
+    };
+    let run_settings = RunSettings {
+        unfinished_hint: format!(
+            "Write its body in {} (lesson: exercises/{}/{}).",
+            job.exercise.file.display(),
+            job.group.name,
+            job.exercise.lesson.display()
+        ),
+        all_in_full: true,
+        ..RunSettings::new(job.submission.name.clone(), settings.timeout)
+    };
+    suite::run(job.group, &launcher, &args, &run_settings, text)
+        .map_err(|e| Stopped::Kit(format!("could not run the checks: {e}")))
+}
+
+/// The row of a submission whose checks ran.
+fn graded_row(job: &Job, summary: &Summary, report: &RunReport, max_score: f64) -> Row {
+    let (passed, failed, unfinished, bugs) = (
+        summary.count(Status::Passed),
+        summary.count(Status::Failed),
+        summary.count(Status::Unfinished),
+        summary.count(Status::KitBug),
+    );
+    let first_failure = summary
+        .runs
+        .iter()
+        .find(|r| r.outcome.status() == Status::Failed);
+    let (status, note) = if bugs > 0 {
+        (
+            RowStatus::KitError,
+            format!("{bugs} check(s) failed inside the kit: not a grade; report it"),
+        )
+    } else if let Some(run) = first_failure {
+        let kind = run
+            .outcome
+            .failure_kind()
+            .map(|k| format!(" ({})", k.label()))
+            .unwrap_or_default();
+        (
+            RowStatus::Failing,
+            format!("first failure: {}{kind}", run.name),
+        )
+    } else if unfinished > 0 {
+        (RowStatus::Unfinished, String::new())
+    } else {
+        (RowStatus::Passing, String::new())
+    };
+    Row {
+        submission: job.submission.name.clone(),
+        group: job.group.name.to_string(),
+        status,
+        passed,
+        failed: failed + bugs,
+        unfinished,
+        score: report.score(),
+        max_score,
+        compile_error: false,
+        guidance: guidance_counts(job, report),
+        duration_secs: 0.0,
+        note,
+        content_hash: job.hash.clone(),
+    }
+}
+
+/// The guidance counts of a submission that came with a log.
+fn guidance_counts(job: &Job, report: &RunReport) -> Option<BTreeMap<String, usize>> {
+    (job.log.is_some() && report.guidance.known).then(|| report.guidance.by_kind.clone())
+}
+
+/// The first line of `text`.
+fn first_line(text: &str) -> String {
+    text.lines().next().unwrap_or_default().to_string()
+}
+
+/// Writes the job's reports in every format asked, and the text a learner would have read.
+fn write_reports(
+    settings: &Settings,
+    job: &Job,
+    report: &RunReport,
+    text: &[u8],
+) -> std::io::Result<()> {
+    let dir = submission_dir(settings, &job.submission.name);
+    std::fs::create_dir_all(&dir)?;
+    for format in &settings.formats {
+        let path = report_path(settings, &job.submission.name, job.group.name, *format);
+        std::fs::write(path, format.render(report))?;
+    }
+    std::fs::write(dir.join(format!("{}.txt", job.group.name)), text)
+}

@@ -1,0 +1,374 @@
+//! `grade` end to end: a generated class graded with the grader binary, each submission in
+//! its own copy of the kit. Nothing here reads `practice/` or the working tree's guidance
+//! log: the copies take the kit's files as a fresh clone has them.
+
+#[path = "support/class.rs"]
+mod class;
+mod common;
+
+use class::{Expect, VARIANTS};
+use common::{kit_root, text, GRADER};
+use grader::guidance::{GuidanceLog, Kind};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn grade(args: &[&str]) -> Output {
+    Command::new(GRADER)
+        .arg("--root")
+        .arg(kit_root())
+        .arg("grade")
+        .args(args)
+        .env_remove("CARGO_TARGET_DIR")
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("the grader binary starts")
+}
+
+fn rows(out: &Path) -> Vec<Value> {
+    let text = std::fs::read_to_string(out.join("grades.json")).expect("grades.json is written");
+    let book: Value = serde_json::from_str(&text).expect("grades.json is JSON");
+    assert_eq!(book["schema"], "retry-kit/gradebook");
+    book["rows"].as_array().expect("rows").clone()
+}
+
+fn checks() -> usize {
+    grader::groups::group("build3")
+        .expect("build3 is a group")
+        .checks
+        .len()
+}
+
+fn count(row: &Value, field: &str) -> usize {
+    row[field]
+        .as_u64()
+        .unwrap_or_else(|| panic!("{field} in {row}")) as usize
+}
+
+/// Checks a row against what its variant must give.
+fn assert_expected(row: &Value, expect: Expect) {
+    let n = checks();
+    let counts = (
+        count(row, "passed"),
+        count(row, "failed"),
+        count(row, "unfinished"),
+    );
+    let status = row["status"].as_str().unwrap_or_default();
+    match expect {
+        Expect::Passing => {
+            assert_eq!((status, counts), ("passing", (n, 0, 0)), "{row}");
+            assert_eq!(row["score"], row["max_score"], "{row}");
+        }
+        Expect::Unfinished => assert_eq!((status, counts), ("unfinished", (0, 0, n)), "{row}"),
+        Expect::DoesNotCompile => {
+            assert_eq!((status, counts), ("does-not-compile", (0, 0, 0)), "{row}");
+            assert_eq!(row["compile_error"], true);
+            assert!(
+                row["note"].as_str().unwrap_or_default().contains("error"),
+                "{row}"
+            );
+        }
+        Expect::Failing {
+            first,
+            kind,
+            failed,
+        } => {
+            assert_eq!(
+                (status, counts),
+                ("failing", (n - failed, failed, 0)),
+                "{row}"
+            );
+            assert_eq!(
+                row["note"],
+                format!("first failure: {first} ({kind})"),
+                "{row}"
+            );
+        }
+        Expect::AllFail { kind } => {
+            assert_eq!((status, counts), ("failing", (0, n, 0)), "{row}");
+            assert!(
+                row["note"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .ends_with(&format!("({kind})")),
+                "{row}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_class_of_sixty_gets_one_right_row_each_and_unchanged_work_is_not_graded_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let (subs, out) = (dir.path().join("class"), dir.path().join("grades"));
+    // One spinning submission (every check runs to its timeout); the rest cycle through the
+    // other variants.
+    let mut variants: Vec<&class::Variant> =
+        VARIANTS.iter().filter(|v| v.name != "spins").collect();
+    let mut written = class::write(&kit_root(), &subs, &variants, 59);
+    variants = vec![class::variant("spins")];
+    let spin = class::write(&kit_root(), &dir.path().join("spin"), &variants, 1);
+    std::fs::rename(
+        dir.path().join("spin").join(&spin[0].0),
+        subs.join("99-spins"),
+    )
+    .unwrap();
+    written.push(("99-spins".into(), "spins"));
+
+    let output = grade(&[
+        subs.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--jobs",
+        "2",
+        "--report",
+        "json",
+        "--report",
+        "junit",
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let first = rows(&out);
+    assert_eq!(first.len(), 60, "one row per submission");
+    let mut by_variant: BTreeMap<&str, Vec<&Value>> = BTreeMap::new();
+    for (name, variant) in &written {
+        let row = first
+            .iter()
+            .find(|r| r["submission"] == name.as_str())
+            .unwrap_or_else(|| panic!("a row for {name}"));
+        assert_eq!(row["group"], "build3");
+        assert_expected(row, class::variant(variant).expect);
+        by_variant.entry(variant).or_default().push(row);
+        for suffix in ["json", "junit.xml", "txt"] {
+            let report = out.join(name).join(format!("build3.{suffix}"));
+            assert!(report.is_file(), "{} is written", report.display());
+        }
+    }
+    // The same code gives the same counts, whichever copy of the kit graded it.
+    for (variant, same) in &by_variant {
+        let counts: Vec<_> = same
+            .iter()
+            .map(|r| {
+                (
+                    count(r, "passed"),
+                    count(r, "failed"),
+                    count(r, "unfinished"),
+                )
+            })
+            .collect();
+        assert!(
+            counts.windows(2).all(|w| w[0] == w[1]),
+            "{variant}: {counts:?}"
+        );
+    }
+    let csv = std::fs::read_to_string(out.join("grades.csv")).unwrap();
+    assert_eq!(
+        csv.lines().count(),
+        61,
+        "a header and a line per submission"
+    );
+
+    // Nothing changed: nothing is graded again.
+    let again = grade(&[
+        subs.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--report",
+        "json",
+        "--report",
+        "junit",
+    ]);
+    assert_eq!(again.status.code(), Some(0), "{}", text(&again.stderr));
+    assert!(
+        text(&again.stdout).contains("60 unchanged"),
+        "{}",
+        text(&again.stdout)
+    );
+    assert_eq!(rows_of(&out), rows_of_values(&first));
+
+    // One submission changed: it alone is graded again, and its row follows the change.
+    let changed = subs.join("00-correct/lib.rs");
+    let wrong = class::source(&kit_root(), class::variant("no-validation"), "changed");
+    std::fs::write(&changed, wrong).unwrap();
+    let third = grade(&[
+        subs.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--report",
+        "json",
+        "--report",
+        "junit",
+    ]);
+    assert_eq!(third.status.code(), Some(0), "{}", text(&third.stderr));
+    assert!(
+        text(&third.stdout).contains("59 unchanged"),
+        "{}",
+        text(&third.stdout)
+    );
+    let now = rows(&out);
+    let row = now
+        .iter()
+        .find(|r| r["submission"] == "00-correct")
+        .unwrap();
+    assert_expected(row, class::variant("no-validation").expect);
+}
+
+fn rows_of(out: &Path) -> Vec<(String, String, u64)> {
+    rows_of_values(&rows(out))
+}
+
+fn rows_of_values(rows: &[Value]) -> Vec<(String, String, u64)> {
+    rows.iter()
+        .map(|r| {
+            (
+                r["submission"].as_str().unwrap_or_default().to_string(),
+                r["status"].as_str().unwrap_or_default().to_string(),
+                r["passed"].as_u64().unwrap_or_default(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_correct_and_a_wrong_submission_graded_at_once_are_both_right_whichever_is_which() {
+    let dir = tempfile::tempdir().unwrap();
+    let (subs, out) = (dir.path().join("class"), dir.path().join("grades"));
+    let good = class::variant("correct");
+    let bad = class::variant("attempt-limit-off-by-one");
+    for (round, (a, b)) in [(good, bad), (bad, good), (good, bad)]
+        .into_iter()
+        .enumerate()
+    {
+        for (name, v) in [("a", a), ("b", b)] {
+            std::fs::create_dir_all(subs.join(name)).unwrap();
+            let source = class::source(&kit_root(), v, &format!("round {round}"));
+            std::fs::write(subs.join(name).join("lib.rs"), source).unwrap();
+        }
+        let output = grade(&[
+            subs.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--jobs",
+            "2",
+        ]);
+        assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+        let rows = rows(&out);
+        for (name, v) in [("a", a), ("b", b)] {
+            let row = rows.iter().find(|r| r["submission"] == name).unwrap();
+            assert_expected(row, v.expect);
+        }
+    }
+}
+
+#[test]
+fn one_submission_with_a_log_goes_straight_into_the_output_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let (sub, out) = (dir.path().join("submission"), dir.path().join("results"));
+    std::fs::create_dir_all(&sub).unwrap();
+    // Platforms rename uploads: the lesson is named, so the folder's only .rs file counts.
+    let source = class::source(&kit_root(), class::variant("correct"), "one");
+    std::fs::write(sub.join("my_retry.rs"), source).unwrap();
+    let log = GuidanceLog::in_kit(&sub);
+    log.append("build3", Kind::Help, "help build3 --level 1")
+        .unwrap();
+    log.append("build3", Kind::Help, "help build3 --level 2")
+        .unwrap();
+    log.append("build2", Kind::Note, "a friend").unwrap();
+    let output = grade(&[
+        sub.to_str().unwrap(),
+        "--one",
+        "--group",
+        "build3",
+        "--out",
+        out.to_str().unwrap(),
+        "--report",
+        "gradescope",
+        "--report",
+        "exercism",
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let rows = rows(&out);
+    assert_eq!(rows.len(), 1);
+    assert_expected(&rows[0], Expect::Passing);
+    assert_eq!(rows[0]["guidance"]["help"], 2, "{}", rows[0]);
+    assert_eq!(
+        rows[0]["guidance"]["note"], 0,
+        "another lesson's note does not count"
+    );
+    let gradescope: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("build3.gradescope.json")).unwrap())
+            .unwrap();
+    assert!(
+        gradescope["output"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("2 help"),
+        "the guidance is shown with the grade: {gradescope}"
+    );
+    let exercism: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("build3.exercism.json")).unwrap())
+            .unwrap();
+    assert_eq!(exercism["status"], "pass");
+    let csv = std::fs::read_to_string(out.join("grades.csv")).unwrap();
+    assert!(
+        csv.lines()
+            .nth(1)
+            .unwrap_or_default()
+            .contains(",no,2,0,0,"),
+        "{csv}"
+    );
+}
+
+#[test]
+fn bad_input_is_refused_with_a_hint_and_a_missing_file_gets_its_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("ana.rs");
+    std::fs::write(&file, "pub fn unrelated() {}\n").unwrap();
+    let output = grade(&[file.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        text(&output.stderr).contains("--one"),
+        "{}",
+        text(&output.stderr)
+    );
+
+    let output = grade(&[dir.path().to_str().unwrap(), "--group", "build9"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(text(&output.stderr).contains("build2, build3, stage8"));
+
+    let output = grade(&[dir.path().join("nowhere").to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(text(&output.stderr).contains("does not exist"));
+
+    // A file that defines no lesson's function, and a folder with no lesson file: each gets
+    // a row that says so, and nothing is built.
+    std::fs::create_dir_all(dir.path().join("bob")).unwrap();
+    std::fs::write(dir.path().join("bob/notes.txt"), "my answer is in my head").unwrap();
+    let out = dir.path().join("out");
+    let output = grade(&[dir.path().to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let rows = rows(&out);
+    let names: Vec<(&str, &str)> = rows
+        .iter()
+        .map(|r| {
+            (
+                r["submission"].as_str().unwrap(),
+                r["status"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(names, [("ana", "missing-file"), ("bob", "missing-file")]);
+    assert!(
+        rows[0]["note"].as_str().unwrap().contains("--group"),
+        "{}",
+        rows[0]
+    );
+    assert!(
+        rows[1]["note"]
+            .as_str()
+            .unwrap()
+            .contains("lib.rs (build3)"),
+        "{}",
+        rows[1]
+    );
+}
