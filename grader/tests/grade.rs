@@ -317,6 +317,32 @@ fn one_submission_with_a_log_goes_straight_into_the_output_folder() {
             .contains(",no,2,0,0,"),
         "{csv}"
     );
+
+    // Unchanged, it is skipped; --force grades it again.
+    let args = [
+        sub.to_str().unwrap(),
+        "--one",
+        "--group",
+        "build3",
+        "--out",
+        out.to_str().unwrap(),
+        "--report",
+        "gradescope",
+    ];
+    let again = grade(&args);
+    assert!(
+        text(&again.stdout).contains("1 unchanged"),
+        "{}",
+        text(&again.stdout)
+    );
+    let forced = grade(&[&args[..], &["--force"]].concat());
+    assert_eq!(forced.status.code(), Some(0), "{}", text(&forced.stderr));
+    assert!(
+        !text(&forced.stdout).contains("unchanged"),
+        "{}",
+        text(&forced.stdout)
+    );
+    assert_expected(&self::rows(&out)[0], Expect::Passing);
 }
 
 #[test]
