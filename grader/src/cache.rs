@@ -31,7 +31,7 @@ pub const CACHE_DIR: &str = "kit-cache";
 
 /// The cache of the kit at `root`.
 pub fn dir(root: &Path) -> PathBuf {
-    crate::compile::target_dir(root).join(CACHE_DIR)
+    crate::workspace::target_dir(root).join(CACHE_DIR)
 }
 
 /// A digest of everything a lesson's harness is built from.

@@ -11,6 +11,7 @@
 //! lock, and the checks run the private link.
 
 use crate::cache;
+use crate::workspace::target_dir;
 use serde::{Deserialize, Serialize};
 use std::fs::File;
 use std::io::{BufRead, BufReader, Write};
@@ -96,21 +97,6 @@ struct Diagnostic {
 /// The cargo to run: the one that started us when there is one.
 pub fn cargo_program() -> String {
     std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string())
-}
-
-/// The target folder builds of the kit at `root` use.
-pub fn target_dir(root: &Path) -> PathBuf {
-    match std::env::var_os("CARGO_TARGET_DIR") {
-        Some(dir) if !dir.is_empty() => {
-            let dir = PathBuf::from(dir);
-            if dir.is_absolute() {
-                dir
-            } else {
-                root.join(dir)
-            }
-        }
-        _ => root.join("target"),
-    }
 }
 
 /// Where a kit's harness is built, and how.

@@ -1,4 +1,4 @@
-//! Finding the kit's folder: the workspace that holds `exercises/`.
+//! Finding the kit's folders: the workspace that holds `exercises/`, and its target folder.
 
 use std::path::{Path, PathBuf};
 
@@ -23,4 +23,19 @@ pub fn build_root() -> PathBuf {
         .parent()
         .map(Path::to_path_buf)
         .unwrap_or_else(|| PathBuf::from("."))
+}
+
+/// The target folder builds of the kit at `root` use.
+pub fn target_dir(root: &Path) -> PathBuf {
+    match std::env::var_os("CARGO_TARGET_DIR") {
+        Some(dir) if !dir.is_empty() => {
+            let dir = PathBuf::from(dir);
+            if dir.is_absolute() {
+                dir
+            } else {
+                root.join(dir)
+            }
+        }
+        _ => root.join("target"),
+    }
 }

@@ -116,7 +116,7 @@ fn a_class_of_sixty_gets_one_right_row_each_and_unchanged_work_is_not_graded_aga
     .unwrap();
     written.push(("99-spins".into(), "spins"));
 
-    let output = grade(&[
+    let args = [
         subs.to_str().unwrap(),
         "--out",
         out.to_str().unwrap(),
@@ -126,7 +126,8 @@ fn a_class_of_sixty_gets_one_right_row_each_and_unchanged_work_is_not_graded_aga
         "json",
         "--report",
         "junit",
-    ]);
+    ];
+    let output = grade(&args);
     assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
     let first = rows(&out);
     assert_eq!(first.len(), 60, "one row per submission");
@@ -169,15 +170,7 @@ fn a_class_of_sixty_gets_one_right_row_each_and_unchanged_work_is_not_graded_aga
     );
 
     // Nothing changed: nothing is graded again.
-    let again = grade(&[
-        subs.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--report",
-        "json",
-        "--report",
-        "junit",
-    ]);
+    let again = grade(&args);
     assert_eq!(again.status.code(), Some(0), "{}", text(&again.stderr));
     assert!(
         text(&again.stdout).contains("60 unchanged"),
@@ -190,15 +183,7 @@ fn a_class_of_sixty_gets_one_right_row_each_and_unchanged_work_is_not_graded_aga
     let changed = subs.join("00-correct/lib.rs");
     let wrong = class::source(&kit_root(), class::variant("no-validation"), "changed");
     std::fs::write(&changed, wrong).unwrap();
-    let third = grade(&[
-        subs.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--report",
-        "json",
-        "--report",
-        "junit",
-    ]);
+    let third = grade(&args);
     assert_eq!(third.status.code(), Some(0), "{}", text(&third.stderr));
     assert!(
         text(&third.stdout).contains("59 unchanged"),

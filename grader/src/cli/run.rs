@@ -384,7 +384,7 @@ fn save_case(
         return Ok(());
     };
     let path = asked.map(Path::to_path_buf).unwrap_or_else(|| {
-        grader::compile::target_dir(root)
+        grader::workspace::target_dir(root)
             .join("kit-cases")
             .join(format!("{}-difference.toml", group.name))
     });

@@ -387,18 +387,35 @@ fn kit_error(job: &Job, note: String) -> Row {
     }
 }
 
-/// A digest of the kit's files: a row graded by another kit is graded again. Its documents
-/// (`.md`) are left out: a lesson's wording does not change a grade.
+/// A digest of the kit's files that a grade depends on: a row graded by another kit is
+/// graded again.
 fn digest(files: &Files) -> String {
     let mut text = Vec::new();
-    for (path, content) in files
-        .iter()
-        .filter(|(path, _)| path.extension().is_none_or(|e| e != "md"))
-    {
+    for (path, content) in files.iter().filter(|(path, _)| affects_grades(path)) {
         text.extend_from_slice(path.to_string_lossy().as_bytes());
         text.extend_from_slice(content_hash(content).as_bytes());
     }
     content_hash(&text)
+}
+
+/// Whether a file of the kit can change a grade or a report: the manifests, what the harness
+/// is built from, the exercises' metadata and points, and the grader's own code — not the
+/// documents, tests, benchmarks or CI scripts (a lesson's wording does not change a grade).
+fn affects_grades(path: &Path) -> bool {
+    const SOURCES: [&str; 6] = [
+        "reference",
+        "practice",
+        "exercises",
+        "grader/src",
+        "grader/checks/src",
+        "grader/harness",
+    ];
+    let manifest = path.file_name().is_some_and(|n| n == "Cargo.toml");
+    let document = path.extension().is_some_and(|e| e == "md");
+    !document
+        && (manifest
+            || path == Path::new("Cargo.lock")
+            || SOURCES.iter().any(|dir| path.starts_with(dir)))
 }
 
 /// Where a submission's report in `format` goes.
@@ -425,7 +442,7 @@ fn prepare_slots(
     count: usize,
     events: &(dyn Fn(Event) + Sync),
 ) -> Result<Vec<Slot>, GradeError> {
-    let pool = compile::target_dir(kit).join("kit-grade");
+    let pool = crate::workspace::target_dir(kit).join("kit-grade");
     let count = count.min(settings.jobs).max(1);
     let slots: Vec<Slot> = (0..count)
         .map(|_| Slot::acquire(&pool, count, base))
@@ -666,4 +683,34 @@ fn write_reports(
         std::fs::write(path, format.render(report))?;
     }
     std::fs::write(dir.join(format!("{}.txt", job.group.name)), text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_what_can_change_a_grade_is_in_the_kits_digest() {
+        for path in [
+            "Cargo.toml",
+            "Cargo.lock",
+            "grader/Cargo.toml",
+            "grader/checks/src/groups/build3/checks.rs",
+            "grader/src/reports/junit.rs",
+            "exercises/build3/grading.toml",
+            "reference/src/retry.rs",
+        ] {
+            assert!(affects_grades(Path::new(path)), "{path}");
+        }
+        for path in [
+            "README.md",
+            "exercises/build3/lesson.md",
+            "grader/tests/grade.rs",
+            "grader/benches/speed.sh",
+            ".ci/run",
+            "docs/instructors.md",
+        ] {
+            assert!(!affects_grades(Path::new(path)), "{path}");
+        }
+    }
 }
