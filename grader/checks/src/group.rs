@@ -85,7 +85,7 @@ impl Group {
 /// Declares a group's checks once, as both the typed list the child runs and the names the
 /// parent lists, so the two can never disagree:
 ///
-/// ```ignore
+/// ```text
 /// checks! { Learner;
 ///     fixtures::third_attempt_success,
 ///     exhaustive::matches_reference_on_every_case => 120 s,
