@@ -15,7 +15,8 @@ use thiserror::Error;
 /// One learner's submission.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Submission {
-    /// Its name in the gradebook: the folder's name, or the file's without `.rs`.
+    /// Its name in the gradebook: the folder's name, or the file's without `.rs` (with it when
+    /// a folder has the same name).
     pub name: String,
     /// The folder or file.
     pub path: PathBuf,
@@ -139,6 +140,19 @@ pub fn list(folder: &Path, leave_out: &[PathBuf]) -> Result<Vec<Submission>, Sub
     if found.is_empty() {
         return Err(SubmissionError::Empty(folder.to_path_buf()));
     }
+    // A file and a folder of the same name (`ana.rs` and `ana/`) would share a gradebook name
+    // and a reports folder, and one's reports would overwrite the other's: the file keeps its
+    // `.rs` then.
+    let folders: Vec<String> = found
+        .iter()
+        .filter(|s| !s.is_file())
+        .map(|s| s.name.clone())
+        .collect();
+    for s in found.iter_mut().filter(|s| s.is_file()) {
+        if folders.contains(&s.name) {
+            s.name.push_str(".rs");
+        }
+    }
     found.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(found)
 }
@@ -219,6 +233,17 @@ mod tests {
             .map(|s| s.name)
             .collect();
         assert_eq!(names, ["ana", "bob", "cy"]);
+        std::fs::write(dir.path().join("bob.rs"), "").unwrap();
+        let names: Vec<String> = list(dir.path(), &[dir.path().join("grades")])
+            .unwrap()
+            .into_iter()
+            .map(|s| s.name)
+            .collect();
+        assert_eq!(
+            names,
+            ["ana", "bob", "bob.rs", "cy"],
+            "a file named like a folder keeps its .rs, so their reports stay apart"
+        );
         let empty = tempfile::tempdir().unwrap();
         assert!(matches!(
             list(empty.path(), &[]),
