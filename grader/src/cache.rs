@@ -44,7 +44,18 @@ const SOURCES: [&str; 4] = ["reference", "grader/checks", "grader/harness", "pra
 
 /// The fingerprint of the kit at `root` for building lesson `group`.
 pub fn fingerprint(root: &Path, group: &str) -> Fingerprint {
-    let mut text = format!("group {group}\n");
+    fingerprint_of(root, group, true)
+}
+
+/// [`fingerprint`] without the learner's Rust sources (`practice/**/*.rs`): what must stay
+/// the same for the compiler commands of one build to serve the next (see
+/// [`replay`](crate::replay)). The practice crate's manifest still counts, by content.
+pub fn kit_fingerprint(root: &Path, group: &str) -> Fingerprint {
+    fingerprint_of(root, group, false)
+}
+
+fn fingerprint_of(root: &Path, group: &str, learner_sources: bool) -> Fingerprint {
+    let mut text = format!("group {group} learner sources {learner_sources}\n");
     for var in [
         "RUSTFLAGS",
         "CARGO_ENCODED_RUSTFLAGS",
@@ -75,6 +86,9 @@ pub fn fingerprint(root: &Path, group: &str) -> Fingerprint {
         files.sort();
         for file in files.into_iter().filter(|f| !others.contains(f)) {
             let learners = file.starts_with(root.join("practice"));
+            if learners && !learner_sources && file.extension().is_some_and(|e| e == "rs") {
+                continue;
+            }
             if learners {
                 // The learner's files by content: they are small, and an edit must count.
                 let content = std::fs::read(&file).unwrap_or_default();
@@ -214,6 +228,33 @@ mod tests {
             own_before,
             "its own lesson's file counts"
         );
+    }
+
+    #[test]
+    fn the_kits_fingerprint_leaves_out_the_learners_sources_but_not_their_manifest() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        for (file, text) in [
+            ("Cargo.toml", "[workspace]\n"),
+            ("Cargo.lock", ""),
+            ("practice/Cargo.toml", "[package]\n"),
+            ("practice/src/lib.rs", "fn a() {}\n"),
+        ] {
+            std::fs::create_dir_all(root.join(file).parent().unwrap()).unwrap();
+            std::fs::write(root.join(file), text).unwrap();
+        }
+        let kit = kit_fingerprint(root, "build3");
+        assert_ne!(kit, fingerprint(root, "build3"));
+        std::fs::write(root.join("practice/src/lib.rs"), "fn b() {}\n").unwrap();
+        std::fs::write(root.join("practice/src/helper.rs"), "fn h() {}\n").unwrap();
+        assert_eq!(kit_fingerprint(root, "build3"), kit, "the learner's code");
+        // A dependency added to the learner's manifest changes what cargo would run.
+        std::fs::write(
+            root.join("practice/Cargo.toml"),
+            "[package]\n[dependencies]\n",
+        )
+        .unwrap();
+        assert_ne!(kit_fingerprint(root, "build3"), kit);
     }
 
     #[test]

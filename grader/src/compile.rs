@@ -11,6 +11,7 @@
 //! lock, and the checks run the private link.
 
 use crate::cache;
+use crate::replay::{self, Recipe};
 use crate::workspace::target_dir;
 use serde::{Deserialize, Serialize};
 use std::fs::File;
@@ -188,39 +189,43 @@ pub fn build_harness_at(
             return private_copy(&target, &entry.executable, entry.dep_info);
         }
     }
+    // Only the learner's code changed since cargo last showed its commands: run them.
+    let key = cache::kit_fingerprint(root, group);
+    let recipe_name = format!("replay-{group}.json");
+    let recipe = cache::load::<Recipe>(&cache_dir, &recipe_name)
+        .filter(|r| replay::fits(r, &key, root, &target, color));
+    if let Some(mut done) = recipe.as_ref().and_then(replay::run) {
+        if !color {
+            // cargo asks rustc for colour always, and takes it out itself when asked to.
+            done.warnings = done.warnings.iter().map(|w| strip_ansi(w)).collect();
+        }
+        for text in &done.warnings {
+            let _ = write!(messages, "{text}");
+        }
+        let dep_info = done
+            .practice_artifacts
+            .iter()
+            .find_map(|f| rustc_dep_info(f));
+        let kept = keep(
+            &cache_dir,
+            group,
+            &fingerprint,
+            &done.executable,
+            &dep_info,
+            done.warnings,
+            true,
+        );
+        let built = private_copy(
+            &target,
+            kept.as_deref().unwrap_or(&done.executable),
+            dep_info,
+        );
+        drop(lock);
+        return built;
+    }
     let cargo = cargo_program();
-    let format = if color {
-        "--message-format=json-diagnostic-rendered-ansi"
-    } else {
-        "--message-format=json"
-    };
-    let mut command = Command::new(&cargo);
-    command
-        .arg("build")
+    let mut child = cargo_build(place, group, color, &cargo)
         .arg("--quiet")
-        .args(["--package", PRACTICE_HARNESS])
-        .args(["--features", &format!("{PRACTICE_HARNESS}/{group}")]);
-    if same_kit(root) {
-        // `cargo run -p grader` resolved the shared crates' features for the grader alone;
-        // building the harness alone would resolve some differently (the grader's
-        // dependencies enable more) and compile kit-types, reference and the checks a second
-        // time. With the grader in the same build, the features are the grader's, and those
-        // crates are already built.
-        command.args(["--package", "grader"]);
-    }
-    if !place.incremental {
-        command.env("CARGO_INCREMENTAL", "0");
-    }
-    if place.strip_debuginfo {
-        // Only links read it; in the kit's own folder it would change the profile the
-        // grader was built with, and rebuild the shared crates.
-        command.env("CARGO_PROFILE_DEV_STRIP", "debuginfo");
-    }
-    let mut child = command
-        .arg(format)
-        .arg("--manifest-path")
-        .arg(root.join("Cargo.toml"))
-        .env("CARGO_TARGET_DIR", &target)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(if place.cargo_stderr {
@@ -275,36 +280,139 @@ pub fn build_harness_at(
             }
         }
     }
-    let status = child
-        .wait()
-        .map_err(|source| BuildError::Cargo { cargo, source })?;
+    let status = child.wait().map_err(|source| BuildError::Cargo {
+        cargo: cargo.clone(),
+        source,
+    })?;
     if !status.success() || !success {
         return Err(BuildError::Compile { errors });
     }
     let executable = executable.ok_or(BuildError::NoExecutable)?;
-    // Keep this build for the next run with nothing changed: a link of its own, which no
-    // other build overwrites.
-    let kept = cache_dir.join(format!("harness-{group}"));
-    let keep = std::fs::create_dir_all(&cache_dir).and_then(|()| {
-        let _ = std::fs::remove_file(&kept);
-        std::fs::hard_link(&executable, &kept)
-            .or_else(|_| std::fs::copy(&executable, &kept).map(|_| ()))
-    });
-    if keep.is_ok() {
-        cache::store(
-            &cache_dir,
-            &entry_name,
-            &BuildEntry {
-                fingerprint,
-                executable: kept.clone(),
-                dep_info: dep_info.clone(),
-                messages: shown,
-            },
-        );
+    if recipe.is_none() {
+        if let Some(steps) = show_commands(place, group, color, &cargo) {
+            let recipe = Recipe {
+                key,
+                root: root.to_path_buf(),
+                target: target.clone(),
+                color,
+                steps,
+            };
+            cache::store(&cache_dir, &recipe_name, &recipe);
+        }
     }
-    let built = private_copy(&target, &executable, dep_info);
+    let kept = keep(
+        &cache_dir,
+        group,
+        &fingerprint,
+        &executable,
+        &dep_info,
+        shown,
+        false,
+    );
+    let built = private_copy(&target, kept.as_deref().unwrap_or(&executable), dep_info);
     drop(lock);
     built
+}
+
+/// `cargo build` of lesson `group`'s harness at `place`, its messages as JSON on standard
+/// output; the caller adds how verbose.
+fn cargo_build(place: &BuildPlace, group: &str, color: bool, cargo: &str) -> Command {
+    let mut command = Command::new(cargo);
+    command
+        .arg("build")
+        .args(["--package", PRACTICE_HARNESS])
+        .args(["--features", &format!("{PRACTICE_HARNESS}/{group}")]);
+    if same_kit(&place.root) {
+        // `cargo run -p grader` resolved the shared crates' features for the grader alone;
+        // building the harness alone would resolve some differently (the grader's
+        // dependencies enable more) and compile kit-types, reference and the checks a second
+        // time. With the grader in the same build, the features are the grader's, and those
+        // crates are already built.
+        command.args(["--package", "grader"]);
+    }
+    if !place.incremental {
+        command.env("CARGO_INCREMENTAL", "0");
+    }
+    if place.strip_debuginfo {
+        // Only links read it; in the kit's own folder it would change the profile the
+        // grader was built with, and rebuild the shared crates.
+        command.env("CARGO_PROFILE_DEV_STRIP", "debuginfo");
+    }
+    command
+        .arg(if color {
+            "--message-format=json-diagnostic-rendered-ansi"
+        } else {
+            "--message-format=json"
+        })
+        .arg("--manifest-path")
+        .arg(place.root.join("Cargo.toml"))
+        .env("CARGO_TARGET_DIR", &place.target);
+    command
+}
+
+/// The compiler commands that rebuild the harness after an edit of the learner's code, as
+/// cargo shows them (see [`replay`]). cargo shows only what it compiles, so its record of the
+/// practice crate is removed first: it compiles the crate and the harness once more (a
+/// fraction of a second, once per state of the kit). `None` when that build fails or its
+/// commands cannot be read; the grader then goes on using cargo.
+fn show_commands(
+    place: &BuildPlace,
+    group: &str,
+    color: bool,
+    cargo: &str,
+) -> Option<Vec<replay::Step>> {
+    let records = place.target.join("debug/.fingerprint");
+    for entry in std::fs::read_dir(&records).ok()?.filter_map(Result::ok) {
+        let name = entry.file_name();
+        let is_practice = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("practice-"))
+            .is_some_and(|hash| hash.len() == 16 && hash.chars().all(|c| c.is_ascii_hexdigit()));
+        if is_practice {
+            std::fs::remove_dir_all(entry.path()).ok()?;
+        }
+    }
+    let output = cargo_build(place, group, color, cargo)
+        .arg("-vv")
+        .stdin(Stdio::null())
+        .output()
+        .ok()?;
+    if !output.status.success() {
+        return None;
+    }
+    replay::steps_from_cargo(&String::from_utf8_lossy(&output.stderr))
+}
+
+/// Keeps `executable` for the next run with nothing changed: a link of its own in the cache,
+/// which no other build overwrites, recorded with what it was built from. Its path, or
+/// `None` when it could not be kept (which only costs time later).
+fn keep(
+    cache_dir: &Path,
+    group: &str,
+    fingerprint: &cache::Fingerprint,
+    executable: &Path,
+    dep_info: &Option<PathBuf>,
+    messages: Vec<String>,
+    replayed: bool,
+) -> Option<PathBuf> {
+    let kept = cache_dir.join(format!("harness-{group}"));
+    std::fs::create_dir_all(cache_dir).ok()?;
+    let _ = std::fs::remove_file(&kept);
+    std::fs::hard_link(executable, &kept)
+        .or_else(|_| std::fs::copy(executable, &kept).map(|_| ()))
+        .ok()?;
+    cache::store(
+        cache_dir,
+        &format!("build-{group}.json"),
+        &BuildEntry {
+            fingerprint: fingerprint.clone(),
+            executable: kept.clone(),
+            dep_info: dep_info.clone(),
+            messages,
+            replayed,
+        },
+    );
+    Some(kept)
 }
 
 /// The compiler's errors as plain text for a report, its first line the gist:
@@ -352,6 +460,15 @@ struct BuildEntry {
     dep_info: Option<PathBuf>,
     /// The compiler's messages about the learner's code, shown again on a cached run.
     messages: Vec<String>,
+    /// Whether the grader ran the compiler itself ([`replay`]) rather than cargo.
+    #[serde(default)]
+    replayed: bool,
+}
+
+/// Whether the last build of lesson `group` in the cache folder `cache_dir` ran the compiler
+/// without cargo ([`replay`]); `None` when there is no record of one.
+pub fn last_build_replayed(cache_dir: &Path, group: &str) -> Option<bool> {
+    cache::load::<BuildEntry>(cache_dir, &format!("build-{group}.json")).map(|e| e.replayed)
 }
 
 /// A private link to `executable` (in a folder of its own under the target folder), valid as

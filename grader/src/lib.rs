@@ -24,6 +24,7 @@ pub mod grade;
 pub mod guidance;
 pub mod help;
 pub mod kitcopy;
+pub mod replay;
 pub mod reports;
 pub mod reset;
 pub mod suite;

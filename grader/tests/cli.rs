@@ -171,6 +171,92 @@ fn the_case_an_exhaustive_check_found_is_saved() {
 }
 
 /// A learner's loop that counts retries instead of attempts: one call too many.
+/// Whether the copy's last build of `group` ran the compiler without cargo.
+fn replayed(root: &std::path::Path, group: &str) -> Option<bool> {
+    grader::compile::last_build_replayed(&root.join("target").join(grader::cache::CACHE_DIR), group)
+}
+
+#[test]
+fn edits_after_a_build_are_compiled_without_cargo_and_graded_as_cargo_would() {
+    let kit = fresh_kit();
+    let root = kit.root();
+    // A dependency named in the manifest makes a kit state of its own: the first build of it
+    // goes through cargo, which shows its commands for the next builds.
+    let manifest = root.join("practice/Cargo.toml");
+    let pristine = std::fs::read_to_string(&manifest).unwrap();
+    std::fs::write(
+        &manifest,
+        format!("{pristine}\n# {:?}\n", std::time::SystemTime::now()),
+    )
+    .unwrap();
+    write_learner(root, "build3", &stub_with("build3", CORRECT_BUILD3));
+    let out = grader(root, &["build3"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        replayed(root, "build3"),
+        Some(false),
+        "a new kit state: cargo"
+    );
+
+    // A mistake: compiled without cargo, and it fails as it would with cargo.
+    write_learner(root, "build3", &stub_with("build3", OFF_BY_ONE_BODY));
+    let out = grader(root, &["build3", "fixtures::"]);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains("check fixtures::capped_exhaustion ... FAILED"),
+        "{stdout}"
+    );
+    assert_eq!(replayed(root, "build3"), Some(true));
+
+    // A warning about the learner's code is shown, without colour codes off a terminal.
+    let warned = format!(
+        "{}\nfn helper_never_used() {{}}\n",
+        stub_with("build3", CORRECT_BUILD3)
+    );
+    write_learner(root, "build3", &warned);
+    let out = grader(root, &["build3"]);
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("function `helper_never_used` is never used"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains('\u{1b}'), "{stderr}");
+    assert_eq!(replayed(root, "build3"), Some(true));
+
+    // An error goes to cargo, which reports it as always; the next edit is replayed again.
+    write_learner(
+        root,
+        "build3",
+        &format!("{}\nfn broken( {{\n", stub("build3")),
+    );
+    let out = grader(root, &["build3"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("practice/src/lib.rs does not compile"),
+        "{stderr}"
+    );
+    write_learner(root, "build3", &stub_with("build3", CORRECT_BUILD3));
+    let out = grader(root, &["build3"]);
+    assert!(out.status.success(), "{}", text(&out.stdout));
+    assert_eq!(replayed(root, "build3"), Some(true));
+
+    // A file taken from outside practice/ is still found in what the compiler read.
+    write_learner(
+        root,
+        "build3",
+        "#[path = \"../../reference/src/retry.rs\"]\nmod answer;\npub use answer::retry_request;\n",
+    );
+    let out = grader(root, &["build3"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("reference/src/retry.rs"), "{stderr}");
+    assert!(!text(&out.stdout).contains("check "), "no check ran");
+    std::fs::write(&manifest, pristine).unwrap();
+}
+
 const OFF_BY_ONE_BODY: &str = r#"
     policy.validate()?;
     let (mut request, mut sleep, mut log) = (request, sleep, log);
