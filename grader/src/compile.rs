@@ -9,6 +9,10 @@
 //! another build — another lesson, another copy of the kit sharing the target folder — can
 //! overwrite at any moment. So the build and a private link of its binary happen under one
 //! lock, and the checks run the private link.
+//!
+//! Three ways to a harness, fastest first: the last one, when nothing it was built from
+//! changed (no compiler at all); the compiler commands cargo last showed, run by the grader
+//! itself, when only the learner's code changed ([`replay`]); cargo.
 
 use crate::cache;
 use crate::replay::{self, Recipe};
