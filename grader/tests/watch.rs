@@ -137,7 +137,8 @@ fn help_in_watch_mode_is_recorded_first() {
     drop(watch.stdin);
     let status = watch.child.wait().unwrap();
     assert!(status.success(), "input closed: the watch ends");
-    let log = std::fs::read_to_string(root.join("GUIDANCE_LOG.md")).unwrap();
+    // The copy's log (the test's own kit, never the working tree's).
+    let log = std::fs::read_to_string(root.join(grader::guidance::LOG_FILE)).unwrap();
     assert!(
         log.contains("| build3 | help | level 2: approach (watch) |"),
         "{log}"
