@@ -5,7 +5,7 @@
 //! (that touches only this file).
 //!
 //! The types come from the kit's `kit-types` crate: `cargo doc --open -p kit-types`, or its
-//! source in `reference/types/`. Reading them is not guidance. The finished answer is in
+//! source in `reference/src/types/`. Reading them is not guidance. The finished answer is in
 //! `reference/src/fetch.rs`: reading it, or running the grader `--against reference`, is
 //! guidance, not your own work.
 

@@ -7,11 +7,12 @@
 //! | build3 | [`retry_request`] | `reference/src/retry.rs` |
 //! | stage8 | [`lookup_availability`] | `reference/src/gateway/lookup.rs` |
 //!
-//! Reading these sources, or running the grader `--against reference`, is guided practice:
+//! Reading these answers, or running the grader `--against reference`, is guided practice:
 //! the grader records a run against the reference as guidance, not as independent evidence
-//! of your own work. The types the answers use live in `kit-types` (`reference/types/`),
-//! which holds no answers and is fine to read; they are re-exported here, so code written
-//! against `reference::…` paths keeps compiling.
+//! of your own work. The types the answers use are defined in `reference/src/types/`, which
+//! is a crate of its own (`kit-types`, not a module of this one): it holds no answers and is
+//! fine to read, and the practice crate depends on it alone. They are re-exported here, so
+//! code written against `reference::…` paths keeps compiling.
 //!
 //! ```
 //! use reference::{retry_request, RequestError, RetryPolicy, TransientError, TransientReason};

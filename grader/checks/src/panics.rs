@@ -79,9 +79,9 @@ pub fn is_stub_panic(message: &str) -> bool {
 
 /// The folders of the kit's own code that runs inside a check: a panic raised there (other
 /// than a check's deliberate ones) is a bug in the kit, never the learner's failure.
-const KIT_SOURCES: [&str; 4] = [
+const KIT_SOURCES: [&str; 3] = [
     "grader/checks/src/",
-    "reference/types/src/",
+    // The answers, and the shared types and fakes (`reference/src/types/`, kit-types).
     "reference/src/",
     "grader/src/",
 ];
@@ -91,7 +91,7 @@ const KIT_SOURCES: [&str; 4] = [
 /// ```
 /// use grader_checks::panics::in_kit_source;
 /// assert!(in_kit_source("grader/checks/src/groups/build3/checks.rs:10:5"));
-/// assert!(in_kit_source("/home/me/kit/reference/types/src/gateway/fakes.rs:3:1"));
+/// assert!(in_kit_source("/home/me/kit/reference/src/types/gateway/fakes.rs:3:1"));
 /// assert!(!in_kit_source("practice/src/lib.rs:40:5"));
 /// assert!(!in_kit_source("grader/tests/support/impls.rs:7:9"));
 /// assert!(!in_kit_source("/rustc/abc/library/core/src/time.rs:1:1"));

@@ -4,7 +4,10 @@
 //!
 //! This crate holds no answers. The learner's `practice` crate depends on it (and never on
 //! `reference`, which holds the finished functions), so reading it is not guidance: open its
-//! documentation with `cargo doc --open -p kit-types`.
+//! documentation with `cargo doc --open -p kit-types`, or its sources in
+//! `reference/src/types/`. They sit beside the answers, where the lessons' contracts place
+//! the types, but form this crate of their own: `reference` re-exports them and does not
+//! compile them a second time.
 //!
 //! | lesson | the learner writes | its types |
 //! |---|---|---|
