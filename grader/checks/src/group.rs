@@ -9,7 +9,7 @@
 //! checks and holds plain function pointers for everything else.
 
 use crate::report::Report;
-use crate::scenario::ScenarioError;
+use crate::scenario::{Format, ScenarioError};
 use crate::view::ScenarioRun;
 use std::path::Path;
 use std::time::Duration;
@@ -114,4 +114,24 @@ macro_rules! checks {
             },)*
         ];
     };
+}
+
+/// [`Group::parse_scenario`] for a group whose scenarios are `S`.
+pub fn scenario_summary<S: Format>(
+    path: &Path,
+    text: &str,
+) -> Result<ScenarioSummary, ScenarioError> {
+    Ok(ScenarioSummary {
+        settings: S::parse(path, text)?.settings(),
+    })
+}
+
+/// Parses scenario text of format `S` and runs it on `learner`: with the group's reference,
+/// [`Group::run_scenario_on_reference`].
+pub fn run_scenario_text<S: Format>(
+    learner: &S::Learner,
+    path: &Path,
+    text: &str,
+) -> Result<ScenarioRun, ScenarioError> {
+    Ok(S::parse(path, text)?.run(learner))
 }

@@ -6,6 +6,7 @@
 //! format the kit had).
 
 use crate::panics::{is_stub_panic, panic_message};
+use crate::view::ScenarioRun;
 use serde::Deserialize;
 use std::any::Any;
 use std::path::{Path, PathBuf};
@@ -43,6 +44,30 @@ impl ScenarioError {
     pub fn from_toml(path: &Path, text: &str, e: &toml::de::Error) -> Self {
         let offset = e.span().map_or(0, |s| s.start);
         ScenarioError::at(path, text, offset, e.message().trim_end().to_string())
+    }
+}
+
+/// A group's scenario format: what [`crate::group`] and [`crate::serve`] need of it to read a
+/// file, describe it and run it, so that every group's scenario jobs go through one piece of
+/// code.
+pub trait Format: Sized {
+    /// The implementation a scenario runs on (the group's `Learner`).
+    type Learner;
+
+    /// Parses scenario text; `path` is used in messages only.
+    fn parse(path: &Path, text: &str) -> Result<Self, ScenarioError>;
+
+    /// One line describing the settings the run uses.
+    fn settings(&self) -> String;
+
+    /// Runs the scenario on `learner`, recording what it did.
+    fn run(&self, learner: &Self::Learner) -> ScenarioRun;
+
+    /// Reads and parses a scenario file.
+    fn load(path: &Path) -> Result<Self, ScenarioError> {
+        let text =
+            std::fs::read_to_string(path).map_err(|e| ScenarioError::unreadable(path, &e))?;
+        Self::parse(path, &text)
     }
 }
 

@@ -13,6 +13,7 @@
 use crate::group::{Check, Job};
 use crate::panics::{self, Caught};
 use crate::report::Report;
+use crate::scenario::Format;
 use serde::{Deserialize, Serialize};
 use std::io::Read;
 use std::panic::{self, AssertUnwindSafe};
@@ -105,6 +106,22 @@ pub fn run_check<L>(checks: &[Check<L>], name: &str, learner: &L) -> Report {
         Ok(Ok(())) => Report::Passed,
         Ok(Err(message)) => Report::Failed { message },
         Err(payload) => from_panic(payload.as_ref()),
+    }
+}
+
+/// Runs one job of a group against `learner`, in this process: the check of that name among
+/// `checks`, or a scenario file of the group's format `S`.
+pub fn run_job<S: Format>(checks: &[Check<S::Learner>], job: &Job, learner: &S::Learner) -> Report {
+    match job {
+        Job::Check(name) => run_check(checks, name, learner),
+        Job::Scenario(path) => match S::load(path) {
+            Ok(scenario) => Report::Scenario {
+                run: scenario.run(learner),
+            },
+            Err(e) => Report::Failed {
+                message: e.to_string(),
+            },
+        },
     }
 }
 

@@ -11,12 +11,9 @@ mod checks;
 pub mod exhaustive;
 pub mod scenario;
 
-use crate::group::{Group, Job, ScenarioSummary};
+use crate::group::{self, Group, Job};
 use crate::report::Report;
-use crate::scenario::ScenarioError;
-use crate::view::ScenarioRun;
 use kit_types::{HttpReply, RequestError, TransportFailure};
-use std::path::Path;
 
 pub use checks::{CHECKS, CHECK_INFO};
 
@@ -53,34 +50,14 @@ pub const GROUP: Group = Group {
     function: "fetch",
     checks: CHECK_INFO,
     stop_hint: "fetch makes one exchange and returns: it has no loop of its own to stop.",
-    parse_scenario,
-    run_scenario_on_reference,
+    parse_scenario: group::scenario_summary::<scenario::FetchScenario>,
+    run_scenario_on_reference: |path, text| {
+        group::run_scenario_text::<scenario::FetchScenario>(&reference(), path, text)
+    },
     run_reference: |job| run(job, &reference()),
 };
 
 /// Runs one job of this group against `learner`, in this process.
 pub fn run(job: &Job, learner: &Learner) -> Report {
-    match job {
-        Job::Check(name) => crate::serve::run_check(CHECKS, name, learner),
-        Job::Scenario(path) => match scenario::FetchScenario::load(path) {
-            Ok(s) => Report::Scenario {
-                run: scenario::run(learner, &s),
-            },
-            Err(e) => Report::Failed {
-                message: e.to_string(),
-            },
-        },
-    }
-}
-
-fn parse_scenario(path: &Path, text: &str) -> Result<ScenarioSummary, ScenarioError> {
-    let s = scenario::FetchScenario::parse(path, text)?;
-    Ok(ScenarioSummary {
-        settings: s.settings(),
-    })
-}
-
-fn run_scenario_on_reference(path: &Path, text: &str) -> Result<ScenarioRun, ScenarioError> {
-    let s = scenario::FetchScenario::parse(path, text)?;
-    Ok(scenario::run(&reference(), &s))
+    crate::serve::run_job::<scenario::FetchScenario>(CHECKS, job, learner)
 }

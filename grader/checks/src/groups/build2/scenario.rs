@@ -86,13 +86,6 @@ pub struct FetchScenario {
 }
 
 impl FetchScenario {
-    /// Reads and parses a scenario file.
-    pub fn load(path: &Path) -> Result<FetchScenario, ScenarioError> {
-        let text =
-            std::fs::read_to_string(path).map_err(|e| ScenarioError::unreadable(path, &e))?;
-        FetchScenario::parse(path, &text)
-    }
-
     /// Parses build2 scenario text; `path` is used in messages only.
     pub fn parse(path: &Path, text: &str) -> Result<FetchScenario, ScenarioError> {
         let file: FileSpec =
@@ -185,6 +178,22 @@ pub fn to_toml(call: &Call, comment: &str) -> String {
     .unwrap_or_else(|e| format!("# could not write this scenario: {e}\n"));
     let header: String = comment.lines().map(|l| format!("# {l}\n")).collect();
     format!("{header}{body}")
+}
+
+impl crate::scenario::Format for FetchScenario {
+    type Learner = Learner;
+
+    fn parse(path: &Path, text: &str) -> Result<Self, ScenarioError> {
+        FetchScenario::parse(path, text)
+    }
+
+    fn settings(&self) -> String {
+        FetchScenario::settings(self)
+    }
+
+    fn run(&self, learner: &Learner) -> ScenarioRun {
+        run(learner, self)
+    }
 }
 
 /// Runs every call of `scenario` on `learner`, in this process, one line per call:

@@ -10,12 +10,9 @@ pub mod exhaustive;
 pub mod recording;
 pub mod scenario;
 
-use crate::group::{Group, Job, ScenarioSummary};
+use crate::group::{self, Group, Job};
 use crate::report::Report;
-use crate::scenario::ScenarioError;
-use crate::view::ScenarioRun;
 use kit_types::{RequestError, RetryError, RetryEvent, RetryPolicy};
-use std::path::Path;
 
 pub use checks::{CHECKS, CHECK_INFO};
 
@@ -60,34 +57,14 @@ pub const GROUP: Group = Group {
     checks: CHECK_INFO,
     stop_hint: "Every loop needs explicit stops: at most max_attempts calls of request, and a \
                 stop when the server's wait exceeds max_delay.",
-    parse_scenario,
-    run_scenario_on_reference,
+    parse_scenario: group::scenario_summary::<scenario::Scenario>,
+    run_scenario_on_reference: |path, text| {
+        group::run_scenario_text::<scenario::Scenario>(&reference(), path, text)
+    },
     run_reference: |job| run(job, &reference()),
 };
 
 /// Runs one job of this group against `learner`, in this process.
 pub fn run(job: &Job, learner: &Learner) -> Report {
-    match job {
-        Job::Check(name) => crate::serve::run_check(CHECKS, name, learner),
-        Job::Scenario(path) => match scenario::Scenario::load(path) {
-            Ok(s) => Report::Scenario {
-                run: scenario::run(learner, &s),
-            },
-            Err(e) => Report::Failed {
-                message: e.to_string(),
-            },
-        },
-    }
-}
-
-fn parse_scenario(path: &Path, text: &str) -> Result<ScenarioSummary, ScenarioError> {
-    let s = scenario::Scenario::parse(path, text)?;
-    Ok(ScenarioSummary {
-        settings: s.settings(),
-    })
-}
-
-fn run_scenario_on_reference(path: &Path, text: &str) -> Result<ScenarioRun, ScenarioError> {
-    let s = scenario::Scenario::parse(path, text)?;
-    Ok(scenario::run(&reference(), &s))
+    crate::serve::run_job::<scenario::Scenario>(CHECKS, job, learner)
 }

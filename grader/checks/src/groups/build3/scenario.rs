@@ -90,13 +90,6 @@ pub struct Scenario {
 }
 
 impl Scenario {
-    /// Reads and parses a scenario file.
-    pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
-        let text =
-            std::fs::read_to_string(path).map_err(|e| ScenarioError::unreadable(path, &e))?;
-        Scenario::parse(path, &text)
-    }
-
     /// One line describing the policy the run uses.
     pub fn settings(&self) -> String {
         let p = &self.policy;
@@ -243,6 +236,22 @@ pub fn event_json(e: &RetryEvent) -> String {
         ),
         // The event's own serialization keeps the documented field order.
         _ => serde_json::to_string(e).unwrap_or_else(|err| format!("<unserializable: {err}>")),
+    }
+}
+
+impl crate::scenario::Format for Scenario {
+    type Learner = Learner;
+
+    fn parse(path: &Path, text: &str) -> Result<Self, ScenarioError> {
+        Scenario::parse(path, text)
+    }
+
+    fn settings(&self) -> String {
+        Scenario::settings(self)
+    }
+
+    fn run(&self, learner: &Learner) -> ScenarioRun {
+        run(learner, self)
     }
 }
 

@@ -101,13 +101,6 @@ pub struct GatewayScenario {
 }
 
 impl GatewayScenario {
-    /// Reads and parses a scenario file.
-    pub fn load(path: &Path) -> Result<GatewayScenario, ScenarioError> {
-        let text =
-            std::fs::read_to_string(path).map_err(|e| ScenarioError::unreadable(path, &e))?;
-        GatewayScenario::parse(path, &text)
-    }
-
     /// One line describing the gateway's configuration.
     pub fn settings(&self) -> String {
         let c = &self.config;
@@ -211,6 +204,22 @@ fn step_for(reply: &Reply, item: &str) -> Step {
         Reply::Available { available, latency } => {
             Step::available(item, *available).taking(*latency)
         }
+    }
+}
+
+impl crate::scenario::Format for GatewayScenario {
+    type Learner = Learner;
+
+    fn parse(path: &Path, text: &str) -> Result<Self, ScenarioError> {
+        GatewayScenario::parse(path, text)
+    }
+
+    fn settings(&self) -> String {
+        GatewayScenario::settings(self)
+    }
+
+    fn run(&self, learner: &Learner) -> ScenarioRun {
+        run(learner, self)
     }
 }
 
