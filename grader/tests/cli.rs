@@ -29,21 +29,7 @@ fn learner_loop_from_stub_to_broken_to_finished() {
     let root = kit.root();
 
     // The untouched stub: every check unfinished, with its place, and a non-zero exit.
-    let out = grader(root, &["build3"]);
-    let stdout = text(&out.stdout);
-    assert_eq!(
-        out.status.code(),
-        Some(1),
-        "{stdout}\n{}",
-        text(&out.stderr)
-    );
-    assert!(stdout.contains("0 passed; 0 failed;"), "{stdout}");
-    assert!(stdout.contains(" unfinished; 0 filtered out"), "{stdout}");
-    assert!(
-        stdout.contains("retry_request reached todo!() at practice/src/lib.rs:"),
-        "{stdout}"
-    );
-    assert!(!stdout.contains(" ... ok"), "{stdout}");
+    assert_stub_is_unfinished(root, "build3");
 
     // A file that does not compile: the compiler's error, then one pointer.
     let stub = stub("build3");

@@ -35,23 +35,8 @@ fn stage8_from_a_fresh_kit() {
         "{stdout}"
     );
 
-    let out = grader(root, &["stage8"]);
-    let stdout = text(&out.stdout);
-    assert_eq!(
-        out.status.code(),
-        Some(1),
-        "{stdout}\n{}",
-        text(&out.stderr)
-    );
+    assert_stub_is_unfinished(root, "stage8");
     let total = grader::groups::group("stage8").unwrap().checks.len();
-    assert!(
-        stdout.contains(&format!("0 passed; 0 failed; {total} unfinished")),
-        "{stdout}"
-    );
-    assert!(
-        stdout.contains("lookup_availability reached todo!() at practice/src/gateway.rs:"),
-        "{stdout}"
-    );
 
     let out = grader(root, &["stage8", "--against", "reference"]);
     assert!(out.status.success(), "{}", text(&out.stdout));

@@ -82,6 +82,37 @@ pub fn learner_file(kit: &Path, group: &str) -> PathBuf {
     kit.join(info.file)
 }
 
+/// Runs `group` in the copy at `kit`, whose learner file is the pristine stub, and checks
+/// what a learner sees: every check unfinished, where the stub stopped, and exit status 1.
+/// Returns standard output.
+pub fn assert_stub_is_unfinished(kit: &Path, group: &str) -> String {
+    let out = grader(kit, &[group]);
+    let stdout = text(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{stdout}\n{}",
+        text(&out.stderr)
+    );
+    let lesson = grader::groups::group(group).expect("a registered group");
+    let total = lesson.checks.len();
+    assert!(
+        stdout.contains(&format!(
+            "0 passed; 0 failed; {total} unfinished; 0 filtered out"
+        )),
+        "{stdout}"
+    );
+    let info = grader::Exercise::load(kit, group).expect("the group has an info.toml");
+    let stopped = format!(
+        "{} reached todo!() at {}:",
+        lesson.function,
+        info.file.display()
+    );
+    assert!(stdout.contains(&stopped), "{stdout}");
+    assert!(!stdout.contains(" ... ok"), "{stdout}");
+    stdout
+}
+
 /// Writes the learner's file of `group` in the copy at `kit`.
 pub fn write_learner(kit: &Path, group: &str, text: &str) {
     std::fs::write(learner_file(kit, group), text).unwrap();
