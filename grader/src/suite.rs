@@ -275,6 +275,17 @@ fn first_line(message: &str) -> &str {
 }
 
 impl Printer<'_> {
+    /// A check's whole message, then what it printed, under its name.
+    fn in_full(&mut self, run: &CheckRun) -> io::Result<()> {
+        writeln!(
+            self.out,
+            "---- {} ----\n{}{}\n",
+            run.name,
+            run.outcome.message().unwrap_or_default(),
+            output_section(&run.output)
+        )
+    }
+
     fn start(&mut self, group: &Group, settings: &RunSettings, count: usize) -> io::Result<()> {
         match self.format {
             FormatSetting::Json => writeln!(
@@ -413,13 +424,7 @@ impl Printer<'_> {
             vec![first]
         };
         for run in &full {
-            writeln!(
-                self.out,
-                "---- {} ----\n{}{}\n",
-                run.name,
-                run.outcome.message().unwrap_or_default(),
-                output_section(&run.output)
-            )?;
+            self.in_full(run)?;
         }
         if !settings.all_in_full && !rest.is_empty() {
             writeln!(
@@ -471,13 +476,7 @@ impl Printer<'_> {
             "kit bugs:".magenta().bold()
         )?;
         for run in bugs {
-            writeln!(
-                self.out,
-                "---- {} ----\n{}{}\n",
-                run.name,
-                run.outcome.message().unwrap_or_default(),
-                output_section(&run.output)
-            )?;
+            self.in_full(run)?;
         }
         Ok(())
     }

@@ -112,21 +112,6 @@ fn lookup(learner: &Learner, g: &TestGateway) -> Lookup {
     (learner.lookup_availability)(g, ITEM)
 }
 
-/// Every field of a configuration, in one line.
-fn config_line(c: &GatewayConfig) -> String {
-    format!(
-        "deadline {:?}, max_attempts {}, attempt_timeout {:?}, base_delay {:?}, max_delay {:?}, \
-         failure_threshold {}, open_for {:?}",
-        c.deadline,
-        c.max_attempts,
-        c.attempt_timeout,
-        c.base_delay,
-        c.max_delay,
-        c.failure_threshold,
-        c.open_for
-    )
-}
-
 /// One step of a provider script, every field: `503, Retry-After "3600", after 0.3 s`.
 fn describe_step(s: &Step) -> String {
     let what = match &s.reply {
@@ -164,7 +149,7 @@ fn script_lines(steps: &[Step]) -> Vec<String> {
 /// The input of a check: the configuration, the provider's script, the lookups made.
 fn input(cfg: &GatewayConfig, script: Vec<String>, lookups: &str) -> Vec<Field> {
     vec![
-        Field::line("gateway", config_line(cfg)),
+        Field::line("gateway", super::config_line(cfg)),
         Field::block("provider", script),
         Field::line("lookups", lookups),
     ]

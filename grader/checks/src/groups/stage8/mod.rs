@@ -49,6 +49,22 @@ pub const GROUP: Group = Group {
     run_reference: |job| run(job, &reference()),
 };
 
+/// Every field of a gateway configuration, in one line: what a failure and a scenario run
+/// show as the input.
+fn config_line(c: &kit_types::GatewayConfig) -> String {
+    format!(
+        "deadline {:?}, max_attempts {}, attempt_timeout {:?}, base_delay {:?}, max_delay {:?}, \
+         failure_threshold {}, open_for {:?}",
+        c.deadline,
+        c.max_attempts,
+        c.attempt_timeout,
+        c.base_delay,
+        c.max_delay,
+        c.failure_threshold,
+        c.open_for
+    )
+}
+
 /// Runs one job of this group against `learner`, in this process.
 pub fn run(job: &Job, learner: &Learner) -> Report {
     crate::serve::run_job::<scenario::GatewayScenario>(CHECKS, job, learner)

@@ -103,18 +103,7 @@ pub struct GatewayScenario {
 impl GatewayScenario {
     /// One line describing the gateway's configuration.
     pub fn settings(&self) -> String {
-        let c = &self.config;
-        format!(
-            "gateway: deadline {:?}, max_attempts {}, attempt_timeout {:?}, base_delay {:?}, \
-             max_delay {:?}, failure_threshold {}, open_for {:?}",
-            c.deadline,
-            c.max_attempts,
-            c.attempt_timeout,
-            c.base_delay,
-            c.max_delay,
-            c.failure_threshold,
-            c.open_for
-        )
+        format!("gateway: {}", super::config_line(&self.config))
     }
 
     /// Parses stage8 scenario text; `path` is used in messages only.
