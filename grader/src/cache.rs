@@ -44,32 +44,32 @@ const SOURCES: [&str; 4] = ["reference", "grader/checks", "grader/harness", "pra
 
 /// The fingerprint of the kit at `root` for building lesson `group`.
 pub fn fingerprint(root: &Path, group: &str) -> Fingerprint {
-    fingerprint_of(root, group, true)
+    fingerprints(root, group).0
 }
 
-/// [`fingerprint`] without the learner's Rust sources (`practice/**/*.rs`): what must stay
-/// the same for the compiler commands of one build to serve the next (see
-/// [`replay`](crate::replay)). The practice crate's manifest still counts, by content.
-pub fn kit_fingerprint(root: &Path, group: &str) -> Fingerprint {
-    fingerprint_of(root, group, false)
-}
-
-fn fingerprint_of(root: &Path, group: &str, learner_sources: bool) -> Fingerprint {
-    let mut text = format!("group {group} learner sources {learner_sources}\n");
+/// [`fingerprint`], and the kit's fingerprint without the learner's Rust sources
+/// (`practice/**/*.rs`): what must stay the same for the compiler commands of one build to
+/// serve the next (see [`replay`](crate::replay)); the practice crate's manifest still
+/// counts, by content. Both from one look at the files: a build the cache cannot serve
+/// needs both.
+pub fn fingerprints(root: &Path, group: &str) -> (Fingerprint, Fingerprint) {
+    let mut common = format!("group {group}\n");
     for var in [
         "RUSTFLAGS",
         "CARGO_ENCODED_RUSTFLAGS",
         "RUSTUP_TOOLCHAIN",
         "CARGO",
     ] {
-        text.push_str(&format!("{var}={:?}\n", std::env::var_os(var)));
+        common.push_str(&format!("{var}={:?}\n", std::env::var_os(var)));
     }
     if let Some(cargo) = std::env::var_os("CARGO") {
-        text.push_str(&stamp(Path::new(&cargo)));
+        common.push_str(&stamp(Path::new(&cargo)));
     }
     for file in ["Cargo.toml", "Cargo.lock"] {
-        text.push_str(&stamp(&root.join(file)));
+        common.push_str(&stamp(&root.join(file)));
     }
+    let mut all = format!("all sources\n{common}");
+    let mut kit = format!("without the learner's sources\n{common}");
     // Another lesson's file is not compiled into this lesson's harness: editing it changes
     // nothing here.
     let others: Vec<PathBuf> = std::fs::read_dir(root.join("exercises"))
@@ -85,20 +85,25 @@ fn fingerprint_of(root: &Path, group: &str, learner_sources: bool) -> Fingerprin
         collect(&root.join(folder), &mut files);
         files.sort();
         for file in files.into_iter().filter(|f| !others.contains(f)) {
-            let learners = file.starts_with(root.join("practice"));
-            if learners && !learner_sources && file.extension().is_some_and(|e| e == "rs") {
+            if !file.starts_with(root.join("practice")) {
+                let line = stamp(&file);
+                all.push_str(&line);
+                kit.push_str(&line);
                 continue;
             }
-            if learners {
-                // The learner's files by content: they are small, and an edit must count.
-                let content = std::fs::read(&file).unwrap_or_default();
-                text.push_str(&format!("{} {}\n", file.display(), content_hash(&content)));
-            } else {
-                text.push_str(&stamp(&file));
+            // The learner's files by content: they are small, and an edit must count.
+            let content = std::fs::read(&file).unwrap_or_default();
+            let line = format!("{} {}\n", file.display(), content_hash(&content));
+            all.push_str(&line);
+            if file.extension().is_none_or(|e| e != "rs") {
+                kit.push_str(&line);
             }
         }
     }
-    Fingerprint(content_hash(text.as_bytes()))
+    (
+        Fingerprint(content_hash(all.as_bytes())),
+        Fingerprint(content_hash(kit.as_bytes())),
+    )
 }
 
 /// `path size mtime` of a file (or `path missing`).
@@ -243,18 +248,18 @@ mod tests {
             std::fs::create_dir_all(root.join(file).parent().unwrap()).unwrap();
             std::fs::write(root.join(file), text).unwrap();
         }
-        let kit = kit_fingerprint(root, "build3");
+        let kit = fingerprints(root, "build3").1;
         assert_ne!(kit, fingerprint(root, "build3"));
         std::fs::write(root.join("practice/src/lib.rs"), "fn b() {}\n").unwrap();
         std::fs::write(root.join("practice/src/helper.rs"), "fn h() {}\n").unwrap();
-        assert_eq!(kit_fingerprint(root, "build3"), kit, "the learner's code");
+        assert_eq!(fingerprints(root, "build3").1, kit, "the learner's code");
         // A dependency added to the learner's manifest changes what cargo would run.
         std::fs::write(
             root.join("practice/Cargo.toml"),
             "[package]\n[dependencies]\n",
         )
         .unwrap();
-        assert_ne!(kit_fingerprint(root, "build3"), kit);
+        assert_ne!(fingerprints(root, "build3").1, kit);
     }
 
     #[test]

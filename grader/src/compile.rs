@@ -183,9 +183,8 @@ pub fn build_harness_at(
     let lock = File::create(target.join("kit-build.lock")).map_err(private_err)?;
     lock.lock().map_err(private_err)?;
     // Nothing changed since the last build of this lesson: no cargo at all.
-    let fingerprint = cache::fingerprint(root, group);
-    let entry_name = format!("build-{group}.json");
-    if let Some(entry) = cache::load::<BuildEntry>(&cache_dir, &entry_name) {
+    let (fingerprint, key) = cache::fingerprints(root, group);
+    if let Some(entry) = cache::load::<BuildEntry>(&cache_dir, &entry_name(group)) {
         if entry.fingerprint == fingerprint && entry.executable.is_file() {
             for text in &entry.messages {
                 let _ = write!(messages, "{text}");
@@ -194,41 +193,70 @@ pub fn build_harness_at(
         }
     }
     // Only the learner's code changed since cargo last showed its commands: run them.
-    let key = cache::kit_fingerprint(root, group);
     let recipe_name = format!("replay-{group}.json");
     let recipe = cache::load::<Recipe>(&cache_dir, &recipe_name)
         .filter(|r| replay::fits(r, &key, root, &target, color));
-    if let Some(mut done) = recipe.as_ref().and_then(replay::run) {
-        if !color {
+    let harness = match recipe.as_ref().and_then(replay::run) {
+        Some(done) => {
             // cargo asks rustc for colour always, and takes it out itself when asked to.
-            done.warnings = done.warnings.iter().map(|w| strip_ansi(w)).collect();
+            let warnings: Vec<String> = if color {
+                done.warnings
+            } else {
+                done.warnings.iter().map(|w| strip_ansi(w)).collect()
+            };
+            for text in &warnings {
+                let _ = write!(messages, "{text}");
+            }
+            BuildEntry {
+                fingerprint,
+                executable: done.executable,
+                dep_info: done
+                    .practice_artifacts
+                    .iter()
+                    .find_map(|f| rustc_dep_info(f)),
+                messages: warnings,
+                replayed: true,
+            }
         }
-        for text in &done.warnings {
-            let _ = write!(messages, "{text}");
+        None => {
+            let cargo = cargo_program();
+            let built = build_with_cargo(place, group, color, &cargo, fingerprint, messages)?;
+            if recipe.is_none() {
+                if let Some(steps) = show_commands(place, group, color, &cargo) {
+                    let recipe = Recipe {
+                        key,
+                        root: root.to_path_buf(),
+                        target: target.clone(),
+                        color,
+                        steps,
+                    };
+                    cache::store(&cache_dir, &recipe_name, &recipe);
+                }
+            }
+            built
         }
-        let dep_info = done
-            .practice_artifacts
-            .iter()
-            .find_map(|f| rustc_dep_info(f));
-        let kept = keep(
-            &cache_dir,
-            group,
-            &fingerprint,
-            &done.executable,
-            &dep_info,
-            done.warnings,
-            true,
-        );
-        let built = private_copy(
-            &target,
-            kept.as_deref().unwrap_or(&done.executable),
-            dep_info,
-        );
-        drop(lock);
-        return built;
-    }
-    let cargo = cargo_program();
-    let mut child = cargo_build(place, group, color, &cargo)
+    };
+    let kept = keep(&cache_dir, group, &harness);
+    let built = private_copy(
+        &target,
+        kept.as_deref().unwrap_or(&harness.executable),
+        harness.dep_info,
+    );
+    drop(lock);
+    built
+}
+
+/// Builds the harness with cargo, writing the compiler's messages about the learner's code
+/// (and any error) to `messages`; what was built, as the cache will remember it.
+fn build_with_cargo(
+    place: &BuildPlace,
+    group: &str,
+    color: bool,
+    cargo: &str,
+    fingerprint: cache::Fingerprint,
+    messages: &mut dyn Write,
+) -> Result<BuildEntry, BuildError> {
+    let mut child = cargo_build(place, group, color, cargo)
         .arg("--quiet")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -239,7 +267,7 @@ pub fn build_harness_at(
         })
         .spawn()
         .map_err(|source| BuildError::Cargo {
-            cargo: cargo.clone(),
+            cargo: cargo.to_string(),
             source,
         })?;
     let mut executable = None;
@@ -285,37 +313,19 @@ pub fn build_harness_at(
         }
     }
     let status = child.wait().map_err(|source| BuildError::Cargo {
-        cargo: cargo.clone(),
+        cargo: cargo.to_string(),
         source,
     })?;
     if !status.success() || !success {
         return Err(BuildError::Compile { errors });
     }
-    let executable = executable.ok_or(BuildError::NoExecutable)?;
-    if recipe.is_none() {
-        if let Some(steps) = show_commands(place, group, color, &cargo) {
-            let recipe = Recipe {
-                key,
-                root: root.to_path_buf(),
-                target: target.clone(),
-                color,
-                steps,
-            };
-            cache::store(&cache_dir, &recipe_name, &recipe);
-        }
-    }
-    let kept = keep(
-        &cache_dir,
-        group,
-        &fingerprint,
-        &executable,
-        &dep_info,
-        shown,
-        false,
-    );
-    let built = private_copy(&target, kept.as_deref().unwrap_or(&executable), dep_info);
-    drop(lock);
-    built
+    Ok(BuildEntry {
+        fingerprint,
+        executable: executable.ok_or(BuildError::NoExecutable)?,
+        dep_info,
+        messages: shown,
+        replayed: false,
+    })
 }
 
 /// `cargo build` of lesson `group`'s harness at `place`, its messages as JSON on standard
@@ -387,36 +397,27 @@ fn show_commands(
     replay::steps_from_cargo(&String::from_utf8_lossy(&output.stderr))
 }
 
-/// Keeps `executable` for the next run with nothing changed: a link of its own in the cache,
-/// which no other build overwrites, recorded with what it was built from. Its path, or
-/// `None` when it could not be kept (which only costs time later).
-fn keep(
-    cache_dir: &Path,
-    group: &str,
-    fingerprint: &cache::Fingerprint,
-    executable: &Path,
-    dep_info: &Option<PathBuf>,
-    messages: Vec<String>,
-    replayed: bool,
-) -> Option<PathBuf> {
+/// Keeps the harness `built` for the next run with nothing changed: a link of its own in
+/// the cache, which no other build overwrites, recorded with what it was built from. The
+/// link's path, or `None` when it could not be kept (which only costs time later).
+fn keep(cache_dir: &Path, group: &str, built: &BuildEntry) -> Option<PathBuf> {
     let kept = cache_dir.join(format!("harness-{group}"));
     std::fs::create_dir_all(cache_dir).ok()?;
     let _ = std::fs::remove_file(&kept);
-    std::fs::hard_link(executable, &kept)
-        .or_else(|_| std::fs::copy(executable, &kept).map(|_| ()))
+    std::fs::hard_link(&built.executable, &kept)
+        .or_else(|_| std::fs::copy(&built.executable, &kept).map(|_| ()))
         .ok()?;
-    cache::store(
-        cache_dir,
-        &format!("build-{group}.json"),
-        &BuildEntry {
-            fingerprint: fingerprint.clone(),
-            executable: kept.clone(),
-            dep_info: dep_info.clone(),
-            messages,
-            replayed,
-        },
-    );
+    let entry = BuildEntry {
+        executable: kept.clone(),
+        ..built.clone()
+    };
+    cache::store(cache_dir, &entry_name(group), &entry);
     Some(kept)
+}
+
+/// The cache entry of lesson `group`'s last build.
+fn entry_name(group: &str) -> String {
+    format!("build-{group}.json")
 }
 
 /// The compiler's errors as plain text for a report, its first line the gist:
@@ -457,7 +458,7 @@ fn strip_ansi(text: &str) -> String {
 }
 
 /// What the cache remembers of a lesson's last build.
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 struct BuildEntry {
     fingerprint: cache::Fingerprint,
     executable: PathBuf,
@@ -472,7 +473,7 @@ struct BuildEntry {
 /// Whether the last build of lesson `group` in the cache folder `cache_dir` ran the compiler
 /// without cargo ([`replay`]); `None` when there is no record of one.
 pub fn last_build_replayed(cache_dir: &Path, group: &str) -> Option<bool> {
-    cache::load::<BuildEntry>(cache_dir, &format!("build-{group}.json")).map(|e| e.replayed)
+    cache::load::<BuildEntry>(cache_dir, &entry_name(group)).map(|e| e.replayed)
 }
 
 /// A private link to `executable` (in a folder of its own under the target folder), valid as

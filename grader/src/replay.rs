@@ -1,10 +1,10 @@
 //! Rebuilding the learner's harness without cargo, while only the learner's code changes.
 //!
 //! After an edit of the learner's file, cargo spends about 0.1 s finding that only two
-//! compiler runs are needed — the practice crate, then the harness that links it — as long
-//! as the rest of a learner's edit→verdict takes. So once per state of the kit (a
-//! [`kit_fingerprint`](crate::cache::kit_fingerprint)), the grader has cargo show the two
-//! commands it runs (`cargo build -vv`, see [`steps_from_cargo`]) and keeps them as a
+//! compiler runs are needed — the practice crate, then the harness that links it. So once
+//! per state of the kit (the second of [`fingerprints`](crate::cache::fingerprints)), the
+//! grader has cargo show the two commands it runs (`cargo build -vv`, see
+//! [`steps_from_cargo`]) and keeps them as a
 //! [`Recipe`]; while nothing but the learner's `.rs` files changes, it runs those commands
 //! itself ([`run`]).
 //!
