@@ -199,6 +199,22 @@ tail_of() { # the last lines of a log, indented, to stderr
     sed 's/\x1b\[[0-9;?]*[A-Za-z]//g' "$1" | tail -n "${2:-15}" | sed 's/^/    | /' >&2
 }
 
+# side_by_side NAME KIT_LABEL KIT_NOTE RL_LABEL RL_NOTE: the runs in KIT_RUNS and RL_RUNS
+# (ms), their medians and the ratio kit/rustlings against the target of 0.60, printed and
+# added to the table.
+KIT_RUNS=()
+RL_RUNS=()
+side_by_side() {
+    local mk mr r
+    mk=$(median "${KIT_RUNS[@]}")
+    mr=$(median "${RL_RUNS[@]}")
+    r=$(ratio "$mk" "$mr")
+    say "$2 runs (ms): ${KIT_RUNS[*]}   median $(secs "$mk")$3"
+    say "$4 runs (ms): ${RL_RUNS[*]}   median $(secs "$mr")$5"
+    say "ratio kit/rustlings: $r (target <= 0.60): $(verdict "$r" 0.60)"
+    row "$1" "$(secs "$mk") / $(secs "$mr")" "<= 0.60" "$r" "$(verdict "$r" 0.60)"
+}
+
 # ---------------------------------------------------------------- the kit's copy
 KIT_COPY=$WORK/kit
 KIT_READY=0
@@ -342,14 +358,10 @@ bench_edit() {
         fi
         ((i > WARMUPS)) && rl+=("$LAST_MS")
     done
-    local mk mr r
-    mk=$(median "${kit[@]}")
-    mr=$(median "${rl[@]}")
-    r=$(ratio "$mk" "$mr")
-    say "kit        cargo run -q -p grader -- build3   runs (ms): ${kit[*]}   median $(secs "$mk")"
-    say "rustlings  rustlings run if1                  runs (ms): ${rl[*]}   median $(secs "$mr")"
-    say "ratio kit/rustlings: $r (target <= 0.60): $(verdict "$r" 0.60)"
-    row "edit→verdict kit/rustlings" "$(secs "$mk") / $(secs "$mr")" "<= 0.60" "$r" "$(verdict "$r" 0.60)"
+    KIT_RUNS=("${kit[@]}") RL_RUNS=("${rl[@]}")
+    side_by_side "edit→verdict kit/rustlings" \
+        "kit        cargo run -q -p grader -- build3  " "" \
+        "rustlings  rustlings run if1                 " ""
 }
 
 # ---------------------------------------------------------------- 2. watch
@@ -602,14 +614,10 @@ EOF
         rustlings) rl=("${times[@]}"); rl_how=$how ;;
         esac
     done <"$results"
-    local mk mr r
-    mk=$(median "${kit[@]}")
-    mr=$(median "${rl[@]}")
-    r=$(ratio "$mk" "$mr")
-    say "kit        cargo run -q -p grader -- watch build3   runs (ms): ${kit[*]}   median $(secs "$mk")  (q: $kit_how)"
-    say "rustlings  rustlings (watch mode)                   runs (ms): ${rl[*]}   median $(secs "$mr")  (q: $rl_how)"
-    say "ratio kit/rustlings: $r (target <= 0.60): $(verdict "$r" 0.60)"
-    row "watch kit/rustlings" "$(secs "$mk") / $(secs "$mr")" "<= 0.60" "$r" "$(verdict "$r" 0.60)"
+    KIT_RUNS=("${kit[@]}") RL_RUNS=("${rl[@]}")
+    side_by_side "watch kit/rustlings" \
+        "kit        cargo run -q -p grader -- watch build3  " "  (q: $kit_how)" \
+        "rustlings  rustlings (watch mode)                  " "  (q: $rl_how)"
 }
 
 # ---------------------------------------------------------------- 4. list
