@@ -1189,13 +1189,13 @@ mod exhaustive {
 
     pub fn matches_reference_on_every_case(imp: &Learner) -> CheckResult {
         let progress = Arc::new(AtomicUsize::new(0));
-        let under_way = Arc::new([AtomicUsize::new(0), AtomicUsize::new(0)]);
+        let under_way: Arc<[super::super::exhaustive::UnderWay; 2]> = Arc::default();
         let stuck = Arc::clone(&under_way);
         crate::serve::watch_progress(Arc::clone(&progress), move |_| {
             // The lowest-numbered case a thread is still running.
             let number = stuck
                 .iter()
-                .map(|u| u.load(std::sync::atomic::Ordering::SeqCst))
+                .map(|u| u.0.load(std::sync::atomic::Ordering::SeqCst))
                 .filter(|n| *n > 0)
                 .min()
                 .unwrap_or(1);

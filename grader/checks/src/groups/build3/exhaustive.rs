@@ -172,13 +172,28 @@ struct Block {
 }
 
 impl Block {
-    /// Writes script number `index` of this block into `steps`.
-    fn script_into(&self, mut index: usize, steps: &mut Vec<Result<Reply, RequestError>>) {
-        steps.clear();
-        steps.resize(self.columns.len(), Ok(Reply::Null));
+    /// Writes script number `index` of this block into `steps`. When `steps` holds script
+    /// number `previous` of this block, only the outcomes that differ are written: from one
+    /// script to the next that is mostly the last, and cloning outcomes was a quarter of the
+    /// check's time.
+    fn script_into(
+        &self,
+        mut index: usize,
+        steps: &mut Vec<Result<Reply, RequestError>>,
+        mut previous: Option<usize>,
+    ) {
+        if steps.len() != self.columns.len() {
+            steps.clear();
+            steps.resize(self.columns.len(), Ok(Reply::Null));
+            previous = None;
+        }
         for (slot, column) in steps.iter_mut().zip(&self.columns).rev() {
-            *slot = column[index % column.len()].clone();
+            let digit = index % column.len();
+            if previous.map(|p| p % column.len()) != Some(digit) {
+                *slot = column[digit].clone();
+            }
             index /= column.len();
+            previous = previous.map(|p| p / column.len());
         }
     }
 }
@@ -228,7 +243,7 @@ pub fn cases() -> impl Iterator<Item = Case> {
     blocks().into_iter().flat_map(|block| {
         (0..block.count).map(move |i| {
             let mut steps = Vec::new();
-            block.script_into(i, &mut steps);
+            block.script_into(i, &mut steps, None);
             Case {
                 policy: block.policy.clone(),
                 script: Script::repeating(steps),
@@ -245,7 +260,7 @@ pub fn case(number: usize) -> Option<Case> {
         .iter()
         .find(|b| (b.start..b.start + b.count).contains(&index))?;
     let mut steps = Vec::new();
-    block.script_into(index - block.start, &mut steps);
+    block.script_into(index - block.start, &mut steps, None);
     Some(Case {
         policy: block.policy.clone(),
         script: Script::repeating(steps),
@@ -276,65 +291,98 @@ pub fn compare(imp: &Learner) -> Result<usize, Box<Difference>> {
 /// How many threads the comparison uses: the cases are split between them.
 const THREADS: usize = 2;
 
+/// How many cases a thread takes at a time.
+const CHUNK: usize = 2048;
+
+/// How many cases a thread compares between two updates of the shared progress count
+/// (an update per case from both threads made them wait on each other).
+const PROGRESS_EVERY: usize = 256;
+
+/// The number of the case one thread is running (0: none yet), on a cache line of its own
+/// so that one thread's stores do not slow the other down.
+#[derive(Debug, Default)]
+#[repr(align(128))]
+pub struct UnderWay(pub AtomicUsize);
+
 /// [`compare`], storing the number of cases compared so far in `progress` (it grows while
 /// work goes on), and in `under_way[t]` the number of the case thread `t` is running.
 ///
-/// The space is split into contiguous halves, run at once; the first difference is the
+/// The threads take the space in chunks, in order; the first difference is the
 /// smallest-numbered one, so a thread stops as soon as another found an earlier one.
 pub fn compare_with_progress(
     imp: &Learner,
     progress: &AtomicUsize,
 ) -> Result<usize, Box<Difference>> {
-    compare_tracked(imp, progress, &[AtomicUsize::new(0), AtomicUsize::new(0)])
+    compare_tracked(imp, progress, &Default::default())
 }
 
 /// [`compare_with_progress`], also telling which case each thread is running.
 pub fn compare_tracked(
     imp: &Learner,
     progress: &AtomicUsize,
-    under_way: &[AtomicUsize; THREADS],
+    under_way: &[UnderWay; THREADS],
 ) -> Result<usize, Box<Difference>> {
     let blocks = blocks();
     let total: usize = blocks.iter().map(|b| b.count).sum();
     // The smallest 0-based index found to differ so far (usize::MAX: none).
     let first = AtomicUsize::new(usize::MAX);
-    let chunk = total.div_ceil(THREADS);
+    // The threads take the space in chunks, in order (later cases are longer, so fixed
+    // halves would leave one thread waiting for the other). Every chunk below a difference
+    // is taken and run up to it, so the difference found is the smallest.
+    let next_chunk = AtomicUsize::new(0);
     // A learner's todo!() must come out of this function as it went in (the harness reports
     // it as unfinished): each thread catches what escapes it, and it is raised again here.
     let escaped: Vec<Box<dyn std::any::Any + Send>> = std::thread::scope(|scope| {
         let handles: Vec<_> = under_way
             .iter()
-            .enumerate()
-            .map(|(t, under_way)| {
-                let (blocks, first) = (&blocks, &first);
-                let range = (t * chunk)..((t + 1) * chunk).min(total);
+            .map(|under_way| {
+                let (blocks, first, next_chunk) = (&blocks, &first, &next_chunk);
                 scope.spawn(move || {
                     panic::catch_unwind(AssertUnwindSafe(|| {
                         let reference = super::reference();
                         let (mut theirs, mut ours) = (Recording::empty(), Recording::empty());
                         let mut script = Script::repeating(Vec::new());
+                        // The block and index whose script `script` holds.
+                        let mut held: Option<(usize, usize)> = None;
                         let mut block = 0;
-                        for index in range {
-                            if index > first.load(Ordering::SeqCst) {
+                        // Cases compared and not yet added to `progress`.
+                        let mut unreported = 0;
+                        loop {
+                            let start = next_chunk.fetch_add(CHUNK, Ordering::SeqCst);
+                            if start >= total {
+                                progress.fetch_add(unreported, Ordering::SeqCst);
                                 return;
                             }
-                            while blocks[block].start + blocks[block].count <= index {
-                                block += 1;
-                            }
-                            let b = &blocks[block];
-                            b.script_into(index - b.start, &mut script.steps);
-                            under_way.store(index + 1, Ordering::SeqCst);
-                            let same = matches!(
-                                (
-                                    guarded_into(&mut theirs, imp, &b.policy, &script),
-                                    guarded_into(&mut ours, &reference, &b.policy, &script),
-                                ),
-                                (Ok(()), Ok(())) if theirs.same_as(&ours)
-                            );
-                            progress.fetch_add(1, Ordering::SeqCst);
-                            if !same {
-                                first.fetch_min(index, Ordering::SeqCst);
-                                return;
+                            for index in start..(start + CHUNK).min(total) {
+                                if index > first.load(Ordering::Relaxed) {
+                                    return;
+                                }
+                                while blocks[block].start + blocks[block].count <= index {
+                                    block += 1;
+                                }
+                                let b = &blocks[block];
+                                let previous = held
+                                    .filter(|(held_block, _)| *held_block == block)
+                                    .map(|(_, i)| i - b.start);
+                                b.script_into(index - b.start, &mut script.steps, previous);
+                                held = Some((block, index));
+                                under_way.0.store(index + 1, Ordering::Relaxed);
+                                let same = matches!(
+                                    (
+                                        guarded_into(&mut theirs, imp, &b.policy, &script),
+                                        guarded_into(&mut ours, &reference, &b.policy, &script),
+                                    ),
+                                    (Ok(()), Ok(())) if theirs.same_as(&ours)
+                                );
+                                unreported += 1;
+                                if unreported == PROGRESS_EVERY {
+                                    progress.fetch_add(unreported, Ordering::Relaxed);
+                                    unreported = 0;
+                                }
+                                if !same {
+                                    first.fetch_min(index, Ordering::SeqCst);
+                                    return;
+                                }
                             }
                         }
                     }))
@@ -441,6 +489,61 @@ mod tests {
             .filter(|c| c.policy == RetryPolicy::default() && c.script.steps.len() == 1)
             .collect();
         assert_eq!(firsts.len(), 4 * 9 + 2);
+    }
+
+    /// Differs from the reference when a policy of four attempts succeeds on the third call
+    /// or later: deep in the space, where the threads share the work.
+    fn wrong_late() -> Learner {
+        Learner {
+            retry_request: |p, r, s, l| {
+                let mut calls = 0;
+                let result = reference::retry_request(
+                    p,
+                    || {
+                        calls += 1;
+                        r()
+                    },
+                    s,
+                    l,
+                );
+                if p.max_attempts == 4 && calls >= 3 && result.is_ok() {
+                    Ok(Reply::Null)
+                } else {
+                    result
+                }
+            },
+        }
+    }
+
+    #[test]
+    fn the_difference_found_is_the_smallest_numbered_one() {
+        let wrong = wrong_late();
+        let reference = super::super::reference();
+        let expected = cases()
+            .position(|case| {
+                let (ours, theirs) = (
+                    guarded_record(&reference, &case),
+                    guarded_record(&wrong, &case),
+                );
+                !matches!((ours, theirs), (Ok(a), Ok(b)) if a.same_as(&b))
+            })
+            .expect("the wrong implementation differs somewhere")
+            + 1;
+        assert!(
+            expected > 4 * CHUNK,
+            "case {expected} is in the first chunks"
+        );
+        let difference = compare(&wrong).expect_err("a difference");
+        assert_eq!(difference.number, expected);
+        assert_eq!(Some(difference.case), case(expected));
+    }
+
+    #[test]
+    fn progress_counts_every_case_of_a_full_run() {
+        let progress = AtomicUsize::new(0);
+        let total = compare_with_progress(&super::super::reference(), &progress).unwrap();
+        assert_eq!(progress.load(Ordering::SeqCst), total);
+        assert_eq!(total, cases().count());
     }
 
     #[test]
