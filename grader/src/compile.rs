@@ -111,9 +111,6 @@ pub struct BuildPlace {
     pub root: PathBuf,
     /// The target folder cargo writes to.
     pub target: PathBuf,
-    /// Whether cargo keeps incremental compilation data (worth it for a learner's
-    /// edit-and-rerun; only disk and time for a batch of different submissions).
-    pub incremental: bool,
     /// Whether cargo's own standard error (`error: could not compile …`) reaches ours; the
     /// compiler's messages are read from cargo's JSON either way.
     pub cargo_stderr: bool,
@@ -129,7 +126,6 @@ impl BuildPlace {
         BuildPlace {
             root: root.to_path_buf(),
             target: target_dir(root),
-            incremental: true,
             cargo_stderr: true,
             strip_debuginfo: false,
         }
@@ -142,7 +138,6 @@ impl BuildPlace {
         BuildPlace {
             root: root.to_path_buf(),
             target: root.join("target"),
-            incremental: false,
             cargo_stderr: false,
             strip_debuginfo: true,
         }
@@ -166,6 +161,16 @@ pub fn build_harness(
     build_harness_at(&BuildPlace::kit(root), group, color, messages)
 }
 
+/// Waits for, then holds until dropped, the lock the grader takes around every build into
+/// `target` (so that two graders never build into one folder at once, and nothing copies a
+/// build while one is under way).
+pub fn lock_builds(target: &Path) -> std::io::Result<File> {
+    std::fs::create_dir_all(target)?;
+    let lock = File::create(target.join("kit-build.lock"))?;
+    lock.lock()?;
+    Ok(lock)
+}
+
 /// [`build_harness`] at a given [`BuildPlace`].
 pub fn build_harness_at(
     place: &BuildPlace,
@@ -179,9 +184,7 @@ pub fn build_harness_at(
         dir: target.clone(),
         source,
     };
-    std::fs::create_dir_all(&target).map_err(private_err)?;
-    let lock = File::create(target.join("kit-build.lock")).map_err(private_err)?;
-    lock.lock().map_err(private_err)?;
+    let lock = lock_builds(&target).map_err(private_err)?;
     // Nothing changed since the last build of this lesson: no cargo at all.
     let (fingerprint, key) = cache::fingerprints(root, group);
     if let Some(entry) = cache::load::<BuildEntry>(&cache_dir, &entry_name(group)) {
@@ -336,17 +339,12 @@ fn cargo_build(place: &BuildPlace, group: &str, color: bool, cargo: &str) -> Com
         .arg("build")
         .args(["--package", PRACTICE_HARNESS])
         .args(["--features", &format!("{PRACTICE_HARNESS}/{group}")]);
-    if same_kit(&place.root) {
-        // `cargo run -p grader` resolved the shared crates' features for the grader alone;
-        // building the harness alone would resolve some differently (the grader's
-        // dependencies enable more) and compile kit-types, reference and the checks a second
-        // time. With the grader in the same build, the features are the grader's, and those
-        // crates are already built.
-        command.args(["--package", "grader"]);
-    }
-    if !place.incremental {
-        command.env("CARGO_INCREMENTAL", "0");
-    }
+    // `cargo run -p grader` resolved the shared crates' features for the grader alone;
+    // building the harness alone would resolve some differently (the grader's dependencies
+    // enable more) and compile kit-types, reference and the checks a second time. With the
+    // grader in the same build, the features are the grader's: in the kit those crates are
+    // already built, and a copy seeded from the kit's build (see `seed`) reuses them.
+    command.args(["--package", "grader"]);
     if place.strip_debuginfo {
         // Only links read it; in the kit's own folder it would change the profile the
         // grader was built with, and rebuild the shared crates.
@@ -526,12 +524,6 @@ fn rustc_dep_info(artifact: &Path) -> Option<PathBuf> {
         dir.join("deps")
     };
     Some(dir.join(format!("practice-{hash}.d")))
-}
-
-/// Whether `root` is the kit this grader was built from.
-fn same_kit(root: &Path) -> bool {
-    let canonical = |p: &Path| std::fs::canonicalize(p).ok();
-    canonical(root).is_some() && canonical(root) == canonical(&crate::workspace::build_root())
 }
 
 #[cfg(test)]

@@ -221,39 +221,37 @@ pub struct Slot {
 impl Slot {
     /// The first free slot among `count` under `pool` (waiting when all are taken), made a
     /// fresh copy of `files`.
+    ///
+    /// A process that holds a slot of `pool` already must take more with
+    /// [`try_acquire`](Slot::try_acquire): waiting here could mean waiting for itself.
     pub fn acquire(pool: &Path, count: usize, files: &Files) -> io::Result<Slot> {
+        if let Some(slot) = Slot::try_acquire(pool, count, files)? {
+            return Ok(slot);
+        }
+        let root = pool.join("slot-0");
+        let lock = File::create(pool.join("slot-0.lock"))?;
+        lock.lock()?;
+        sync(&root, files)?;
+        Ok(Slot { root, _lock: lock })
+    }
+
+    /// The first free slot among `count` under `pool`, made a fresh copy of `files`; `None`
+    /// when all are taken (by this process or another).
+    pub fn try_acquire(pool: &Path, count: usize, files: &Files) -> io::Result<Option<Slot>> {
         std::fs::create_dir_all(pool)?;
-        let count = count.max(1);
-        let locks: Vec<(PathBuf, File)> = (0..count)
-            .map(|i| {
-                let root = pool.join(format!("slot-{i}"));
-                let lock = File::create(pool.join(format!("slot-{i}.lock")))?;
-                Ok((root, lock))
-            })
-            .collect::<io::Result<_>>()?;
-        // Take a free one if there is one; otherwise wait for the first.
-        let mut chosen = None;
-        for (root, lock) in locks {
-            if chosen.is_some() {
-                break;
-            }
+        for i in 0..count.max(1) {
+            let lock = File::create(pool.join(format!("slot-{i}.lock")))?;
             match lock.try_lock() {
-                Ok(()) => chosen = Some((root, lock)),
+                Ok(()) => {
+                    let root = pool.join(format!("slot-{i}"));
+                    sync(&root, files)?;
+                    return Ok(Some(Slot { root, _lock: lock }));
+                }
                 Err(std::fs::TryLockError::WouldBlock) => continue,
                 Err(std::fs::TryLockError::Error(e)) => return Err(e),
             }
         }
-        let (root, lock) = match chosen {
-            Some(pair) => pair,
-            None => {
-                let root = pool.join("slot-0");
-                let lock = File::create(pool.join("slot-0.lock"))?;
-                lock.lock()?;
-                (root, lock)
-            }
-        };
-        sync(&root, files)?;
-        Ok(Slot { root, _lock: lock })
+        Ok(None)
     }
 
     /// The copy's root folder.
@@ -265,6 +263,24 @@ impl Slot {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_slot_taken_by_this_process_is_not_offered_again_and_none_free_is_none() {
+        let dir = tempfile::tempdir().unwrap();
+        let pool = dir.path().join("pool");
+        let files: Files = [(PathBuf::from("a.txt"), b"one".to_vec())].into();
+        let first = Slot::acquire(&pool, 2, &files).unwrap();
+        let second = Slot::try_acquire(&pool, 2, &files)
+            .unwrap()
+            .expect("one is free");
+        assert_ne!(first.root(), second.root());
+        assert_eq!(std::fs::read(second.root().join("a.txt")).unwrap(), b"one");
+        // Both taken: no waiting (which, holding one, could be waiting for ourselves).
+        assert!(Slot::try_acquire(&pool, 2, &files).unwrap().is_none());
+        drop(first);
+        let again = Slot::try_acquire(&pool, 2, &files).unwrap().expect("freed");
+        assert_eq!(again.root(), pool.join("slot-0"));
+    }
 
     #[test]
     fn sync_writes_only_what_differs_and_removes_the_rest() {

@@ -27,6 +27,7 @@ pub mod kitcopy;
 pub mod replay;
 pub mod reports;
 pub mod reset;
+pub mod seed;
 pub mod suite;
 pub mod toml_file;
 pub mod workspace;

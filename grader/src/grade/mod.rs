@@ -3,7 +3,8 @@
 //!
 //! - [`submission`]: which submissions there are, and each one's file for a lesson.
 //! - [`gradebook`]: the rows, as `grades.csv` and `grades.json`.
-//! - [`slots`]: warm copies of the kit to grade in.
+//!
+//! The grading copies are warmed from the kit's own build ([`seed`](crate::seed)).
 //!
 //! A batch never stops for one submission: one that does not compile, loops, crashes or
 //! exhausts its limits gets its row like any other, and so does a failure of the kit on one
@@ -11,7 +12,6 @@
 //! target folder, so no submission can be graded with another's build.
 
 pub mod gradebook;
-pub mod slots;
 pub mod submission;
 
 pub use gradebook::{Gradebook, Row, RowStatus};
@@ -23,6 +23,7 @@ use crate::compile::{self, BuildError, BuildPlace};
 use crate::guidance::LOG_FILE;
 use crate::kitcopy::{self, Files, Slot};
 use crate::reports::{self, Format, RunReport};
+use crate::seed;
 use crate::suite::{self, RunSettings, Summary};
 use crate::{Exercise, Group, Launcher, Status};
 use grader_checks::limits::Limits;
@@ -432,8 +433,8 @@ fn submission_dir(settings: &Settings, submission: &str) -> PathBuf {
     }
 }
 
-/// Takes `count` grading copies (at most `settings.jobs`) and makes each warm: the first is
-/// built when none is, and the others seeded from a warm one.
+/// Takes up to `count` grading copies (at most `settings.jobs`; fewer when another grading
+/// run holds some) and makes each warm: the first from the kit's build, or from a warm one.
 fn prepare_slots(
     kit: &Path,
     base: &Files,
@@ -444,20 +445,34 @@ fn prepare_slots(
 ) -> Result<Vec<Slot>, GradeError> {
     let pool = crate::workspace::target_dir(kit).join("kit-grade");
     let count = count.min(settings.jobs).max(1);
-    let slots: Vec<Slot> = (0..count)
-        .map(|_| Slot::acquire(&pool, count, base))
-        .collect::<Result<_, _>>()
-        .map_err(GradeError::Copy)?;
-    let lesson_files: Vec<&Path> = exercises.iter().map(|(_, e)| e.file.as_path()).collect();
-    let cold: Vec<&Slot> = slots.iter().filter(|s| !slots::is_warm(s.root())).collect();
+    // One slot, waiting for it if another grading run holds them all; then as many more as
+    // are free (waiting for a second while holding one could wait for ever: two runs each
+    // holding one and waiting for the other's).
+    let mut slots = vec![Slot::acquire(&pool, count, base).map_err(GradeError::Copy)?];
+    while slots.len() < count {
+        match Slot::try_acquire(&pool, count, base).map_err(GradeError::Copy)? {
+            Some(slot) => slots.push(slot),
+            None => break,
+        }
+    }
+    let cold: Vec<&Slot> = slots.iter().filter(|s| !seed::is_warm(s.root())).collect();
     if cold.is_empty() {
         return Ok(slots);
     }
     events(Event::Preparing { slots: cold.len() });
-    let warm = match slots.iter().find(|s| slots::is_warm(s.root())) {
+    let warm = match slots.iter().find(|s| seed::is_warm(s.root())) {
         Some(warm) => warm,
         None => {
             let first = cold[0];
+            // The kit's own build (the one `cargo run -p grader` just made) warms the first
+            // copy; cargo compiles whatever it cannot reuse. The kit's build lock keeps a
+            // harness build there from writing while its files are copied.
+            let kit_target = crate::workspace::target_dir(kit);
+            if seed::is_warm_target(&kit_target) {
+                let _lock = compile::lock_builds(&kit_target).map_err(GradeError::Copy)?;
+                seed::seed(kit, &kit_target.join("debug"), first.root(), base)
+                    .map_err(GradeError::Copy)?;
+            }
             let group = settings.group.map_or(exercises[0].0.name, |g| g.name);
             let mut messages = Vec::new();
             compile::build_harness_at(
@@ -477,8 +492,9 @@ fn prepare_slots(
         }
     };
     for slot in cold.into_iter().filter(|s| s.root() != warm.root()) {
-        let files = base.keys().map(PathBuf::as_path);
-        slots::seed(warm.root(), slot.root(), files, &lesson_files).map_err(GradeError::Copy)?;
+        let from = warm.root();
+        seed::seed(from, &from.join("target/debug"), slot.root(), base)
+            .map_err(GradeError::Copy)?;
     }
     Ok(slots)
 }

@@ -12,6 +12,7 @@
 #![allow(dead_code)] // each test crate uses its own subset
 
 use grader::kitcopy::{fresh_files, Files, Slot};
+use grader::seed;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
@@ -42,9 +43,15 @@ pub fn files() -> &'static Files {
     FILES.get_or_init(|| fresh_files(&kit_root()).expect("the kit's files read"))
 }
 
-/// A copy of the kit as a fresh clone has it, held until dropped.
+/// A copy of the kit as a fresh clone has it, held until dropped. A copy that has never
+/// built is warmed from the kit's own build (`grader::seed`), as `grade` warms its copies.
 pub fn fresh_kit() -> Slot {
-    Slot::acquire(&target().join("kit-tests"), SLOTS, files()).expect("a kit copy")
+    let slot = Slot::acquire(&target().join("kit-tests"), SLOTS, files()).expect("a kit copy");
+    if !seed::is_warm(slot.root()) && seed::is_warm_target(&target()) {
+        seed::seed(&kit_root(), &target().join("debug"), slot.root(), files())
+            .expect("the kit's build copied into the copy");
+    }
+    slot
 }
 
 pub fn grader(root: &Path, args: &[&str]) -> Output {
