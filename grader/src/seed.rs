@@ -39,13 +39,16 @@ pub fn is_warm_target(target: &Path) -> bool {
 pub fn seed(from: &Path, from_debug: &Path, to: &Path, files: &Files) -> io::Result<()> {
     let to_debug = to.join("target/debug");
     let units = reusable_units(from_debug)?;
+    // cargo's records last: a seed cut short leaves artifacts cargo does not trust yet (and
+    // a copy that is not warm, so the next run seeds it again), never a record of one it
+    // did not get whole.
+    copy_units(&from_debug.join("deps"), &to_debug.join("deps"), &units)?;
+    copy_units(&from_debug.join("build"), &to_debug.join("build"), &units)?;
     copy_units(
         &from_debug.join(".fingerprint"),
         &to_debug.join(".fingerprint"),
         &units,
     )?;
-    copy_units(&from_debug.join("deps"), &to_debug.join("deps"), &units)?;
-    copy_units(&from_debug.join("build"), &to_debug.join("build"), &units)?;
     let now = SystemTime::now();
     for (path, content) in files {
         let theirs = from.join(path);

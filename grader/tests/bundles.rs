@@ -240,10 +240,7 @@ fn gradescope_bundle_sets_up_and_grades_a_submission_end_to_end() {
     // leaves in the kit's target folder (which `grade` warms its copies from) is taken from
     // the kit's own build, as a copy of the kit is warmed for every end-to-end test.
     let kit = source.join("kit");
-    if !grader::seed::is_warm(&kit) && grader::seed::is_warm_target(&target()) {
-        let files = grader::kitcopy::fresh_files(&kit).unwrap();
-        grader::seed::seed(&kit_root(), &target().join("debug"), &kit, &files).unwrap();
-    }
+    warm_from_kit(&kit, &grader::kitcopy::fresh_files(&kit).unwrap());
     let scratch = tempfile::tempdir().unwrap();
     let shim_dir = scratch.path().join("shim");
     std::fs::create_dir_all(&shim_dir).unwrap();

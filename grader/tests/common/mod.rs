@@ -47,11 +47,18 @@ pub fn files() -> &'static Files {
 /// built is warmed from the kit's own build (`grader::seed`), as `grade` warms its copies.
 pub fn fresh_kit() -> Slot {
     let slot = Slot::acquire(&target().join("kit-tests"), SLOTS, files()).expect("a kit copy");
-    if !seed::is_warm(slot.root()) && seed::is_warm_target(&target()) {
-        seed::seed(&kit_root(), &target().join("debug"), slot.root(), files())
+    warm_from_kit(slot.root(), files());
+    slot
+}
+
+/// Warms the copy of the kit at `root`, holding `files`, from the kit's own build if it has
+/// never built (cargo reuses what it finds up to date; see `grader::seed`).
+pub fn warm_from_kit(root: &Path, files: &Files) {
+    if !seed::is_warm(root) && seed::is_warm_target(&target()) {
+        let _lock = grader::compile::lock_builds(&target()).expect("the kit's build lock");
+        seed::seed(&kit_root(), &target().join("debug"), root, files)
             .expect("the kit's build copied into the copy");
     }
-    slot
 }
 
 pub fn grader(root: &Path, args: &[&str]) -> Output {
