@@ -4,7 +4,7 @@
 //! - [`submission`]: which submissions there are, and each one's file for a lesson.
 //! - [`gradebook`]: the rows, as `grades.csv` and `grades.json`.
 //!
-//! The grading copies are warmed from the kit's own build ([`seed`](crate::seed)).
+//! The grading copies are warmed from the kit's own build ([`seed`]).
 //!
 //! A batch never stops for one submission: one that does not compile, loops, crashes or
 //! exhausts its limits gets its row like any other, and so does a failure of the kit on one

@@ -1,6 +1,6 @@
 //! build3 · Retry transient failures: `retry_request`.
 //!
-//! - [`checks`](self::checks): every fixture of the lesson's table, then the edges between
+//! - `checks`: every fixture of the lesson's table, then the edges between
 //!   them, then an exhaustive comparison with the reference ([`exhaustive`]).
 //! - [`recording`]: runs an implementation on a scripted request and records every callback.
 //! - [`scenario`]: the build3 scenario format (a policy and `[[outcome]]`s) and its runner.

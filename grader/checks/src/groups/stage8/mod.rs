@@ -1,6 +1,6 @@
 //! stage8 · One lookup, one budget: `lookup_availability`.
 //!
-//! - [`checks`](self::checks): every fact the course fixes, and the kit's decisions.
+//! - `checks`: every fact the course fixes, and the kit's decisions.
 //! - [`scenario`]: the stage8 scenario format (a gateway config, lookups, a scripted
 //!   provider) and its runner, and the rendering of what a gateway saw.
 
