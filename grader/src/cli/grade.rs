@@ -224,8 +224,8 @@ impl Progress {
         }
         match event {
             Event::Preparing { slots } => tell!(
-                "preparing {slots} grading cop{} of the kit (the first time builds its \
-                 dependencies: about a minute)…",
+                "preparing {slots} grading cop{} of the kit (from the kit's own build: \
+                 seconds; a minute if the kit has never been built)…",
                 if *slots == 1 { "y" } else { "ies" }
             ),
             Event::Started { total } => {
