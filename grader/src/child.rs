@@ -351,6 +351,10 @@ fn interpret(report: Report) -> Outcome {
             kind: FailureKind::Mismatch,
             message,
         },
+        Report::Stalled { message } => Outcome::Failed {
+            kind: FailureKind::Timeout,
+            message,
+        },
         Report::Unfinished { message, location } => Outcome::Unfinished { location, message },
         Report::Panicked { message, .. } if message.starts_with("failed to spawn thread") => {
             Outcome::Failed {

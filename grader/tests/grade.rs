@@ -60,7 +60,15 @@ fn assert_expected(row: &Value, expect: Expect) {
             assert_eq!((status, counts), ("passing", (n, 0, 0)), "{row}");
             assert_eq!(row["score"], row["max_score"], "{row}");
         }
-        Expect::Unfinished => assert_eq!((status, counts), ("unfinished", (0, 0, n)), "{row}"),
+        Expect::Unfinished => {
+            assert_eq!((status, counts), ("unfinished", (0, 0, n)), "{row}");
+            // Where the learner's function stopped, in the submission's place in the kit.
+            let note = row["note"].as_str().unwrap_or_default();
+            assert!(
+                note.starts_with("reached todo!() at practice/src/lib.rs:"),
+                "{row}"
+            );
+        }
         Expect::DoesNotCompile => {
             assert_eq!((status, counts), ("does-not-compile", (0, 0, 0)), "{row}");
             assert_eq!(row["compile_error"], true);
@@ -132,6 +140,12 @@ fn a_class_of_sixty_gets_one_right_row_each_and_unchanged_work_is_not_graded_aga
     ];
     let output = grade(&args);
     assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    // A line per row on the terminal: a failing row names its first failure, and a row that
+    // does not compile says so once.
+    let said = text(&output.stderr);
+    assert!(said.contains(" passed; first failure: "), "{said}");
+    assert!(said.contains("build3: does-not-compile: error"), "{said}");
+    assert!(!said.contains("does not compile: "), "{said}");
     let first = rows(&out);
     assert_eq!(first.len(), 60, "one row per submission");
     let mut by_variant: BTreeMap<&str, Vec<&Value>> = BTreeMap::new();
@@ -385,4 +399,61 @@ fn bad_input_is_refused_with_a_hint_and_a_missing_file_gets_its_row() {
         "{}",
         rows[1]
     );
+}
+
+#[test]
+fn a_run_that_finds_every_grading_copy_taken_says_it_waits_then_grades() {
+    use std::io::Read;
+    let dir = tempfile::tempdir().unwrap();
+    let (subs, out) = (dir.path().join("class"), dir.path().join("grades"));
+    let written = class::write(&kit_root(), &subs, &[class::variant("correct")], 1);
+    // Another run holds the one copy a run of one job uses.
+    let pool = grader::workspace::target_dir(&kit_root()).join("kit-grade");
+    let held = grader::kitcopy::Slot::acquire(&pool, 1, common::files()).unwrap();
+    let mut child = Command::new(GRADER)
+        .arg("--root")
+        .arg(kit_root())
+        .args([
+            "grade",
+            subs.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .args(["--jobs", "1"])
+        .env_remove("CARGO_TARGET_DIR")
+        .env("NO_COLOR", "1")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Bounded even if the run waits without a word: it is stopped after five minutes (the
+    // child is not waited for before the watchdog is told, so its pid is still its own).
+    let pid = child.id().to_string();
+    let (said_it, heard) = std::sync::mpsc::channel::<()>();
+    std::thread::spawn(move || {
+        if heard
+            .recv_timeout(std::time::Duration::from_secs(300))
+            .is_err()
+        {
+            let _ = Command::new("kill").args(["-9", &pid]).status();
+        }
+    });
+    let mut stderr = child.stderr.take().unwrap();
+    let mut said = Vec::new();
+    let mut byte = [0u8; 1];
+    while !String::from_utf8_lossy(&said).contains("waiting for a grading copy") {
+        let read = stderr.read(&mut byte).unwrap();
+        assert_eq!(read, 1, "the run ended without waiting: {}", text(&said));
+        said.push(byte[0]);
+    }
+    let _ = said_it.send(());
+    drop(held);
+    let mut rest = Vec::new();
+    stderr.read_to_end(&mut rest).unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "{}{}", text(&said), text(&rest));
+    let rows = rows(&out);
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0]["submission"], written[0].0.as_str());
+    assert_expected(&rows[0], Expect::Passing);
 }

@@ -17,6 +17,13 @@ pub enum Report {
         /// What was observed against what was expected.
         message: String,
     },
+    /// The code under test made no progress for longer than the grader's timeout: a check
+    /// that runs many cases saw it stall (the case it was on is in `message`) before the
+    /// grader had to stop the process. It is a "did not finish", like a stopped process.
+    Stalled {
+        /// Which case never finished, and how to replay it.
+        message: String,
+    },
     /// The code under test reached `todo!()` or `unimplemented!()`.
     Unfinished {
         /// The macro's message.

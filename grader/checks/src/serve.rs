@@ -159,8 +159,9 @@ fn finish(report: &Report) -> ! {
 }
 
 /// For checks that run many cases: when `progress` stays the same for longer than the
-/// grader's `--timeout`, fail the check with `describe(progress)` (which can name the case
-/// that never finished) instead of waiting for the grader to stop the whole process.
+/// grader's `--timeout`, end the check as [`Report::Stalled`] with `describe(progress)`
+/// (which can name the case that never finished) instead of waiting for the grader to stop
+/// the whole process.
 ///
 /// Outside a harness process (in the kit's own unit tests) this does nothing.
 pub fn watch_progress(
@@ -184,7 +185,7 @@ pub fn watch_progress(
             if now != seen {
                 (seen, since) = (now, Instant::now());
             } else if since.elapsed() >= stall {
-                finish(&Report::Failed {
+                finish(&Report::Stalled {
                     message: describe(now),
                 });
             }

@@ -223,6 +223,9 @@ impl Progress {
             return;
         }
         match event {
+            Event::Waiting => tell!(
+                "waiting for a grading copy: another grade run on this kit is using them all…"
+            ),
             Event::Preparing { slots } => tell!(
                 "preparing {slots} grading cop{} of the kit (from the kit's own build: \
                  seconds; a minute if the kit has never been built)…",
@@ -285,15 +288,29 @@ impl Progress {
     }
 }
 
-/// A row in a few words: `failing, 30 of 39 passed`.
+/// A row in a few words: `failing, 30 of 39 passed; first failure: fixtures::x (mismatch)`,
+/// `does-not-compile: error: expected `;` (practice/src/lib.rs:10:24)`.
 fn row_words(row: &Row) -> String {
+    let label = row.status.label();
     match row.status {
-        RowStatus::Passing | RowStatus::Failing | RowStatus::Unfinished => format!(
-            "{}, {} of {} passed",
-            row.status.label(),
-            row.passed,
-            row.passed + row.failed + row.unfinished
+        RowStatus::Passing | RowStatus::Failing | RowStatus::Unfinished => {
+            let counts = format!(
+                "{label}, {} of {} passed",
+                row.passed,
+                row.passed + row.failed + row.unfinished
+            );
+            match row.note.as_str() {
+                "" => counts,
+                note => format!("{counts}; {note}"),
+            }
+        }
+        // The label says it already: `does-not-compile: does not compile: …` said it twice.
+        RowStatus::DoesNotCompile => format!(
+            "{label}: {}",
+            row.note
+                .strip_prefix("does not compile: ")
+                .unwrap_or(&row.note)
         ),
-        _ => format!("{}: {}", row.status.label(), row.note),
+        _ => format!("{label}: {}", row.note),
     }
 }

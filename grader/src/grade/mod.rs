@@ -25,7 +25,7 @@ use crate::kitcopy::{self, Files, Slot};
 use crate::reports::{self, Format, RunReport};
 use crate::seed;
 use crate::suite::{self, RunSettings, Summary};
-use crate::{Exercise, Group, Launcher, Status};
+use crate::{Exercise, Group, Launcher, Outcome, Status};
 use grader_checks::limits::Limits;
 use libtest_mimic::{Arguments, ColorSetting, FormatSetting};
 use std::collections::{BTreeMap, VecDeque};
@@ -60,6 +60,8 @@ pub struct Settings {
 /// What a batch tells its caller while it works.
 #[derive(Debug, Clone)]
 pub enum Event {
+    /// Another grading run of this kit holds every grading copy: this one waits for one.
+    Waiting,
     /// The grading copies are being built for the first time (`slots` of them).
     Preparing {
         /// How many copies.
@@ -448,7 +450,14 @@ fn prepare_slots(
     // One slot, waiting for it if another grading run holds them all; then as many more as
     // are free (waiting for a second while holding one could wait for ever: two runs each
     // holding one and waiting for the other's).
-    let mut slots = vec![Slot::acquire(&pool, count, base).map_err(GradeError::Copy)?];
+    let first = match Slot::try_acquire(&pool, count, base).map_err(GradeError::Copy)? {
+        Some(slot) => slot,
+        None => {
+            events(Event::Waiting);
+            Slot::acquire(&pool, count, base).map_err(GradeError::Copy)?
+        }
+    };
+    let mut slots = vec![first];
     while slots.len() < count {
         match Slot::try_acquire(&pool, count, base).map_err(GradeError::Copy)? {
             Some(slot) => slots.push(slot),
@@ -654,7 +663,14 @@ fn graded_row(job: &Job, summary: &Summary, report: &RunReport, max_score: f64) 
             format!("first failure: {}{kind}", run.name),
         )
     } else if unfinished > 0 {
-        (RowStatus::Unfinished, String::new())
+        // Where the first unfinished check stopped: `todo!()` at practice/src/lib.rs:37:5.
+        let stopped = summary.runs.iter().find_map(|r| match &r.outcome {
+            Outcome::Unfinished {
+                location: Some(at), ..
+            } => Some(format!("reached todo!() at {at}")),
+            _ => None,
+        });
+        (RowStatus::Unfinished, stopped.unwrap_or_default())
     } else {
         (RowStatus::Passing, String::new())
     };
