@@ -111,6 +111,12 @@ pub struct BuildPlace {
     pub root: PathBuf,
     /// The target folder cargo writes to.
     pub target: PathBuf,
+    /// Whether the learner's crate and the harness keep incremental compilation data: worth
+    /// it for a learner's edit and rerun; for a batch of different submissions only disk
+    /// (up to 180 MB a copy), and a compiler crash caused by an earlier submission's data
+    /// would pass for this one's compile error. (The kit's own crates keep cargo's setting,
+    /// so a copy seeded from the kit's build finds them up to date.)
+    pub learner_incremental: bool,
     /// Whether cargo's own standard error (`error: could not compile …`) reaches ours; the
     /// compiler's messages are read from cargo's JSON either way.
     pub cargo_stderr: bool,
@@ -126,6 +132,7 @@ impl BuildPlace {
         BuildPlace {
             root: root.to_path_buf(),
             target: target_dir(root),
+            learner_incremental: true,
             cargo_stderr: true,
             strip_debuginfo: false,
         }
@@ -138,6 +145,7 @@ impl BuildPlace {
         BuildPlace {
             root: root.to_path_buf(),
             target: root.join("target"),
+            learner_incremental: false,
             cargo_stderr: false,
             strip_debuginfo: true,
         }
@@ -342,9 +350,19 @@ fn cargo_build(place: &BuildPlace, group: &str, color: bool, cargo: &str) -> Com
     // `cargo run -p grader` resolved the shared crates' features for the grader alone;
     // building the harness alone would resolve some differently (the grader's dependencies
     // enable more) and compile kit-types, reference and the checks a second time. With the
-    // grader in the same build, the features are the grader's: in the kit those crates are
-    // already built, and a copy seeded from the kit's build (see `seed`) reuses them.
-    command.args(["--package", "grader"]);
+    // grader selected too, the features are the grader's: in the kit those crates are
+    // already built, and a copy seeded from the kit's build (see `seed`) reuses them. Only
+    // the harness's binary is built: the grader itself is not needed (and in a copy, whose
+    // profile strips debug info, it would be compiled again).
+    command.args(["--package", "grader", "--bin", PRACTICE_HARNESS]);
+    if !place.learner_incremental {
+        for package in ["practice", PRACTICE_HARNESS] {
+            command.args([
+                "--config",
+                &format!("profile.dev.package.{package}.incremental=false"),
+            ]);
+        }
+    }
     if place.strip_debuginfo {
         // Only links read it; in the kit's own folder it would change the profile the
         // grader was built with, and rebuild the shared crates.

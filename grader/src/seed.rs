@@ -39,16 +39,22 @@ pub fn is_warm_target(target: &Path) -> bool {
 pub fn seed(from: &Path, from_debug: &Path, to: &Path, files: &Files) -> io::Result<()> {
     let to_debug = to.join("target/debug");
     let units = reusable_units(from_debug)?;
-    // cargo's records last: a seed cut short leaves artifacts cargo does not trust yet (and
-    // a copy that is not warm, so the next run seeds it again), never a record of one it
-    // did not get whole.
+    // cargo's records are read first and written last. Read first: a unit cargo rebuilds in
+    // the kit meanwhile (a `cargo build` the grader's lock does not stop) then has its older
+    // record here, never a record newer than the artifact copied. Written last: a seed cut
+    // short leaves artifacts cargo does not trust yet, and a copy that is not warm, so the
+    // next run seeds it again.
+    let records = read_tree(&from_debug.join(".fingerprint"), &units)?;
     copy_units(&from_debug.join("deps"), &to_debug.join("deps"), &units)?;
     copy_units(&from_debug.join("build"), &to_debug.join("build"), &units)?;
-    copy_units(
-        &from_debug.join(".fingerprint"),
-        &to_debug.join(".fingerprint"),
-        &units,
-    )?;
+    for (path, bytes, time) in records {
+        let path = to_debug.join(".fingerprint").join(path);
+        if let Some(parent) = path.parent() {
+            fs::create_dir_all(parent)?;
+        }
+        fs::write(&path, bytes)?;
+        set_modified(&path, time)?;
+    }
     let now = SystemTime::now();
     for (path, content) in files {
         let theirs = from.join(path);
@@ -61,6 +67,34 @@ pub fn seed(from: &Path, from_debug: &Path, to: &Path, files: &Files) -> io::Res
     Ok(())
 }
 
+/// The files under `dir` that belong to one of `units`: path (relative to `dir`), content
+/// and modification time.
+fn read_tree(
+    dir: &Path,
+    units: &BTreeSet<String>,
+) -> io::Result<Vec<(std::path::PathBuf, Vec<u8>, SystemTime)>> {
+    let mut found = Vec::new();
+    for entry in fs::read_dir(dir)? {
+        let entry = entry?;
+        if !units.contains(unit_hash(&entry.file_name().to_string_lossy())) {
+            continue;
+        }
+        let mut stack = vec![entry.path()];
+        while let Some(path) = stack.pop() {
+            let meta = fs::symlink_metadata(&path)?;
+            if meta.is_dir() {
+                for child in fs::read_dir(&path)? {
+                    stack.push(child?.path());
+                }
+            } else if meta.is_file() {
+                let relative = path.strip_prefix(dir).unwrap_or(&path).to_path_buf();
+                found.push((relative, fs::read(&path)?, meta.modified()?));
+            }
+        }
+    }
+    Ok(found)
+}
+
 /// The units of `debug` worth copying, by the hash cargo gives each (`kit-types-<hash>` in
 /// `.fingerprint`, `libkit_types-<hash>.rlib` in `deps`): libraries, binaries and build
 /// scripts, but not the learner's crate or its harness, and not test, bench or doc units.
@@ -69,7 +103,12 @@ fn reusable_units(debug: &Path) -> io::Result<BTreeSet<String>> {
     for entry in fs::read_dir(debug.join(".fingerprint"))? {
         let entry = entry?;
         let name = entry.file_name().to_string_lossy().into_owned();
-        if name.starts_with("practice-") || !entry.file_type()?.is_dir() {
+        // The learner's crate and its harness are compiled in every copy; the grader itself
+        // is not built in copies (and its binary knows the folder it was built in).
+        let package = name
+            .rsplit_once('-')
+            .map_or(name.as_str(), |(package, _)| package);
+        if name.starts_with("practice-") || package == "grader" || !entry.file_type()?.is_dir() {
             continue;
         }
         // cargo names each record after the target's kind: `lib-kit_types`, `bin-grader`,
@@ -121,7 +160,13 @@ fn copy_units(from: &Path, to: &Path, units: &BTreeSet<String>) -> io::Result<()
 
 /// Copies a file, or a folder and everything in it, keeping modification times.
 fn copy_tree(from: &Path, to: &Path) -> io::Result<()> {
-    let meta = fs::symlink_metadata(from)?;
+    let meta = match fs::symlink_metadata(from) {
+        Ok(meta) => meta,
+        // Removed since it was listed (cargo replaces some files as it builds): it is not
+        // needed, and cargo builds whatever a copy lacks.
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(e),
+    };
     if meta.is_dir() {
         fs::create_dir_all(to)?;
         for entry in fs::read_dir(from)? {
@@ -130,7 +175,10 @@ fn copy_tree(from: &Path, to: &Path) -> io::Result<()> {
         }
         // A folder's time matters to no one; its files' times are what cargo compares.
     } else if meta.is_file() {
-        fs::copy(from, to)?;
+        match fs::copy(from, to) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+            copied => copied?,
+        };
         set_modified(to, meta.modified()?)?;
     }
     Ok(())
@@ -171,8 +219,8 @@ mod tests {
         write_old(&debug.join("deps/libkit_types-aa11.rlib"), "r", old);
         write_old(&debug.join("deps/libkit_types-aa11.rmeta"), "m", old);
         write_old(&debug.join("deps/kit_types-aa11.d"), "d", old);
-        write_old(&debug.join(".fingerprint/grader-bb22/bin-grader"), "f", old);
-        write_old(&debug.join("deps/grader-bb22"), "exe", old);
+        write_old(&debug.join(".fingerprint/tool-bb22/bin-tool"), "f", old);
+        write_old(&debug.join("deps/tool-bb22"), "exe", old);
         write_old(
             &debug.join(".fingerprint/libc-cc33/build-script-build-script-build"),
             "f",
@@ -187,8 +235,10 @@ mod tests {
         write_old(&debug.join("build/libc-dd44/out/x"), "o", old);
         write_old(&debug.join(".fingerprint/libc-ee55/lib-libc"), "f", old);
         write_old(&debug.join("deps/liblibc-ee55.rlib"), "r", old);
-        // The learner's crate, its harness, a test executable, incremental data and the
-        // uplifted binary: left out.
+        // The learner's crate, its harness, the grader, a test executable, incremental data
+        // and the uplifted binary: left out.
+        write_old(&debug.join(".fingerprint/grader-2299/bin-grader"), "f", old);
+        write_old(&debug.join("deps/grader-2299"), "exe", old);
         write_old(
             &debug.join(".fingerprint/practice-ff66/lib-practice"),
             "f",
@@ -235,8 +285,8 @@ mod tests {
             "deps/libkit_types-aa11.rlib",
             "deps/libkit_types-aa11.rmeta",
             "deps/kit_types-aa11.d",
-            ".fingerprint/grader-bb22/bin-grader",
-            "deps/grader-bb22",
+            ".fingerprint/tool-bb22/bin-tool",
+            "deps/tool-bb22",
             "build/libc-cc33/build-script-build",
             "build/libc-dd44/out/x",
             "deps/liblibc-ee55.rlib",
@@ -248,6 +298,8 @@ mod tests {
             ".fingerprint/practice-ff66",
             "deps/libpractice-ff66.rlib",
             ".fingerprint/practice-harness-0077",
+            ".fingerprint/grader-2299",
+            "deps/grader-2299",
             "deps/practice_harness-0077",
             ".fingerprint/grader-1188",
             "deps/cli-1188",

@@ -404,56 +404,161 @@ fn bad_input_is_refused_with_a_hint_and_a_missing_file_gets_its_row() {
 #[test]
 fn a_run_that_finds_every_grading_copy_taken_says_it_waits_then_grades() {
     use std::io::Read;
+    use std::time::{Duration, Instant};
     let dir = tempfile::tempdir().unwrap();
     let (subs, out) = (dir.path().join("class"), dir.path().join("grades"));
     let written = class::write(&kit_root(), &subs, &[class::variant("correct")], 1);
-    // Another run holds the one copy a run of one job uses.
-    let pool = grader::workspace::target_dir(&kit_root()).join("kit-grade");
+    // Another run holds the one copy a run of one job uses (the run below builds into the
+    // kit's own target/, whatever CARGO_TARGET_DIR says here).
+    let pool = kit_root().join("target/kit-grade");
     let held = grader::kitcopy::Slot::acquire(&pool, 1, common::files()).unwrap();
     let mut child = Command::new(GRADER)
         .arg("--root")
         .arg(kit_root())
-        .args([
-            "grade",
-            subs.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-        ])
-        .args(["--jobs", "1"])
+        .args(["grade", subs.to_str().unwrap()])
+        .args(["--out", out.to_str().unwrap(), "--jobs", "1"])
         .env_remove("CARGO_TARGET_DIR")
         .env("NO_COLOR", "1")
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // Bounded even if the run waits without a word: it is stopped after five minutes (the
-    // child is not waited for before the watchdog is told, so its pid is still its own).
-    let pid = child.id().to_string();
-    let (said_it, heard) = std::sync::mpsc::channel::<()>();
+    // Its standard error, read as it comes; every wait below is bounded, and a run that
+    // overstays is killed (it is only waited for after that, so it is still ours to kill).
+    let mut stderr = child.stderr.take().unwrap();
+    let (send, lines) = std::sync::mpsc::channel::<u8>();
     std::thread::spawn(move || {
-        if heard
-            .recv_timeout(std::time::Duration::from_secs(300))
-            .is_err()
-        {
-            let _ = Command::new("kill").args(["-9", &pid]).status();
+        let mut byte = [0u8; 1];
+        while stderr.read(&mut byte).is_ok_and(|n| n == 1) {
+            if send.send(byte[0]).is_err() {
+                return;
+            }
         }
     });
-    let mut stderr = child.stderr.take().unwrap();
+    let limit = Duration::from_secs(300);
     let mut said = Vec::new();
-    let mut byte = [0u8; 1];
     while !String::from_utf8_lossy(&said).contains("waiting for a grading copy") {
-        let read = stderr.read(&mut byte).unwrap();
-        assert_eq!(read, 1, "the run ended without waiting: {}", text(&said));
-        said.push(byte[0]);
+        match lines.recv_timeout(limit) {
+            Ok(byte) => said.push(byte),
+            Err(_) => {
+                let _ = child.kill();
+                panic!("the run did not say it waits: {}", text(&said));
+            }
+        }
     }
-    let _ = said_it.send(());
+    // It waits: nothing is graded while the copy is held.
+    let graded = rows_of_file(&out);
+    assert!(
+        graded.is_empty(),
+        "graded before a copy was free: {graded:?}"
+    );
     drop(held);
-    let mut rest = Vec::new();
-    stderr.read_to_end(&mut rest).unwrap();
-    let status = child.wait().unwrap();
-    assert_eq!(status.code(), Some(0), "{}{}", text(&said), text(&rest));
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            panic!("the run did not finish once the copy was free");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    said.extend(lines.try_iter());
+    assert_eq!(status.code(), Some(0), "{}", text(&said));
     let rows = rows(&out);
     assert_eq!(rows.len(), 1);
     assert_eq!(rows[0]["submission"], written[0].0.as_str());
     assert_expected(&rows[0], Expect::Passing);
+}
+
+/// The rows of `out/grades.json` so far (none when it is not written yet).
+fn rows_of_file(out: &Path) -> Vec<Value> {
+    if out.join("grades.json").is_file() {
+        rows(out)
+    } else {
+        Vec::new()
+    }
+}
+
+/// cargo's unit records (`.fingerprint/<package>-<hash>`) in the copy at `root`.
+fn units(root: &Path) -> std::collections::BTreeSet<String> {
+    std::fs::read_dir(root.join("target/debug/.fingerprint"))
+        .map(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn a_copy_seeded_from_a_warm_one_compiles_only_the_learners_crate_and_the_harness() {
+    use grader::compile::{build_harness_at, BuildPlace};
+    use grader::kitcopy::Slot;
+    use grader::seed;
+    let dir = tempfile::tempdir().unwrap();
+    let pool = dir.path().join("pool");
+    // A grading copy, warmed from the kit's build where it has one, then built.
+    let warm = Slot::acquire(&pool, 2, common::files()).unwrap();
+    common::warm_from_kit(warm.root(), common::files());
+    let mut said = Vec::new();
+    build_harness_at(
+        &BuildPlace::isolated(warm.root()),
+        "build3",
+        false,
+        &mut said,
+    )
+    .unwrap_or_else(|e| panic!("{e}\n{}", text(&said)));
+    // A second one, seeded from the first as `grade` seeds its copies.
+    let cold = Slot::try_acquire(&pool, 2, common::files())
+        .unwrap()
+        .unwrap();
+    assert!(!seed::is_warm(cold.root()));
+    seed::seed(
+        warm.root(),
+        &warm.root().join("target/debug"),
+        cold.root(),
+        common::files(),
+    )
+    .unwrap();
+    build_harness_at(
+        &BuildPlace::isolated(cold.root()),
+        "build3",
+        false,
+        &mut said,
+    )
+    .unwrap_or_else(|e| panic!("{e}\n{}", text(&said)));
+    // Every unit but the learner's crate and the harness is the one seeded: no other name
+    // (a unit cargo built anew) and no record rewritten (a unit cargo built again).
+    let (before, after) = (units(warm.root()), units(cold.root()));
+    let new: Vec<&String> = after.difference(&before).collect();
+    assert!(new.is_empty(), "units the seeded copy built anew: {new:?}");
+    let record_times = |root: &Path, unit: &str| -> Vec<(String, std::time::SystemTime)> {
+        let dir = root.join("target/debug/.fingerprint").join(unit);
+        let mut times: Vec<_> = std::fs::read_dir(dir)
+            .unwrap()
+            .filter_map(Result::ok)
+            .map(|e| {
+                let time = e.metadata().unwrap().modified().unwrap();
+                (e.file_name().to_string_lossy().into_owned(), time)
+            })
+            .collect();
+        times.sort();
+        times
+    };
+    let mut rebuilt = Vec::new();
+    for unit in after.iter().filter(|u| !u.starts_with("practice-")) {
+        if record_times(warm.root(), unit) != record_times(cold.root(), unit) {
+            rebuilt.push(unit);
+        }
+    }
+    assert!(
+        rebuilt.is_empty(),
+        "units the seeded copy built again: {rebuilt:?}"
+    );
+    // The learner's crate and the harness were not seeded: the copy built its own.
+    let learner = after.iter().filter(|u| u.starts_with("practice-")).count();
+    assert!(learner >= 2, "{after:?}");
 }

@@ -479,8 +479,7 @@ fn prepare_slots(
             let kit_target = crate::workspace::target_dir(kit);
             if seed::is_warm_target(&kit_target) {
                 let _lock = compile::lock_builds(&kit_target).map_err(GradeError::Copy)?;
-                seed::seed(kit, &kit_target.join("debug"), first.root(), base)
-                    .map_err(GradeError::Copy)?;
+                warm_or_leave_cold(kit, &kit_target.join("debug"), first.root(), base);
             }
             let group = settings.group.map_or(exercises[0].0.name, |g| g.name);
             let mut messages = Vec::new();
@@ -502,10 +501,17 @@ fn prepare_slots(
     };
     for slot in cold.into_iter().filter(|s| s.root() != warm.root()) {
         let from = warm.root();
-        seed::seed(from, &from.join("target/debug"), slot.root(), base)
-            .map_err(GradeError::Copy)?;
+        warm_or_leave_cold(from, &from.join("target/debug"), slot.root(), base);
     }
     Ok(slots)
+}
+
+/// Seeds the cold copy `to` (see [`seed::seed`]); if that fails, the copy is left cold (its
+/// first build compiles everything), not half seeded: only slower, never a wrong build.
+fn warm_or_leave_cold(from: &Path, from_debug: &Path, to: &Path, files: &Files) {
+    if seed::seed(from, from_debug, to, files).is_err() {
+        let _ = std::fs::remove_dir_all(to.join("target/debug"));
+    }
 }
 
 /// Grades one job in `slot` and writes its reports.

@@ -294,9 +294,12 @@ const THREADS: usize = 2;
 /// How many cases a thread takes at a time.
 const CHUNK: usize = 2048;
 
-/// How many cases a thread compares between two updates of the shared progress count
-/// (an update per case from both threads made them wait on each other).
-const PROGRESS_EVERY: usize = 256;
+/// How many cases a thread compares between two updates of the shared progress count (an
+/// update per case from both threads made them wait on each other). Small, so that a stall
+/// still means a case, or a few, that took longer than the timeout: code that stalls 16
+/// cases even at a 0.1 s timeout (6 ms a case) would need half an hour for the space, far
+/// past the check's 120 s.
+const PROGRESS_EVERY: usize = 16;
 
 /// The number of the case one thread is running (0: none yet), on a cache line of its own
 /// so that one thread's stores do not slow the other down.
@@ -338,7 +341,7 @@ pub fn compare_tracked(
             .map(|under_way| {
                 let (blocks, first, next_chunk) = (&blocks, &first, &next_chunk);
                 scope.spawn(move || {
-                    panic::catch_unwind(AssertUnwindSafe(|| {
+                    let ran = panic::catch_unwind(AssertUnwindSafe(|| {
                         let reference = super::reference();
                         let (mut theirs, mut ours) = (Recording::empty(), Recording::empty());
                         let mut script = Script::repeating(Vec::new());
@@ -385,7 +388,11 @@ pub fn compare_tracked(
                                 }
                             }
                         }
-                    }))
+                    }));
+                    // Done, however it ended: no longer running a case (a stall names the
+                    // case a thread that is still running is on, never one that finished).
+                    under_way.0.store(0, Ordering::SeqCst);
+                    ran
                 })
             })
             .collect();
