@@ -546,6 +546,81 @@ mod tests {
     }
 
     #[test]
+    fn a_thread_that_ended_is_never_named_as_running_a_case() {
+        use std::cell::Cell;
+        use std::sync::atomic::AtomicBool;
+        use std::time::{Duration, Instant};
+        static BLOCKED: AtomicBool = AtomicBool::new(false);
+        static RELEASE: AtomicBool = AtomicBool::new(false);
+        thread_local! {
+            /// How many cases this thread has run, and whether its first had a valid policy.
+            static RUN: Cell<(usize, Option<bool>)> = const { Cell::new((0, None)) };
+        }
+        // The first chunk starts with invalid policies, the second with a valid one: a thread
+        // knows its chunk by its first case, and its case by counting (cases come in order).
+        assert!(!all_valid(0) && all_valid(CHUNK));
+        const EARLY: usize = 100;
+        assert!(all_valid(EARLY));
+        let learner = Learner {
+            retry_request: |p, r, s, l| {
+                let (count, first_valid) = RUN.get();
+                let first_valid = first_valid.unwrap_or(p.validate().is_ok());
+                RUN.set((count + 1, Some(first_valid)));
+                if first_valid && count == 0 {
+                    // Case CHUNK, the second chunk's first: it never finishes (until released).
+                    BLOCKED.store(true, Ordering::SeqCst);
+                    while !RELEASE.load(Ordering::SeqCst) {
+                        std::thread::sleep(Duration::from_millis(1));
+                    }
+                }
+                let result = reference::retry_request(p, r, s, l);
+                if !first_valid && count == EARLY {
+                    // A difference in the first chunk, found once the other thread is stuck.
+                    while !BLOCKED.load(Ordering::SeqCst) {
+                        std::thread::sleep(Duration::from_millis(1));
+                    }
+                    return Ok(Reply::Null);
+                }
+                result
+            },
+        };
+        let (progress, under_way) = (AtomicUsize::new(0), <[UnderWay; THREADS]>::default());
+        let difference = std::thread::scope(|scope| {
+            let comparing = scope.spawn(|| compare_tracked(&learner, &progress, &under_way));
+            // The thread that found the difference ends; the other is stuck on case CHUNK.
+            let running = || -> Vec<usize> {
+                let mut cases: Vec<usize> = under_way
+                    .iter()
+                    .map(|u| u.0.load(Ordering::SeqCst))
+                    .filter(|n| *n > 0)
+                    .collect();
+                cases.sort();
+                cases
+            };
+            let stuck = CHUNK + 1;
+            let started = Instant::now();
+            while running() != [stuck] && started.elapsed() < Duration::from_secs(20) {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            let seen = running();
+            RELEASE.store(true, Ordering::SeqCst);
+            let difference = comparing.join().unwrap();
+            assert_eq!(
+                seen,
+                [stuck],
+                "the cases running (1-based) while one is stuck"
+            );
+            difference
+        });
+        assert_eq!(difference.expect_err("a difference").number, EARLY + 1);
+    }
+
+    /// Whether case `index` (0-based) has a valid policy.
+    fn all_valid(index: usize) -> bool {
+        cases().nth(index).unwrap().policy.validate().is_ok()
+    }
+
+    #[test]
     fn progress_counts_every_case_of_a_full_run() {
         let progress = AtomicUsize::new(0);
         let total = compare_with_progress(&super::super::reference(), &progress).unwrap();
