@@ -11,7 +11,8 @@
 //! cargo stays the judge: a unit is reused only when its fingerprint matches (same sources,
 //! features, profile and compiler), and anything else is compiled as usual. What is never
 //! copied: the learner's crate and the harness that links it (every copy compiles its own
-//! learner's code), test and bench executables, and incremental data.
+//! learner's code), the grader (copies do not build it), test and bench executables, and
+//! incremental data.
 
 use crate::kitcopy::Files;
 use std::collections::BTreeSet;
