@@ -208,6 +208,10 @@ fn a_learner_runs_scenarios_on_their_own_code() {
         [Kind::ReferenceRun],
         "--compare shows the reference"
     );
+    assert!(
+        stdout.contains("The reference's run is recorded as guidance #1 in GUIDANCE_LOG.md."),
+        "the learner is told: {stdout}"
+    );
 
     // A loop that never ends is stopped, as in the grader.
     let looping = stub_with("build3", "loop { std::hint::spin_loop() }");

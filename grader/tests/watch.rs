@@ -97,6 +97,20 @@ fn watch_reruns_on_each_save_and_quits() {
     let run = watch.run_showing("check result: ok.");
     assert!(run.contains("Every check of build3 passes"), "{run}");
 
+    // l lists the lessons, reading their files: no other lesson runs for that. (The list
+    // is found by the standing of the lessons not started: a run's next steps name stage8.)
+    watch.key("l");
+    let list = watch.run_showing("not started");
+    assert!(
+        ["build2 ", "build3 ", "stage8 "]
+            .iter()
+            .all(|lesson| list.lines().any(|line| line.starts_with(lesson))),
+        "{list}"
+    );
+    watch.key("r");
+    let run = watch.run_showing("check result: ok.");
+    assert!(run.contains("build3 · "), "{run}");
+
     // A save by rename, as many editors do: a file that does not compile.
     let tmp = file.with_extension("rs.swp");
     std::fs::write(&tmp, "pub fn retry_request( {\n").unwrap();
@@ -119,6 +133,11 @@ fn watch_reruns_on_each_save_and_quits() {
     .unwrap();
     let run = watch.run_showing("did not finish");
     assert!(run.contains("check result: FAILED."), "{run}");
+    let all = watch.seen.join("\n");
+    assert!(
+        !all.contains("stage8 · ") && !all.contains("build2 · "),
+        "only build3's file changed, only build3 ran:\n{all}"
+    );
     watch.key("q");
     let status = watch.child.wait().unwrap();
     assert!(status.success(), "{status:?}");

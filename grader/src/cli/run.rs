@@ -396,7 +396,8 @@ fn save_case(
         Ok(()) => writeln!(
             out,
             "The case {name} found is saved in {}: replay it with \
-             `cargo run -p grader -- scenario {} --compare`.",
+             `cargo run -p grader -- scenario {} --compare` (the reference beside your code: \
+             recorded as guidance), or without `--compare` (your code alone).",
             path.display(),
             path.display()
         ),

@@ -110,13 +110,15 @@ pub fn scenario(root: Option<PathBuf>, args: ScenarioArgs) -> Outcome {
     let group = loaded.group;
     let file = args.file.display();
     let shows_reference = args.compare || args.against == super::run::Against::Reference;
+    // Said with what the reference shows: the learner sees that this run counts as guidance.
+    let mut recorded = String::new();
     if shows_reference {
         let how = if args.compare {
             "--compare"
         } else {
             "--against reference"
         };
-        GuidanceLog::in_kit(&root)
+        let record = GuidanceLog::in_kit(&root)
             .append(
                 group.name,
                 Kind::ReferenceRun,
@@ -126,6 +128,10 @@ pub fn scenario(root: Option<PathBuf>, args: ScenarioArgs) -> Outcome {
                 Failure::new(format!("{e}; the reference was not run"))
                     .hint("guidance is recorded before it is shown: make the log writable")
             })?;
+        recorded = format!(
+            "\n(The reference's run is recorded as guidance #{} in GUIDANCE_LOG.md.)",
+            record.seq
+        );
     }
     let reference = || {
         (group.run_scenario_on_reference)(&args.file, &loaded.text)
@@ -137,13 +143,14 @@ pub fn scenario(root: Option<PathBuf>, args: ScenarioArgs) -> Outcome {
             &loaded.settings,
             &reference()?,
         );
+        say!("{recorded}");
         return Ok(ExitCode::SUCCESS);
     }
     let yours = match run_practice(&root, group, &args.file, args.timeout)? {
         Ok(run) => run,
         Err(message) => {
             say!(
-                "scenario {file} ({}) against practice\n{message}",
+                "scenario {file} ({}) against practice\n{message}{recorded}",
                 group.name
             );
             return Ok(ExitCode::from(EXIT_NOT_ALL_PASSED));
@@ -170,10 +177,10 @@ pub fn scenario(root: Option<PathBuf>, args: ScenarioArgs) -> Outcome {
     let text = side_by_side(("yours", &yours), ("reference", &theirs));
     say!("{}", text.trim_end());
     if yours == theirs {
-        say!("\nSame on every line.");
+        say!("\nSame on every line.{recorded}");
         Ok(ExitCode::SUCCESS)
     } else {
-        say!("\nThey differ on the lines marked ≠.");
+        say!("\nThey differ on the lines marked ≠.{recorded}");
         Ok(ExitCode::from(EXIT_NOT_ALL_PASSED))
     }
 }

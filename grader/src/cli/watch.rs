@@ -86,9 +86,13 @@ pub fn watch(root: Option<PathBuf>, args: WatchArgs) -> Outcome {
     let timeout = Duration::from_secs_f64(args.timeout);
     let mut help_shown: HashMap<&str, usize> = HashMap::new();
     let mut runs = 0;
-    // The content each lesson's file had when it last ran: reading a file (the compiler
-    // does) is an event too, and a save that changed nothing needs no run.
-    let mut ran: HashMap<&str, String> = HashMap::new();
+    // The content each lesson's file had when it last ran, or when the watch started:
+    // reading a file (the compiler does, and so does `l`) is an event too, and only a save
+    // that changed a file runs its lesson.
+    let mut ran: HashMap<&str, String> = lessons
+        .iter()
+        .map(|l| (l.group.name, learner_hash(&root, &l.exercise.file)))
+        .collect();
     let run = |group: &'static Group, runs: &mut usize, ran: &mut HashMap<&str, String>| {
         let lesson = lesson(&lessons, group);
         ran.insert(group.name, learner_hash(&root, &lesson.exercise.file));

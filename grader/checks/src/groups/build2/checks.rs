@@ -516,7 +516,8 @@ mod exhaustive {
              your fetch and the reference, side by side (≠ marks where they part):\n{}\n\
              why: the first line marked ≠ is where your fetch parts from the rules. Replay the \
              case with `cargo run -p grader -- scenario FILE --compare`: the grader saves it for \
-             you (see the end of the run).\n\n{}\n{file}",
+             you (see the end of the run). `--compare` runs the reference beside your code, and \
+             that is recorded as guidance; without it, your code runs alone.\n\n{}\n{file}",
             difference.number,
             difference.case.describe(),
             side_by_side(

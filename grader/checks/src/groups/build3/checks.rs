@@ -1227,7 +1227,8 @@ mod exhaustive {
              your function and the reference, side by side (≠ marks where they part):\n{}\n\
              why: the first line marked ≠ is where your retry_request parts from the rules. \
              Replay the case with `cargo run -p grader -- scenario FILE --compare`: the grader \
-             saves it for you (see the end of the run).\n\n{}\n{file}",
+             saves it for you (see the end of the run). `--compare` runs the reference beside \
+             your code, and that is recorded as guidance; without it, your code runs alone.\n\n{}\n{file}",
             difference.number,
             crate::view::render_fields(&input(&scenario.policy, &scenario.script))
                 .iter()
