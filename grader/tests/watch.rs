@@ -111,6 +111,16 @@ fn watch_reruns_on_each_save_and_quits() {
     let run = watch.run_showing("check result: ok.");
     assert!(run.contains("build3 · "), "{run}");
 
+    // A mistake at a boundary: the exhaustive check's case is saved, as in a plain run.
+    let boundary = CORRECT_BUILD3.replace("w > policy.max_delay", "w >= policy.max_delay");
+    assert_ne!(boundary, CORRECT_BUILD3);
+    std::fs::write(&file, stub_with("build3", &boundary)).unwrap();
+    let run = watch.run_showing("check result: FAILED.");
+    assert!(
+        run.contains("The case exhaustive::matches_reference_on_every_case found is saved in"),
+        "{run}"
+    );
+
     // A save by rename, as many editors do: a file that does not compile.
     let tmp = file.with_extension("rs.swp");
     std::fs::write(&tmp, "pub fn retry_request( {\n").unwrap();

@@ -371,7 +371,7 @@ pub fn guidance_line(
 }
 
 /// Saves the differing case of an exhaustive check as a scenario file, and says where.
-fn save_case(
+pub(super) fn save_case(
     root: &Path,
     group: &Group,
     summary: &Summary,

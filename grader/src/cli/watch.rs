@@ -8,7 +8,7 @@
 //! systems), `--manual` runs on `r` instead.
 
 use super::output::say;
-use super::run::{build_practice, guidance_line, next_steps, Against, NotBuilt};
+use super::run::{build_practice, guidance_line, next_steps, save_case, Against, NotBuilt};
 use super::standing::{remember, remembered, Standing};
 use super::{kit_root, load_exercise, resolve_group, Failure, Outcome};
 use clap::Args;
@@ -210,6 +210,8 @@ fn run_lesson(root: &Path, lesson: &Lesson, timeout: Duration, runs: &mut usize)
         }
     };
     drop(built);
+    // The exhaustive check's message says the grader saves its case: as a plain run does.
+    let _ = save_case(root, group, &summary, None, &mut out);
     remember(
         root,
         group,
