@@ -211,60 +211,47 @@ mod tests {
         let debug = kit.join("target/debug");
         let old = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000);
         let older = old - Duration::from_secs(60);
-        // A library, a binary and a build script's two units: reused.
-        write_old(
-            &debug.join(".fingerprint/kit-types-aa11/lib-kit_types"),
-            "f",
-            old,
-        );
-        write_old(&debug.join("deps/libkit_types-aa11.rlib"), "r", old);
-        write_old(&debug.join("deps/libkit_types-aa11.rmeta"), "m", old);
-        write_old(&debug.join("deps/kit_types-aa11.d"), "d", old);
-        write_old(&debug.join(".fingerprint/tool-bb22/bin-tool"), "f", old);
-        write_old(&debug.join("deps/tool-bb22"), "exe", old);
-        write_old(
-            &debug.join(".fingerprint/libc-cc33/build-script-build-script-build"),
-            "f",
-            old,
-        );
-        write_old(&debug.join("build/libc-cc33/build-script-build"), "b", old);
-        write_old(
-            &debug.join(".fingerprint/libc-dd44/run-build-script-build-script-build"),
-            "f",
-            old,
-        );
-        write_old(&debug.join("build/libc-dd44/out/x"), "o", old);
-        write_old(&debug.join(".fingerprint/libc-ee55/lib-libc"), "f", old);
-        write_old(&debug.join("deps/liblibc-ee55.rlib"), "r", old);
-        // The learner's crate, its harness, the grader, a test executable, incremental data
-        // and the uplifted binary: left out.
-        write_old(&debug.join(".fingerprint/grader-2299/bin-grader"), "f", old);
-        write_old(&debug.join("deps/grader-2299"), "exe", old);
-        write_old(
-            &debug.join(".fingerprint/practice-ff66/lib-practice"),
-            "f",
-            old,
-        );
-        write_old(&debug.join("deps/libpractice-ff66.rlib"), "r", old);
-        write_old(
-            &debug.join(".fingerprint/practice-harness-0077/bin-practice_harness"),
-            "f",
-            old,
-        );
-        write_old(&debug.join("deps/practice_harness-0077"), "exe", old);
-        write_old(
-            &debug.join(".fingerprint/grader-1188/test-integration-test-cli"),
-            "f",
-            old,
-        );
-        write_old(
-            &debug.join(".fingerprint/grader-1188/dep-test-integration-test-cli"),
-            "f",
-            old,
-        );
-        write_old(&debug.join("deps/cli-1188"), "exe", old);
-        write_old(&debug.join("incremental/grader-x/s"), "i", old);
-        write_old(&debug.join("grader"), "exe", old);
+        // The kit's build: a library, a binary and a build script's two units (reused); the
+        // learner's crate, its harness, the grader, a test executable, incremental data and
+        // the uplifted binary (left out).
+        let kept = [
+            ".fingerprint/kit-types-aa11/lib-kit_types",
+            "deps/libkit_types-aa11.rlib",
+            "deps/libkit_types-aa11.rmeta",
+            "deps/kit_types-aa11.d",
+            ".fingerprint/tool-bb22/bin-tool",
+            "deps/tool-bb22",
+            ".fingerprint/libc-cc33/build-script-build-script-build",
+            "build/libc-cc33/build-script-build",
+            ".fingerprint/libc-dd44/run-build-script-build-script-build",
+            "build/libc-dd44/out/x",
+            ".fingerprint/libc-ee55/lib-libc",
+            "deps/liblibc-ee55.rlib",
+        ];
+        let left = [
+            ".fingerprint/grader-2299/bin-grader",
+            "deps/grader-2299",
+            ".fingerprint/practice-ff66/lib-practice",
+            "deps/libpractice-ff66.rlib",
+            ".fingerprint/practice-harness-0077/bin-practice_harness",
+            "deps/practice_harness-0077",
+            ".fingerprint/grader-1188/test-integration-test-cli",
+            ".fingerprint/grader-1188/dep-test-integration-test-cli",
+            "deps/cli-1188",
+            "incremental/grader-x/s",
+            "grader",
+        ];
+        // Folders of left-out units, which must not be there at all.
+        let left_folders = [
+            ".fingerprint/grader-2299",
+            ".fingerprint/practice-ff66",
+            ".fingerprint/practice-harness-0077",
+            ".fingerprint/grader-1188",
+            "incremental",
+        ];
+        for path in kept.iter().chain(&left) {
+            write_old(&debug.join(path), "built", old);
+        }
         // The copy's files: one the same as the kit's, one that differs (a lesson file).
         write_old(&kit.join("grader/src/lib.rs"), "same", older);
         write_old(&kit.join("practice/src/lib.rs"), "the learner's", older);
@@ -281,32 +268,11 @@ mod tests {
 
         assert!(is_warm(&copy));
         let to = copy.join("target/debug");
-        for kept in [
-            ".fingerprint/kit-types-aa11/lib-kit_types",
-            "deps/libkit_types-aa11.rlib",
-            "deps/libkit_types-aa11.rmeta",
-            "deps/kit_types-aa11.d",
-            ".fingerprint/tool-bb22/bin-tool",
-            "deps/tool-bb22",
-            "build/libc-cc33/build-script-build",
-            "build/libc-dd44/out/x",
-            "deps/liblibc-ee55.rlib",
-        ] {
+        for kept in kept {
             let time = fs::metadata(to.join(kept)).and_then(|m| m.modified());
             assert_eq!(time.ok(), Some(old), "{kept} is copied with its time");
         }
-        for left in [
-            ".fingerprint/practice-ff66",
-            "deps/libpractice-ff66.rlib",
-            ".fingerprint/practice-harness-0077",
-            ".fingerprint/grader-2299",
-            "deps/grader-2299",
-            "deps/practice_harness-0077",
-            ".fingerprint/grader-1188",
-            "deps/cli-1188",
-            "incremental",
-            "grader",
-        ] {
+        for left in left.iter().chain(&left_folders) {
             assert!(!to.join(left).exists(), "{left} is left out");
         }
         let time = |p: &str| fs::metadata(copy.join(p)).unwrap().modified().unwrap();
