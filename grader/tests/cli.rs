@@ -116,14 +116,7 @@ fn the_case_an_exhaustive_check_found_is_saved() {
         ".map(|w| if w.is_nan() { f64::INFINITY } else { w }).filter(|w| *w >= 0.0)",
     );
     write_learner(root, "build3", &stub_with("build3", &body));
-    let out = grader(root, &["build3", "exhaustive::"]);
-    let stdout = text(&out.stdout);
-    assert_eq!(
-        out.status.code(),
-        Some(1),
-        "{stdout}\n{}",
-        text(&out.stderr)
-    );
+    let stdout = grader_exits(root, &["build3", "exhaustive::"], 1);
     let saved = root.join("target/kit-cases/build3-difference.toml");
     assert!(
         stdout.contains(&format!("is saved in {}", saved.display())),

@@ -67,6 +67,20 @@ pub fn grader(root: &Path, args: &[&str]) -> Output {
         .expect("the grader binary starts")
 }
 
+/// Runs the grader on the copy at `root`, requires exit status `code` (showing both streams
+/// when it differs) and returns standard output.
+pub fn grader_exits(root: &Path, args: &[&str], code: i32) -> String {
+    let out = grader(root, args);
+    let stdout = text(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "{stdout}\n{}",
+        text(&out.stderr)
+    );
+    stdout
+}
+
 pub fn grader_command(root: &Path, args: &[&str]) -> Command {
     let mut command = Command::new(GRADER);
     command
@@ -100,14 +114,7 @@ pub fn learner_file(kit: &Path, group: &str) -> PathBuf {
 /// what a learner sees: every check unfinished, where the stub stopped, and exit status 1.
 /// Returns standard output.
 pub fn assert_stub_is_unfinished(kit: &Path, group: &str) -> String {
-    let out = grader(kit, &[group]);
-    let stdout = text(&out.stdout);
-    assert_eq!(
-        out.status.code(),
-        Some(1),
-        "{stdout}\n{}",
-        text(&out.stderr)
-    );
+    let stdout = grader_exits(kit, &[group], 1);
     let lesson = grader::groups::group(group).expect("a registered group");
     let total = lesson.checks.len();
     assert!(
