@@ -558,9 +558,10 @@ mod tests {
         }
         // The first chunk starts with invalid policies, the second with a valid one: a thread
         // knows its chunk by its first case, and its case by counting (cases come in order).
-        assert!(!all_valid(0) && all_valid(CHUNK));
+        let valid = |index: usize| case(index + 1).unwrap().policy.validate().is_ok();
+        assert!(!valid(0) && valid(CHUNK));
         const EARLY: usize = 100;
-        assert!(all_valid(EARLY));
+        assert!(valid(EARLY));
         let learner = Learner {
             retry_request: |p, r, s, l| {
                 let (count, first_valid) = RUN.get();
@@ -613,11 +614,6 @@ mod tests {
             difference
         });
         assert_eq!(difference.expect_err("a difference").number, EARLY + 1);
-    }
-
-    /// Whether case `index` (0-based) has a valid policy.
-    fn all_valid(index: usize) -> bool {
-        cases().nth(index).unwrap().policy.validate().is_ok()
     }
 
     #[test]
