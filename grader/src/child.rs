@@ -47,6 +47,9 @@ pub struct Launcher {
     pub envs: Vec<(OsString, OsString)>,
     /// The limits each child runs under.
     pub limits: Limits,
+    /// What a check is handed on standard input after the token, by group and check name:
+    /// [`check_input::for_check`](crate::check_input::for_check) unless a test says otherwise.
+    pub input: fn(&str, &str) -> &'static [u8],
 }
 
 /// How a harness process ended.
@@ -99,6 +102,7 @@ impl Launcher {
             args: Vec::new(),
             envs: Vec::new(),
             limits: Limits::default(),
+            input: crate::check_input::for_check,
         }
     }
 
@@ -135,7 +139,8 @@ impl Launcher {
         stop_hint: &str,
     ) -> Ran {
         let job = [OsStr::new(group), OsStr::new("check"), OsStr::new(check)];
-        match self.run_job(&job, scratch, stall, timeout, stop_hint) {
+        let input = (self.input)(group, check);
+        match self.run_job(&job, input, scratch, stall, timeout, stop_hint) {
             JobEnd::Reported {
                 report,
                 output,
@@ -159,11 +164,13 @@ impl Launcher {
         }
     }
 
-    /// Runs any job the harness understands (`job` then the report path as arguments) and
-    /// returns its report, or how the process failed.
+    /// Runs any job the harness understands (`job` then the report path as arguments, and
+    /// `input` on standard input after the token) and returns its report, or how the process
+    /// failed.
     pub fn run_job(
         &self,
         job: &[&OsStr],
+        input: &'static [u8],
         scratch: &Path,
         stall: Duration,
         timeout: Duration,
@@ -204,7 +211,14 @@ impl Launcher {
         };
         if let Some(mut stdin) = child.stdin.take() {
             // A child that exits at once closes the pipe: its missing report says the rest.
-            let _ = stdin.write_all(token.as_bytes());
+            let _ = stdin.write_all(format!("{token}\n").as_bytes());
+            if !input.is_empty() {
+                // More than a pipe holds: written beside the watch, which stops the child
+                // (and so ends the write) however it goes.
+                std::thread::spawn(move || {
+                    let _ = stdin.write_all(input);
+                });
+            }
         }
         let pipes = pipe_inodes(&child);
         let output = collect_output(&mut child);

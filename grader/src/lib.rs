@@ -17,6 +17,7 @@
 pub mod borrowed;
 pub mod bundle;
 pub mod cache;
+pub mod check_input;
 mod child;
 pub mod compile;
 pub mod exercise;

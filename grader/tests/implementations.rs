@@ -70,7 +70,36 @@ fn grade_group(
     format: FormatSetting,
 ) -> (Summary, String) {
     let me = std::env::current_exe().expect("the test binary knows its own path");
-    let launcher = Launcher::new(me).env(IMPL_VAR, label);
+    grade_launched(group, Launcher::new(me), label, filter, timeout, format)
+}
+
+/// [`grade_group`] with the checks handed `input` on standard input.
+fn grade_handed(label: &str, filter: &str, input: fn(&str, &str) -> &'static [u8]) -> String {
+    let me = std::env::current_exe().expect("the test binary knows its own path");
+    let launcher = Launcher {
+        input,
+        ..Launcher::new(me)
+    };
+    let (_, out) = grade_launched(
+        &build3::GROUP,
+        launcher,
+        label,
+        filter,
+        30.0,
+        FormatSetting::Pretty,
+    );
+    out
+}
+
+fn grade_launched(
+    group: &Group,
+    launcher: Launcher,
+    label: &str,
+    filter: &str,
+    timeout: f64,
+    format: FormatSetting,
+) -> (Summary, String) {
+    let launcher = launcher.env(IMPL_VAR, label);
     let args = Arguments {
         filter: (!filter.is_empty()).then(|| filter.to_string()),
         format: Some(format),
@@ -297,6 +326,10 @@ fn trials() -> Vec<Trial> {
                 })?;
                 ensure(message.contains("≠ calls\n"), || message.clone())
             },
+        ),
+        Trial::test(
+            "exhaustive_check_uses_the_reference_runs_the_grader_hands_it",
+            exhaustive_check_uses_the_reference_runs_the_grader_hands_it,
         ),
         Trial::test(
             "exhaustive_check_names_the_case_that_never_finishes",
@@ -1091,5 +1124,53 @@ fn mistake_trial(m: &'static Mistake) -> Trial {
             }
             Ok(())
         },
+    )
+}
+
+/// The grader hands build3's exhaustive check the reference's run of every case (as
+/// digests), and the check runs the reference only where the learner's run does not match
+/// one. The verdict is the same with them as without; and a digest made to match the
+/// learner's wrong run on the first case they differ moves the reported case on, which
+/// shows the child really took them.
+fn exhaustive_check_uses_the_reference_runs_the_grader_hands_it() -> Result<(), Failed> {
+    const CHECK: &str = "exhaustive::matches_reference_on_every_case";
+    let case_reported = |out: &str| -> Option<usize> {
+        let at = out.find("differ on case ")? + "differ on case ".len();
+        out[at..].split(' ').next()?.parse().ok()
+    };
+    let label = "nan_wait_stops";
+    let without = grade_handed(label, "exhaustive::", |_, _| &[]);
+    let first = case_reported(&without).ok_or_else(|| format!("no case named:\n{without}"))?;
+    let real = |group: &str, check: &str| {
+        let input = grader::check_input::for_check(group, check);
+        assert!(check != CHECK || !input.is_empty(), "made before the run");
+        input
+    };
+    grader::check_input::made("build3");
+    let handed = grade_handed(label, "exhaustive::", real);
+    ensure(case_reported(&handed) == Some(first), || {
+        format!("without digests case {first}; with them:\n{handed}")
+    })?;
+
+    static FORGED: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
+    let mut forged = grader::check_input::made("build3").to_vec();
+    let case = build3::exhaustive::case(first).ok_or("no such case")?;
+    let mutant = impls::build3(label).ok_or("no mutant")?;
+    let (theirs, _) = build3::recording::record(&mutant, &case.policy, &case.script, None);
+    let digest = theirs.digest().ok_or("the mutant's run has no digest")?;
+    let header = forged.iter().position(|b| *b == b'\n').ok_or("no header")? + 1;
+    let at = header + (first - 1) * 8;
+    forged[at..at + 8].copy_from_slice(&digest.to_le_bytes());
+    let _ = FORGED.set(forged);
+    let moved = grade_handed(label, "exhaustive::", |_, check| {
+        if check == CHECK {
+            FORGED.get().map_or(&[], Vec::as_slice)
+        } else {
+            &[]
+        }
+    });
+    ensure(
+        case_reported(&moved).is_none_or(|later| later > first),
+        || format!("case {first} forged to match; still reported:\n{moved}"),
     )
 }

@@ -73,6 +73,22 @@ pub struct Group {
     /// Runs one job on the reference, in this process (the child side of
     /// `--against reference`).
     pub run_reference: fn(&Job) -> Report,
+    /// Data one check of this group is handed, if any: see [`CheckInput`].
+    pub check_input: Option<CheckInput>,
+}
+
+/// Data the grader computes once per process, where no code under test runs, and writes to
+/// one check's standard input ([`crate::serve::check_input`] reads it): build3's exhaustive
+/// check gets the reference's run of every case this way, so each run of the check runs only
+/// the learner's code. The check must work without it too (more slowly), and must not trust
+/// it blindly: it reaches the child through a pipe only the grader holds, but a grader and a
+/// harness built from different states of the kit could disagree.
+#[derive(Debug, Clone, Copy)]
+pub struct CheckInput {
+    /// The check that reads it.
+    pub check: &'static str,
+    /// Computes it.
+    pub make: fn() -> Vec<u8>,
 }
 
 impl Group {

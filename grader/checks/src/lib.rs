@@ -22,5 +22,5 @@ pub mod scenario;
 pub mod serve;
 pub mod view;
 
-pub use group::{Check, CheckInfo, CheckResult, Group, Job};
+pub use group::{Check, CheckInfo, CheckInput, CheckResult, Group, Job};
 pub use report::{FailureKind, Outcome, Report, Status};

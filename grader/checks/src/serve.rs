@@ -15,7 +15,7 @@ use crate::panics::{self, Caught};
 use crate::report::Report;
 use crate::scenario::Format;
 use serde::{Deserialize, Serialize};
-use std::io::Read;
+use std::io::{BufRead, Read};
 use std::panic::{self, AssertUnwindSafe};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -32,6 +32,20 @@ pub const EXIT_USAGE: u8 = 2;
 
 /// Where this process writes its report, and the token it must carry.
 static REPORT: OnceLock<(PathBuf, String)> = OnceLock::new();
+
+/// What the parent wrote on standard input after the token: the data the grader computed
+/// for this check ([`Group::check_input`](crate::Group::check_input)), or nothing.
+static INPUT: OnceLock<Vec<u8>> = OnceLock::new();
+
+/// The most input a harness reads (the largest, build3's digests, is about 2 MiB).
+const MAX_INPUT: u64 = 64 << 20;
+
+/// The data the grader handed this check on standard input, if any: see
+/// [`Group::check_input`](crate::Group::check_input). `None` outside a harness process and
+/// when the grader sent nothing; the check must then do without it, just more slowly.
+pub fn check_input() -> Option<&'static [u8]> {
+    INPUT.get().map(Vec::as_slice).filter(|b| !b.is_empty())
+}
 
 /// A report as written to the file: the parent's token, then the report.
 #[derive(Debug, Serialize, Deserialize)]
@@ -79,10 +93,17 @@ pub fn main(args: &[String], run: fn(&str, &Job) -> Option<Report>) -> ExitCode 
             eprintln!("limit not applied: {missed}");
         }
     }
-    let mut token = String::new();
-    // The parent writes the token and closes the pipe; a harness run by hand reads nothing.
-    let _ = std::io::stdin().take(256).read_to_string(&mut token);
-    let _ = REPORT.set((PathBuf::from(report_path), token.trim().to_string()));
+    // The parent writes the token, a newline, the check's input if it has one (see
+    // [`check_input`]), and closes the pipe; a harness run by hand reads nothing. All of it
+    // is read before any code under test runs.
+    let mut stdin = std::io::stdin().lock();
+    let mut token = Vec::new();
+    let _ = (&mut stdin).take(256).read_until(b'\n', &mut token);
+    let mut input = Vec::new();
+    let _ = stdin.take(MAX_INPUT).read_to_end(&mut input);
+    let _ = INPUT.set(input);
+    let token = String::from_utf8_lossy(&token).trim().to_string();
+    let _ = REPORT.set((PathBuf::from(report_path), token));
     panics::install_quiet_hook();
     match run(group, &job) {
         Some(report) => finish(&report),

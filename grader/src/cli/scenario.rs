@@ -85,7 +85,7 @@ fn run_practice(
         file.as_os_str(),
     ];
     Ok(
-        match launcher.run_job(&job, scratch.path(), limit, limit, group.stop_hint) {
+        match launcher.run_job(&job, &[], scratch.path(), limit, limit, group.stop_hint) {
             JobEnd::Reported {
                 report: Report::Scenario { run },
                 ..

@@ -55,6 +55,7 @@ pub const GROUP: Group = Group {
         group::run_scenario_text::<scenario::FetchScenario>(&reference(), path, text)
     },
     run_reference: |job| run(job, &reference()),
+    check_input: None,
 };
 
 /// Runs one job of this group against `learner`, in this process.

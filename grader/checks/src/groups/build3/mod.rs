@@ -10,7 +10,7 @@ pub mod exhaustive;
 pub mod recording;
 pub mod scenario;
 
-use crate::group::{self, Group, Job};
+use crate::group::{self, CheckInput, Group, Job};
 use crate::report::Report;
 use kit_types::{RequestError, RetryError, RetryEvent, RetryPolicy};
 
@@ -62,6 +62,10 @@ pub const GROUP: Group = Group {
         group::run_scenario_text::<scenario::Scenario>(&reference(), path, text)
     },
     run_reference: |job| run(job, &reference()),
+    check_input: Some(CheckInput {
+        check: "exhaustive::matches_reference_on_every_case",
+        make: exhaustive::reference_digests,
+    }),
 };
 
 /// Runs one job of this group against `learner`, in this process.

@@ -309,3 +309,363 @@ pub fn describe_outcome(outcome: &Result<Reply, RequestError>) -> String {
         }
     }
 }
+
+/// Digests of recordings: what lets the exhaustive check compare the learner's run with a
+/// reference run it did not make (the grader makes it once and hands over the digests).
+mod digest {
+    use super::{Recording, Reply};
+    use kit_types::{PermanentError, PolicyError, RetryError, RetryEvent};
+
+    /// Words folded into 64 bits. Each step is a multiply and a rotate (the digest runs once
+    /// per case, next to a run of the code that costs about 0.2 µs), and the end is
+    /// splitmix64's finalizer, so that every input bit reaches every output bit.
+    pub(super) struct Digest(u64);
+
+    /// The sign that a recording cannot be digested: it holds a NaN, which `==` never finds
+    /// equal to itself, so only a full comparison may judge it.
+    pub(super) struct HasNan;
+
+    impl Digest {
+        pub(super) fn new() -> Self {
+            Digest(0x243F_6A88_85A3_08D3)
+        }
+
+        fn word(&mut self, w: u64) {
+            self.0 = (self.0 ^ w)
+                .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+                .rotate_left(29);
+        }
+
+        fn float(&mut self, x: f64) -> Result<(), HasNan> {
+            if x.is_nan() {
+                return Err(HasNan);
+            }
+            self.word(x.to_bits());
+            Ok(())
+        }
+
+        fn text(&mut self, s: &str) {
+            self.word(s.len() as u64);
+            for chunk in s.as_bytes().chunks(8) {
+                let mut bytes = [0u8; 8];
+                bytes[..chunk.len()].copy_from_slice(chunk);
+                self.word(u64::from_le_bytes(bytes));
+            }
+        }
+
+        pub(super) fn finish(self) -> u64 {
+            let mut x = self.0;
+            x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            x ^ (x >> 31)
+        }
+
+        /// Every field [`Recording::same_as`] compares. The types are taken apart field by
+        /// field, without `..`, so a field added to one of them stops the build here until
+        /// the digest covers it too.
+        pub(super) fn recording(&mut self, rec: &Recording) -> Result<(), HasNan> {
+            let Recording {
+                calls,
+                waits,
+                events,
+                order: _, // not compared by same_as
+                result,
+            } = rec;
+            self.word(u64::from(*calls));
+            self.word(waits.len() as u64);
+            for wait in waits {
+                self.float(*wait)?;
+            }
+            self.word(events.len() as u64);
+            for event in events {
+                self.event(event)?;
+            }
+            match result {
+                None => self.word(0),
+                Some(Ok(value)) => {
+                    self.word(1);
+                    self.value(value)?;
+                }
+                Some(Err(error)) => {
+                    self.word(2);
+                    self.error(error)?;
+                }
+            }
+            Ok(())
+        }
+
+        fn event(&mut self, event: &RetryEvent) -> Result<(), HasNan> {
+            let RetryEvent {
+                attempt,
+                reason,
+                action,
+                delay,
+                cause,
+            } = event;
+            self.word(u64::from(*attempt));
+            self.word(*reason as u64);
+            self.word(*action as u64);
+            match delay {
+                None => self.word(0),
+                Some(d) => {
+                    self.word(1);
+                    self.float(*d)?;
+                }
+            }
+            self.word(cause.map_or(0, |c| 1 + c as u64));
+            Ok(())
+        }
+
+        fn value(&mut self, value: &Reply) -> Result<(), HasNan> {
+            match value {
+                Reply::Null => self.word(0),
+                Reply::Bool(b) => {
+                    self.word(1);
+                    self.word(u64::from(*b));
+                }
+                Reply::Number(n) => {
+                    // serde_json's `==` tells an integer from a float of the same value.
+                    self.word(2);
+                    if let Some(u) = n.as_u64() {
+                        self.word(0);
+                        self.word(u);
+                    } else if let Some(i) = n.as_i64() {
+                        self.word(1);
+                        self.word(i as u64);
+                    } else {
+                        self.word(2);
+                        self.float(n.as_f64().unwrap_or(f64::NAN))?;
+                    }
+                }
+                Reply::String(s) => {
+                    self.word(3);
+                    self.text(s);
+                }
+                Reply::Array(items) => {
+                    self.word(4);
+                    self.word(items.len() as u64);
+                    for item in items {
+                        self.value(item)?;
+                    }
+                }
+                Reply::Object(map) => {
+                    self.word(5);
+                    self.word(map.len() as u64);
+                    for (key, item) in map {
+                        self.text(key);
+                        self.value(item)?;
+                    }
+                }
+            }
+            Ok(())
+        }
+
+        fn error(&mut self, error: &RetryError) -> Result<(), HasNan> {
+            match error {
+                RetryError::InvalidPolicy(problem) => {
+                    self.word(0);
+                    self.policy_error(problem)?;
+                }
+                RetryError::Exhausted {
+                    attempts,
+                    reason,
+                    cause,
+                } => {
+                    self.word(1);
+                    self.word(u64::from(*attempts));
+                    self.word(*reason as u64);
+                    self.word(*cause as u64);
+                }
+                RetryError::Permanent(PermanentError {
+                    kind,
+                    status,
+                    detail,
+                }) => {
+                    self.word(2);
+                    self.word(*kind as u64);
+                    self.word(status.map_or(0, |s| 1 + u64::from(s)));
+                    self.text(detail);
+                }
+            }
+            Ok(())
+        }
+
+        fn policy_error(&mut self, problem: &PolicyError) -> Result<(), HasNan> {
+            match problem {
+                PolicyError::UnsupportedMethod(method) => {
+                    self.word(0);
+                    self.text(method);
+                }
+                PolicyError::AttemptsOutOfRange(n) => {
+                    self.word(1);
+                    self.word(u64::from(*n));
+                }
+                PolicyError::DelayNotFinite { field } => {
+                    self.word(2);
+                    self.text(field);
+                }
+                PolicyError::DelayOutOfRange { field, value } => {
+                    self.word(3);
+                    self.text(field);
+                    self.float(*value)?;
+                }
+                PolicyError::BaseAboveMax { base, max } => {
+                    self.word(4);
+                    self.float(*base)?;
+                    self.float(*max)?;
+                }
+            }
+            Ok(())
+        }
+    }
+}
+
+impl Recording {
+    /// A 64-bit digest of everything [`same_as`](Recording::same_as) compares, never 0; `None`
+    /// when the recording holds a NaN (`==` never finds a NaN equal, so only a full
+    /// comparison may judge such a recording).
+    ///
+    /// Equal recordings have equal digests, and different ones different digests but for a
+    /// chance of about 2⁻⁶⁴ — except that `same_as` forgives float differences of a few
+    /// ulps, which the digest does not: a digest that differs says nothing, and the caller
+    /// compares in full.
+    pub fn digest(&self) -> Option<u64> {
+        let mut digest = digest::Digest::new();
+        digest.recording(self).ok()?;
+        Some(digest.finish().max(1))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kit_types::{
+        PermanentError, PermanentKind, PolicyError, RetryEvent, StopCause, TransientReason,
+    };
+
+    fn sample() -> Recording {
+        Recording {
+            calls: 2,
+            waits: vec![0.25],
+            events: vec![
+                RetryEvent::retry(1, TransientReason::Timeout, 0.25),
+                RetryEvent::stop(2, TransientReason::Timeout, StopCause::AttemptLimit),
+            ],
+            order: vec![Callback::Request, Callback::Log, Callback::Sleep],
+            result: Some(Err(RetryError::Exhausted {
+                attempts: 2,
+                reason: TransientReason::Timeout,
+                cause: StopCause::AttemptLimit,
+            })),
+        }
+    }
+
+    #[test]
+    fn equal_recordings_have_equal_digests() {
+        let (a, mut b) = (sample(), sample());
+        assert_eq!(a.digest(), b.digest());
+        assert!(a.digest().is_some_and(|d| d != 0));
+        // The order of callbacks is not something same_as compares, so neither does this.
+        b.order.reverse();
+        assert!(a.same_as(&b));
+        assert_eq!(a.digest(), b.digest());
+    }
+
+    /// Every field same_as compares changes the digest: a digest that matched a different
+    /// recording would let the exhaustive check pass code it never compared.
+    #[test]
+    fn every_compared_field_changes_the_digest() {
+        type Change = (&'static str, fn(&mut Recording));
+        let changes: Vec<Change> = vec![
+            ("calls", |r| r.calls = 3),
+            ("a wait", |r| r.waits[0] = 0.5),
+            ("one more wait", |r| r.waits.push(0.0)),
+            ("an event's attempt", |r| r.events[0].attempt = 2),
+            ("an event's reason", |r| {
+                r.events[0].reason = TransientReason::ServerError
+            }),
+            ("an event's action", |r| {
+                r.events[1] = RetryEvent {
+                    action: kit_types::RetryAction::Retry,
+                    ..r.events[1]
+                }
+            }),
+            ("an event's delay", |r| r.events[0].delay = Some(0.5)),
+            ("an event's cause", |r| {
+                r.events[1].cause = Some(StopCause::DelayBudget)
+            }),
+            ("one event fewer", |r| {
+                r.events.pop();
+            }),
+            ("no result (a panic)", |r| r.result = None),
+            ("the stop's cause", |r| {
+                r.result = Some(Err(RetryError::Exhausted {
+                    attempts: 2,
+                    reason: TransientReason::Timeout,
+                    cause: StopCause::DelayBudget,
+                }))
+            }),
+            ("a success", |r| r.result = Some(Ok(Reply::from(2u64)))),
+            ("a float reply", |r| r.result = Some(Ok(Reply::from(2.0)))),
+            ("a string reply", |r| r.result = Some(Ok(Reply::from("2")))),
+            ("an object reply", |r| {
+                r.result = Some(Ok(serde_json::json!({"job_id": "fresh_1"})))
+            }),
+            ("a permanent failure", |r| {
+                r.result = Some(Err(PermanentError::new(PermanentKind::NotFound).into()))
+            }),
+            ("its status", |r| {
+                r.result = Some(Err(PermanentError::new(PermanentKind::NotFound)
+                    .with_status(404)
+                    .into()))
+            }),
+            ("its detail", |r| {
+                r.result = Some(Err(PermanentError::new(PermanentKind::NotFound)
+                    .with_detail("x")
+                    .into()))
+            }),
+            ("a refused policy", |r| {
+                r.result = Some(Err(PolicyError::AttemptsOutOfRange(0).into()))
+            }),
+            ("the refused value", |r| {
+                r.result = Some(Err(PolicyError::DelayOutOfRange {
+                    field: "max_delay",
+                    value: 61.0,
+                }
+                .into()))
+            }),
+        ];
+        let mut seen = vec![sample().digest()];
+        for (what, change) in changes {
+            let mut changed = sample();
+            change(&mut changed);
+            assert!(
+                !changed.same_as(&sample()),
+                "{what}: the change is one same_as sees"
+            );
+            let digest = changed.digest();
+            assert!(digest.is_some(), "{what}");
+            assert!(!seen.contains(&digest), "{what}: the digest did not change");
+            seen.push(digest);
+        }
+        // The two integer replies that serde_json tells apart.
+        let (mut a, mut b) = (sample(), sample());
+        a.result = Some(Ok(Reply::from(2u64)));
+        b.result = Some(Ok(Reply::from(2.0)));
+        assert_ne!(a.digest(), b.digest());
+    }
+
+    #[test]
+    fn a_nan_leaves_the_recording_to_a_full_comparison() {
+        let mut r = sample();
+        r.waits[0] = f64::NAN;
+        assert_eq!(r.digest(), None);
+        let mut r = sample();
+        r.result = Some(Err(PolicyError::BaseAboveMax {
+            base: f64::NAN,
+            max: 1.0,
+        }
+        .into()));
+        assert_eq!(r.digest(), None);
+    }
+}

@@ -47,6 +47,7 @@ pub const GROUP: Group = Group {
         group::run_scenario_text::<scenario::GatewayScenario>(&reference(), path, text)
     },
     run_reference: |job| run(job, &reference()),
+    check_input: None,
 };
 
 /// Every field of a gateway configuration, in one line: what a failure and a scenario run
