@@ -237,6 +237,7 @@ pub fn build_harness_at(
             if recipe.is_none() {
                 if let Some(steps) = show_commands(place, group, color, &cargo) {
                     let recipe = Recipe {
+                        format: replay::RECIPE_FORMAT,
                         key,
                         root: root.to_path_buf(),
                         target: target.clone(),
