@@ -16,7 +16,8 @@ use std::ffi::{OsStr, OsString};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -50,6 +51,9 @@ pub struct Launcher {
     /// What a check is handed on standard input after the token, by group and check name:
     /// [`check_input::for_check`](crate::check_input::for_check) unless a test says otherwise.
     pub input: fn(&str, &str) -> &'static [u8],
+    /// When set (by [`Launcher::cancel_with`]) and raised, every child is stopped at once and
+    /// no check starts: a watch does this when a newer save or `q` makes its run moot.
+    pub cancel: Option<Arc<AtomicBool>>,
 }
 
 /// How a harness process ended.
@@ -103,7 +107,21 @@ impl Launcher {
             envs: Vec::new(),
             limits: Limits::default(),
             input: crate::check_input::for_check,
+            cancel: None,
         }
+    }
+
+    /// Stops every child, and starts none, once `flag` is raised.
+    pub fn cancel_with(mut self, flag: Arc<AtomicBool>) -> Self {
+        self.cancel = Some(flag);
+        self
+    }
+
+    /// Whether the run this launcher serves was cancelled (see [`Launcher::cancel_with`]).
+    pub fn cancelled(&self) -> bool {
+        self.cancel
+            .as_ref()
+            .is_some_and(|flag| flag.load(Ordering::SeqCst))
     }
 
     /// Adds an argument before the job's own.
@@ -223,7 +241,9 @@ impl Launcher {
         let pipes = pipe_inodes(&child);
         let output = collect_output(&mut child);
         let group = ProcessGroup::of(&child);
-        let watched = watch(&mut child, &group, timeout, limits.tasks);
+        let watched = watch(&mut child, &group, timeout, limits.tasks, || {
+            self.cancelled()
+        });
         // Whatever happened, nothing of this job may outlive it.
         let leaked = match &watched {
             Watched::Exited(_) => group.leftovers(),
@@ -246,6 +266,13 @@ impl Launcher {
         let leaked = leaked.or(held_open);
         let status = match watched {
             Watched::Exited(status) => status,
+            Watched::Cancelled => {
+                return JobEnd::Failed {
+                    kind: FailureKind::Timeout,
+                    message: "stopped before it finished: the run was cancelled".to_string(),
+                    output: captured.text,
+                }
+            }
             Watched::TimedOut => {
                 return JobEnd::Failed {
                     kind: FailureKind::Timeout,
@@ -423,10 +450,18 @@ enum Watched {
     Exited(ExitStatus),
     TimedOut,
     TooManyTasks(u32),
+    Cancelled,
 }
 
-/// Polls the child until it exits, its time runs out, or it runs too many tasks.
-fn watch(child: &mut Child, group: &ProcessGroup, timeout: Duration, max_tasks: u32) -> Watched {
+/// Polls the child until it exits, its time runs out, it runs too many tasks, or the run is
+/// `cancelled`.
+fn watch(
+    child: &mut Child,
+    group: &ProcessGroup,
+    timeout: Duration,
+    max_tasks: u32,
+    cancelled: impl Fn() -> bool,
+) -> Watched {
     let start = Instant::now();
     let mut pause = Duration::from_micros(200);
     let mut next_count = Duration::from_millis(20);
@@ -441,6 +476,11 @@ fn watch(child: &mut Child, group: &ProcessGroup, timeout: Duration, max_tasks: 
                     Err(_) => Watched::TimedOut,
                 };
             }
+        }
+        if cancelled() {
+            group.stop();
+            let _ = child.wait();
+            return Watched::Cancelled;
         }
         let elapsed = start.elapsed();
         if elapsed >= timeout {

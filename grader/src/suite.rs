@@ -133,7 +133,9 @@ pub fn default_threads() -> usize {
     std::thread::available_parallelism().map_or(2, |n| n.get()) * 2
 }
 
-/// Runs the selected checks of `group` with `launcher`, printing to `out`.
+/// Runs the selected checks of `group` with `launcher`, printing to `out`. A run whose
+/// launcher is cancelled meanwhile ([`Launcher::cancel_with`]) ends with an error of kind
+/// [`io::ErrorKind::Interrupted`] and no summary.
 pub fn run(
     group: &Group,
     launcher: &Launcher,
@@ -184,7 +186,7 @@ pub fn run(
             let (next, stop, selected, launch) = (&next, &stop, &selected, &launch);
             let scratch = scratch.path();
             scope.spawn(move || loop {
-                if stop.load(Ordering::SeqCst) {
+                if stop.load(Ordering::SeqCst) || launcher.cancelled() {
                     break;
                 }
                 let Some(&i) = launch.get(next.fetch_add(1, Ordering::SeqCst)) else {
@@ -220,11 +222,20 @@ pub fn run(
         }
         drop(tx);
         for (i, ran, duration) in rx {
-            printer.result(selected[i].name, &ran.outcome)?;
+            // A cancelled run's checks were stopped, not judged: nothing of them is shown.
+            if !launcher.cancelled() {
+                printer.result(selected[i].name, &ran.outcome)?;
+            }
             results[i] = Some((ran, duration));
         }
         Ok(())
     })?;
+    if launcher.cancelled() {
+        return Err(io::Error::new(
+            io::ErrorKind::Interrupted,
+            "the run was cancelled before its checks finished",
+        ));
+    }
     let not_run = results.iter().filter(|r| r.is_none()).count();
     let runs: Vec<CheckRun> = selected
         .iter()

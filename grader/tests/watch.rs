@@ -76,6 +76,23 @@ impl Watch {
         text
     }
 
+    /// Reads lines until one contains `text` (a run under way shows no prompt yet).
+    fn wait_for(&mut self, text: &str) {
+        loop {
+            let line = self.lines.recv_timeout(STEP).unwrap_or_else(|_| {
+                panic!(
+                    "no {text:?} within {STEP:?}; so far:\n{}",
+                    self.seen.join("\n")
+                )
+            });
+            let found = line.contains(text);
+            self.seen.push(line);
+            if found {
+                return;
+            }
+        }
+    }
+
     fn key(&mut self, key: &str) {
         self.stdin.write_all(key.as_bytes()).unwrap();
         self.stdin.flush().unwrap();
@@ -173,4 +190,71 @@ fn help_in_watch_mode_is_recorded_first() {
         log.contains("| build3 | help | level 2: approach (watch) |"),
         "{log}"
     );
+}
+
+/// A run whose checks loop takes a timeout per check (here 60 s each: minutes in all).
+/// A save, or q, during it must not wait for that: the run is stopped, its checks with it.
+/// Each step is bounded by STEP, far less than the looping run would take.
+#[test]
+fn a_save_or_q_stops_a_run_that_loops() {
+    let kit = fresh_kit();
+    let root = kit.root();
+    let file = learner_file(root, "build3");
+    let looping = stub_with("build3", "loop { std::hint::spin_loop() }");
+    std::fs::write(&file, &looping).unwrap();
+    let mut watch = Watch::start(root, &["build3", "--timeout", "60"]);
+    watch.wait_for("running 39 checks of build3");
+
+    // A save during the run: the fix's verdict comes now, not after the loops time out.
+    std::fs::write(&file, stub_with("build3", CORRECT_BUILD3)).unwrap();
+    let run = watch.run_showing("check result: ok.");
+    assert!(!run.contains("did not finish"), "{run}");
+    assert!(
+        !watch.seen.join("\n").contains("check result: FAILED"),
+        "the stopped run shows no verdict:\n{}",
+        watch.seen.join("\n")
+    );
+
+    // q during a run that loops quits at once, and leaves none of its checks running.
+    std::fs::write(&file, &looping).unwrap();
+    watch.wait_for("running 39 checks of build3");
+    let started = std::time::Instant::now();
+    while harnesses(root) == 0 {
+        assert!(started.elapsed() < STEP, "no check of the run seen running");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    watch.key("q");
+    let (tx, rx) = std::sync::mpsc::channel();
+    let mut child = watch.child;
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait());
+    });
+    let status = rx
+        .recv_timeout(STEP)
+        .expect("q ends the watch while its checks loop")
+        .unwrap();
+    assert!(status.success(), "{status:?}");
+    assert_eq!(
+        harnesses(root),
+        0,
+        "checks of the stopped run still running"
+    );
+}
+
+/// How many check processes of the kit at `root` are running (their program is the
+/// private link of the harness, in the kit's own target folder: see `grader_command`).
+fn harnesses(root: &std::path::Path) -> usize {
+    let target = root.join("target");
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .filter_map(Result::ok)
+        .filter_map(|e| std::fs::read_to_string(e.path().join("cmdline")).ok())
+        .filter(|cmd| {
+            cmd.split('\0').next().is_some_and(|program| {
+                program.starts_with(&*target.to_string_lossy())
+                    && program.ends_with("harness-build3")
+            })
+        })
+        .count()
 }

@@ -1,5 +1,8 @@
 //! `watch`: re-run a lesson each time its file is saved, and take keys like rustlings: `r`
 //! run again, `h` the next help level (recorded as guidance first), `l` list, `q` quit.
+//! A run goes on beside the keys: a save, `r` or `q` during it stops it and its checks (a
+//! learner whose code loops need not wait out every check's timeout), and `h` or `l` act
+//! when it ends.
 //!
 //! The lessons' folder (`practice/src/`) is watched, not the files: editors save by writing
 //! in place, by truncating, or by writing a temporary file and renaming it over the old
@@ -24,7 +27,8 @@ use std::collections::HashMap;
 use std::io::{IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
 /// How long the folder must stay quiet before a burst of events counts as one save.
@@ -51,6 +55,26 @@ enum Event {
     Key(u8),
     /// Standard input ended.
     InputClosed,
+    /// Run number N's thread is done.
+    RunEnded(usize),
+}
+
+/// A run under way: its number, its thread, and the flag that stops it.
+struct Running<'scope> {
+    number: usize,
+    thread: std::thread::ScopedJoinHandle<'scope, ()>,
+    cancel: Arc<AtomicBool>,
+}
+
+impl Running<'_> {
+    /// Stops `running`, if any: its checks' processes are stopped at once (a build under way
+    /// is finished first), and it shows nothing more.
+    fn stop(running: Option<Running<'_>>) {
+        if let Some(running) = running {
+            running.cancel.store(true, Ordering::SeqCst);
+            let _ = running.thread.join();
+        }
+    }
 }
 
 /// One lesson of the kit, with its metadata.
@@ -75,7 +99,7 @@ pub fn watch(root: Option<PathBuf>, args: WatchArgs) -> Outcome {
     let _watcher = if args.manual {
         None
     } else {
-        Some(watch_files(&root, &lessons, tx).map_err(|e| {
+        Some(watch_files(&root, &lessons, tx.clone()).map_err(|e| {
             Failure::new(format!(
                 "cannot watch {} for saves: {e}",
                 root.join("practice").join("src").display()
@@ -93,34 +117,92 @@ pub fn watch(root: Option<PathBuf>, args: WatchArgs) -> Outcome {
         .iter()
         .map(|l| (l.group.name, learner_hash(&root, &l.exercise.file)))
         .collect();
-    let run = |group: &'static Group, runs: &mut usize, ran: &mut HashMap<&str, String>| {
-        let lesson = lesson(&lessons, group);
-        ran.insert(group.name, learner_hash(&root, &lesson.exercise.file));
-        run_lesson(&root, lesson, timeout, runs);
-    };
-    run(current, &mut runs, &mut ran);
-    prompt(args.manual);
-    while let Ok(event) = rx.recv() {
-        match event {
-            Event::Saved(group) => {
-                let file = &lesson(&lessons, group).exercise.file;
-                if ran.get(group.name) == Some(&learner_hash(&root, file)) {
+    // A run goes on in a thread of its own, so that the loop keeps taking events: a save
+    // or `q` during a run that loops need not wait out every check's timeout.
+    std::thread::scope(|scope| {
+        let root = root.as_path();
+        let start = |group: &'static Group, runs: &mut usize, ran: &mut HashMap<&str, String>| {
+            let lesson = lesson(&lessons, group);
+            ran.insert(group.name, learner_hash(root, &lesson.exercise.file));
+            *runs += 1;
+            let number = *runs;
+            let cancel = Arc::new(AtomicBool::new(false));
+            let (flag, tx) = (Arc::clone(&cancel), tx.clone());
+            let thread = scope.spawn(move || {
+                run_lesson(root, lesson, timeout, number, flag);
+                let _ = tx.send(Event::RunEnded(number));
+            });
+            Running {
+                number,
+                thread,
+                cancel,
+            }
+        };
+        // h: the next help level of the current lesson; l: the list.
+        let mut show = |key: u8, current: &Group| {
+            if key == b'h' {
+                let shown = help_shown.entry(current.name).or_insert(0);
+                show_help(root, lesson(&lessons, current), shown);
+            } else {
+                show_list(root, &lessons);
+            }
+        };
+        let mut under_way = Some(start(current, &mut runs, &mut ran));
+        // Keys that print (h, l) pressed during a run: they act when it ends, so that their
+        // text does not land in the middle of the run's.
+        let mut held: Vec<u8> = Vec::new();
+        while let Ok(event) = rx.recv() {
+            match event {
+                Event::Saved(group) => {
+                    let file = &lesson(&lessons, group).exercise.file;
+                    if ran.get(group.name) == Some(&learner_hash(root, file)) {
+                        continue;
+                    }
+                    // The run under way judges a file that is gone.
+                    Running::stop(under_way.take());
+                    current = group;
+                    under_way = Some(start(current, &mut runs, &mut ran));
                     continue;
                 }
-                current = group;
-                run(current, &mut runs, &mut ran);
+                Event::Key(b'q') | Event::Key(3) => {
+                    Running::stop(under_way.take());
+                    break;
+                }
+                // No more keys will come: let the run finish, then end.
+                Event::InputClosed => {
+                    if let Some(running) = under_way.take() {
+                        let _ = running.thread.join();
+                    }
+                    break;
+                }
+                Event::Key(b'r') | Event::Key(b'\n') => {
+                    Running::stop(under_way.take());
+                    under_way = Some(start(current, &mut runs, &mut ran));
+                    continue;
+                }
+                Event::Key(key @ (b'h' | b'l')) if under_way.is_some() => {
+                    held.push(key);
+                    continue;
+                }
+                Event::Key(key @ (b'h' | b'l')) => show(key, current),
+                Event::Key(_) => continue,
+                Event::RunEnded(number) => {
+                    // From a run stopped since (already joined), or from the one under way.
+                    if under_way.as_ref().is_none_or(|r| r.number != number) {
+                        continue;
+                    }
+                    if let Some(running) = under_way.take() {
+                        let _ = running.thread.join();
+                    }
+                    for key in std::mem::take(&mut held) {
+                        prompt(args.manual);
+                        show(key, current);
+                    }
+                }
             }
-            Event::Key(b'q') | Event::Key(3) | Event::InputClosed => break,
-            Event::Key(b'r') | Event::Key(b'\n') => run(current, &mut runs, &mut ran),
-            Event::Key(b'h') => {
-                let shown = help_shown.entry(current.name).or_insert(0);
-                show_help(&root, lesson(&lessons, current), shown);
-            }
-            Event::Key(b'l') => show_list(&root, &lessons),
-            Event::Key(_) => continue,
+            prompt(args.manual);
         }
-        prompt(args.manual);
-    }
+    });
     say!("Stopped watching.");
     Ok(ExitCode::SUCCESS)
 }
@@ -152,9 +234,15 @@ fn prompt(manual: bool) {
     );
 }
 
-/// Builds and runs every check of `lesson`, and shows the summary and the first failure.
-fn run_lesson(root: &Path, lesson: &Lesson, timeout: Duration, runs: &mut usize) {
-    *runs += 1;
+/// Builds and runs every check of `lesson`, and shows the summary and the first failure;
+/// `runs` is its number. Once `cancel` is raised it stops, showing nothing more.
+fn run_lesson(
+    root: &Path,
+    lesson: &Lesson,
+    timeout: Duration,
+    runs: usize,
+    cancel: Arc<AtomicBool>,
+) {
     if std::io::stdout().is_terminal() {
         // Clear the screen and the scrollback, as rustlings does.
         let mut out = super::output::Out;
@@ -182,6 +270,10 @@ fn run_lesson(root: &Path, lesson: &Lesson, timeout: Duration, runs: &mut usize)
             return;
         }
     };
+    let launcher = Launcher::new(&built.executable).cancel_with(cancel);
+    if launcher.cancelled() {
+        return;
+    }
     let args = Arguments {
         format: Some(FormatSetting::Terse),
         ..Arguments::default()
@@ -196,14 +288,9 @@ fn run_lesson(root: &Path, lesson: &Lesson, timeout: Duration, runs: &mut usize)
         ..RunSettings::new(Against::Practice.name(), timeout)
     };
     let mut out = super::output::Out;
-    let summary = match suite::run(
-        group,
-        &Launcher::new(&built.executable),
-        &args,
-        &settings,
-        &mut out,
-    ) {
+    let summary = match suite::run(group, &launcher, &args, &settings, &mut out) {
         Ok(summary) => summary,
+        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => return,
         Err(e) => {
             say!("{} could not run the checks: {e}", "error:".red().bold());
             return;
