@@ -33,6 +33,6 @@ pub mod suite;
 pub mod toml_file;
 pub mod workspace;
 
-pub use child::{output_section, JobEnd, Launcher, Ran};
+pub use child::{output_section, stop_running_checks, JobEnd, Launcher, Ran};
 pub use exercise::Exercise;
 pub use grader_checks::{groups, FailureKind, Group, Outcome, Status};

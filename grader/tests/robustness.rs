@@ -151,3 +151,88 @@ fn a_reset_says_how_to_bring_the_work_back() {
         text(&out.stdout)
     );
 }
+
+/// Ctrl-C while a check runs code that started a process: the grader stops the check's
+/// whole process group before it exits (its own child would die with it anyway; what the
+/// code under test started would not), and exits with the shell's status for Ctrl-C.
+#[cfg(target_os = "linux")]
+#[test]
+fn ctrl_c_leaves_nothing_the_checks_started_running() {
+    use std::time::{Duration, Instant};
+    // A number no other process on the machine has as its argument.
+    let marker = format!("{}", 3_000_000 + std::process::id());
+    let sleeps = || -> Vec<u32> {
+        std::fs::read_dir("/proc")
+            .into_iter()
+            .flatten()
+            .filter_map(Result::ok)
+            .filter_map(|e| {
+                let pid = e.file_name().to_str()?.parse().ok()?;
+                let cmd = std::fs::read(e.path().join("cmdline")).ok()?;
+                (cmd == format!("sleep\0{marker}\0").as_bytes()).then_some(pid)
+            })
+            .collect()
+    };
+    let kit = fresh_kit();
+    let root = kit.root();
+    let body = format!(
+        "let _ = std::process::Command::new(\"sleep\").arg(\"{marker}\").spawn();\n    \
+         loop {{ std::hint::spin_loop() }}"
+    );
+    std::fs::write(learner_file(root, "build3"), stub_with("build3", &body)).unwrap();
+    let mut grader = grader_command(
+        root,
+        &[
+            "build3",
+            "fixtures::third_attempt_success",
+            "--timeout",
+            "600",
+        ],
+    )
+    .stdout(Stdio::null())
+    .stderr(Stdio::null())
+    .spawn()
+    .unwrap();
+    let bound = Duration::from_secs(240);
+    let started = Instant::now();
+    while sleeps().is_empty() {
+        assert!(
+            started.elapsed() < bound,
+            "the check never started its process"
+        );
+        assert!(
+            grader.try_wait().unwrap().is_none(),
+            "the grader ended first"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let pid = rustix::process::Pid::from_raw(grader.id() as i32).unwrap();
+    rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = grader.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > bound {
+            let _ = grader.kill();
+            panic!("the grader did not end on Ctrl-C");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    // A killed process can take a moment to leave /proc.
+    let started = Instant::now();
+    while !sleeps().is_empty() && started.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let left = sleeps();
+    for pid in &left {
+        if let Some(pid) = rustix::process::Pid::from_raw(*pid as i32) {
+            let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+        }
+    }
+    assert!(
+        left.is_empty(),
+        "still running after Ctrl-C: sleep {marker} {left:?}"
+    );
+    assert_eq!(status.code(), Some(130), "{status:?}");
+}

@@ -423,10 +423,24 @@ fn read_keys(tx: mpsc::Sender<Event>) {
 }
 
 /// Standard input without line buffering or echo while watching (on a terminal), so a key
-/// acts at once; the settings come back when this is dropped.
-struct RawInput {
+/// acts at once; the settings come back when this is dropped, or on an ending signal
+/// ([`restore_terminal`]).
+struct RawInput;
+
+/// The terminal's settings from before the watch changed them, while it has them changed.
+#[cfg(unix)]
+static SAVED: std::sync::Mutex<Option<rustix::termios::Termios>> = std::sync::Mutex::new(None);
+
+/// Gives the terminal back the settings a watch changed, if it changed them.
+pub fn restore_terminal() {
     #[cfg(unix)]
-    saved: Option<rustix::termios::Termios>,
+    if let Some(saved) = SAVED.lock().ok().and_then(|mut s| s.take()) {
+        let _ = rustix::termios::tcsetattr(
+            std::io::stdin(),
+            rustix::termios::OptionalActions::Now,
+            &saved,
+        );
+    }
 }
 
 impl RawInput {
@@ -436,33 +450,27 @@ impl RawInput {
             use rustix::termios::{tcgetattr, tcsetattr, LocalModes, OptionalActions};
             let stdin = std::io::stdin();
             if !stdin.is_terminal() {
-                return RawInput { saved: None };
+                return RawInput;
             }
             let Ok(saved) = tcgetattr(&stdin) else {
-                return RawInput { saved: None };
+                return RawInput;
             };
             let mut raw = saved.clone();
             raw.local_modes
                 .remove(LocalModes::ICANON | LocalModes::ECHO);
-            if tcsetattr(&stdin, OptionalActions::Now, &raw).is_err() {
-                return RawInput { saved: None };
+            if let Ok(mut kept) = SAVED.lock() {
+                *kept = Some(saved);
             }
-            RawInput { saved: Some(saved) }
+            if tcsetattr(&stdin, OptionalActions::Now, &raw).is_err() {
+                restore_terminal();
+            }
         }
-        #[cfg(not(unix))]
-        RawInput {}
+        RawInput
     }
 }
 
 impl Drop for RawInput {
     fn drop(&mut self) {
-        #[cfg(unix)]
-        if let Some(saved) = &self.saved {
-            let _ = rustix::termios::tcsetattr(
-                std::io::stdin(),
-                rustix::termios::OptionalActions::Now,
-                saved,
-            );
-        }
+        restore_terminal();
     }
 }
