@@ -434,8 +434,26 @@ impl Printer<'_> {
         } else {
             vec![first]
         };
-        for run in &full {
-            self.in_full(run)?;
+        // One mistake (a loop, most often) can fail every check with the same message: it is
+        // printed once, and each further check that failed the same way points to it.
+        let mut shown: Vec<&CheckRun> = Vec::new();
+        for run in full {
+            match shown
+                .iter()
+                .find(|s| s.outcome == run.outcome && s.output == run.output)
+            {
+                Some(same) => writeln!(
+                    self.out,
+                    "---- {} ----
+failed the same way as {} (above).
+",
+                    run.name, same.name
+                )?,
+                None => {
+                    self.in_full(run)?;
+                    shown.push(run);
+                }
+            }
         }
         if !settings.all_in_full && !rest.is_empty() {
             writeln!(

@@ -99,18 +99,29 @@ fn grade_launched(
     timeout: f64,
     format: FormatSetting,
 ) -> (Summary, String) {
+    let settings = RunSettings {
+        unfinished_hint: "Write its body.".into(),
+        ..RunSettings::new(label, Duration::from_secs_f64(timeout))
+    };
+    grade_settled(group, launcher, label, filter, format, &settings)
+}
+
+fn grade_settled(
+    group: &Group,
+    launcher: Launcher,
+    label: &str,
+    filter: &str,
+    format: FormatSetting,
+    settings: &RunSettings,
+) -> (Summary, String) {
     let launcher = launcher.env(IMPL_VAR, label);
     let args = Arguments {
         filter: (!filter.is_empty()).then(|| filter.to_string()),
         format: Some(format),
         ..Arguments::default()
     };
-    let settings = RunSettings {
-        unfinished_hint: "Write its body.".into(),
-        ..RunSettings::new(label, Duration::from_secs_f64(timeout))
-    };
     let mut out = Vec::new();
-    let summary = suite::run(group, &launcher, &args, &settings, &mut out)
+    let summary = suite::run(group, &launcher, &args, settings, &mut out)
         .expect("printing into memory cannot fail");
     (summary, String::from_utf8_lossy(&out).into_owned())
 }
@@ -280,6 +291,54 @@ fn trials() -> Vec<Trial> {
             )
             .map_err(|e| format!("{}\n{out}", e.message().unwrap_or_default()).into())
         }),
+        Trial::test(
+            "a_failure_many_checks_share_is_printed_in_full_once",
+            || {
+                // What `grade` and --all-failures print: every failure in full.
+                let me = std::env::current_exe().expect("the test binary knows its own path");
+                let settings = RunSettings {
+                    all_in_full: true,
+                    ..RunSettings::new("spins", Duration::from_secs_f64(0.3))
+                };
+                let (summary, out) = grade_settled(
+                    &build3::GROUP,
+                    Launcher::new(me),
+                    "spins",
+                    "fixtures::",
+                    FormatSetting::Pretty,
+                    &settings,
+                );
+                ensure(summary.count(Status::Failed) == 8, || out.clone())?;
+                ensure(out.matches("did not finish within").count() == 1, || {
+                    out.clone()
+                })?;
+                let first = summary.runs[0].name;
+                for run in &summary.runs[1..] {
+                    let pointer = format!(
+                        "---- {} ----\nfailed the same way as {first} (above).",
+                        run.name
+                    );
+                    ensure(out.contains(&pointer), || format!("no {pointer:?}:\n{out}"))?;
+                }
+                // Different failures are each printed in full.
+                let settings = RunSettings {
+                    all_in_full: true,
+                    ..RunSettings::new("extra_attempt", Duration::from_secs(10))
+                };
+                let me = std::env::current_exe().expect("the test binary knows its own path");
+                let (summary, out) = grade_settled(
+                    &build3::GROUP,
+                    Launcher::new(me),
+                    "extra_attempt",
+                    "",
+                    FormatSetting::Pretty,
+                    &settings,
+                );
+                let failed = summary.count(Status::Failed);
+                ensure(failed > 1, || out.clone())?;
+                ensure(!out.contains("failed the same way"), || out.clone())
+            },
+        ),
         Trial::test(
             "spinning_code_does_not_finish_and_the_run_completes",
             || {
