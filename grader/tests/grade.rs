@@ -292,6 +292,12 @@ fn one_submission_with_a_log_goes_straight_into_the_output_folder() {
     let rows = rows(&out);
     assert_eq!(rows.len(), 1);
     assert_expected(&rows[0], Expect::Passing);
+    // The text report says which upload it graded, and where the messages place it.
+    let report = std::fs::read_to_string(out.join("build3.txt")).unwrap();
+    assert!(
+        report.contains("submission/my_retry.rs was graded as practice/src/lib.rs"),
+        "{report}"
+    );
     assert_eq!(rows[0]["guidance"]["help"], 2, "{}", rows[0]);
     assert_eq!(
         rows[0]["guidance"]["note"], 0,

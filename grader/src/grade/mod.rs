@@ -117,6 +117,8 @@ struct Job {
     submission: Submission,
     group: &'static Group,
     exercise: Exercise,
+    /// The submitted file graded, as the submissions folder names it (`ada/lib.rs`).
+    file: PathBuf,
     content: Vec<u8>,
     log: Option<Vec<u8>>,
     hash: String,
@@ -350,10 +352,14 @@ fn plan(
             )
             .as_bytes(),
         );
+        let shown = submission.path.parent().map_or(file.clone(), |folder| {
+            file.strip_prefix(folder).unwrap_or(&file).to_path_buf()
+        });
         jobs.push(Job {
             submission: submission.clone(),
             group,
             exercise: exercise.clone(),
+            file: shown,
             content,
             log: log.clone(),
             hash,
@@ -527,13 +533,16 @@ fn grade_job(slot: &Slot, base: &Files, job: &Job, settings: &Settings) -> Row {
     }
     let root = slot.root();
     let mut text = Vec::new();
+    // The compiler's messages and the checks name the file where the kit placed it.
     let _ = writeln!(
         text,
-        "{} · {} ({}) · kit {}\n",
+        "{} · {} ({}) · kit {}\n{} was graded as {} (its lines keep their numbers)\n",
         job.submission.name,
         job.group.name,
         job.group.title,
-        env!("CARGO_PKG_VERSION")
+        env!("CARGO_PKG_VERSION"),
+        job.file.display(),
+        job.exercise.file.display()
     );
     let outcome = run_checks(root, job, settings, &mut text);
     let (summary, not_run) = match outcome {
