@@ -1,9 +1,11 @@
 //! The data a group hands one of its checks on standard input ([`grader_checks::CheckInput`]:
 //! build3's exhaustive check gets the reference's run of every case), computed once per
-//! grader process. [`prepare`] starts it in the background while the harness is compiled, so
-//! that it costs the learner no time: the compiler leaves a core free. A run that compiles
-//! nothing does not make it (its check would start before it was ready, and the work would
-//! only compete with the checks); a watch keeps it for all its runs.
+//! grader process. [`prepare`] starts it in the background while the harness is compiled,
+//! where a core is mostly free. A single run after an edit gains nothing measurable (the
+//! compiler's linker uses the second core too); a watch's later runs and a batch of grading
+//! do, since the input is kept for the process. A run that compiles nothing does not make it
+//! (its check would start before it was ready, and the work would only compete with the
+//! checks).
 
 use grader_checks::groups::GROUPS;
 use std::panic::{self, AssertUnwindSafe};

@@ -217,8 +217,10 @@ impl Launcher {
             .stderr(Stdio::piped());
         #[cfg(unix)]
         std::os::unix::process::CommandExt::process_group(&mut command, 0);
-        let mut child = match command.spawn() {
-            Ok(child) => child,
+        // Listed as running before anything reaches its standard input: until then it waits,
+        // and runs no code under test.
+        let (mut child, group) = match ProcessGroup::spawn(&mut command) {
+            Ok(started) => started,
             Err(e) => {
                 return JobEnd::Failed {
                     kind: FailureKind::Crash,
@@ -240,7 +242,6 @@ impl Launcher {
         }
         let pipes = pipe_inodes(&child);
         let output = collect_output(&mut child);
-        let group = ProcessGroup::of(&child);
         let watched = watch(&mut child, &group, timeout, limits.tasks, || {
             self.cancelled()
         });
@@ -504,28 +505,44 @@ fn watch(
     }
 }
 
-/// The process groups of the checks running now (their leaders' ids), for
-/// [`stop_running_checks`].
-static RUNNING: Mutex<Vec<u32>> = Mutex::new(Vec::new());
+/// The checks running now, for [`stop_running_checks`].
+static RUNNING: Mutex<Running> = Mutex::new(Running {
+    leaders: Vec::new(),
+    stopped: false,
+});
 
-/// Stops the process group of every check running now, at once (SIGKILL). For the grader's
-/// handling of Ctrl-C and the other signals that end it, which exits next: a check's own
-/// process would die with the grader anyway (its parent-death signal), but what the code
-/// under test started in its group would go on running.
+/// The process groups of the checks running now (their leaders' ids), and whether
+/// [`stop_running_checks`] has run: no check starts after it.
+struct Running {
+    leaders: Vec<u32>,
+    stopped: bool,
+}
+
+/// [`RUNNING`], also after a thread panicked while holding it (the list stays sound).
+fn running() -> std::sync::MutexGuard<'static, Running> {
+    RUNNING
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Stops the process group of every check running now, at once (SIGKILL), and lets no
+/// other check start. For the grader's handling of Ctrl-C and the other signals that end
+/// it, which exits next: a check's own process would die with the grader anyway (its
+/// parent-death signal), but what the code under test started in its group would go on
+/// running.
 pub fn stop_running_checks() {
-    let groups = RUNNING.lock().map(|g| g.clone()).unwrap_or_default();
+    let mut running = running();
+    running.stopped = true;
     #[cfg(unix)]
-    for pgid in groups {
-        if let Some(pgid) = rustix::process::Pid::from_raw(pgid as i32) {
+    for pgid in &running.leaders {
+        if let Some(pgid) = rustix::process::Pid::from_raw(*pgid as i32) {
             let _ = rustix::process::kill_process_group(pgid, rustix::process::Signal::KILL);
         }
     }
-    #[cfg(not(unix))]
-    let _ = groups;
 }
 
 /// A child's process group (Unix), or the child alone elsewhere; listed in [`RUNNING`]
-/// while this value lives.
+/// while this value lives (see [`ProcessGroup::spawn`]).
 struct ProcessGroup {
     #[cfg(unix)]
     pgid: Option<rustix::process::Pid>,
@@ -533,10 +550,21 @@ struct ProcessGroup {
 }
 
 impl ProcessGroup {
-    fn of(child: &Child) -> Self {
-        if let Ok(mut running) = RUNNING.lock() {
-            running.push(child.id());
+    /// Starts `command` (which puts the child in a group of its own) and lists its group in
+    /// [`RUNNING`], both under its lock: [`stop_running_checks`] either sees the group or
+    /// has already refused every start.
+    fn spawn(command: &mut Command) -> std::io::Result<(Child, Self)> {
+        let mut running = running();
+        if running.stopped {
+            return Err(std::io::Error::other("the grader is stopping"));
         }
+        let child = command.spawn()?;
+        running.leaders.push(child.id());
+        let group = ProcessGroup::of(&child);
+        Ok((child, group))
+    }
+
+    fn of(child: &Child) -> Self {
         ProcessGroup {
             #[cfg(unix)]
             pgid: rustix::process::Pid::from_raw(child.id() as i32),
@@ -587,9 +615,7 @@ impl ProcessGroup {
 
 impl Drop for ProcessGroup {
     fn drop(&mut self) {
-        if let Ok(mut running) = RUNNING.lock() {
-            running.retain(|pid| *pid != self.pid);
-        }
+        running().leaders.retain(|pid| *pid != self.pid);
     }
 }
 

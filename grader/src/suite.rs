@@ -21,6 +21,7 @@ use std::io::{self, Write};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
+use thiserror::Error;
 
 /// Settings of one run that libtest's arguments do not cover.
 #[derive(Debug, Clone)]
@@ -133,16 +134,26 @@ pub fn default_threads() -> usize {
     std::thread::available_parallelism().map_or(2, |n| n.get()) * 2
 }
 
-/// Runs the selected checks of `group` with `launcher`, printing to `out`. A run whose
-/// launcher is cancelled meanwhile ([`Launcher::cancel_with`]) ends with an error of kind
-/// [`io::ErrorKind::Interrupted`] and no summary.
+/// Why [`run`] gave no summary.
+#[derive(Debug, Error)]
+pub enum RunError {
+    /// The launcher was cancelled ([`Launcher::cancel_with`]): the checks were stopped, not
+    /// judged, and nothing more was printed.
+    #[error("the run was cancelled before its checks finished")]
+    Cancelled,
+    /// The output could not be written, or a scratch folder made.
+    #[error(transparent)]
+    Io(#[from] io::Error),
+}
+
+/// Runs the selected checks of `group` with `launcher`, printing to `out`.
 pub fn run(
     group: &Group,
     launcher: &Launcher,
     args: &Arguments,
     settings: &RunSettings,
     out: &mut dyn Write,
-) -> io::Result<Summary> {
+) -> Result<Summary, RunError> {
     let (selected, filtered_out) = select(group, args);
     let format = if args.quiet {
         FormatSetting::Terse
@@ -231,10 +242,7 @@ pub fn run(
         Ok(())
     })?;
     if launcher.cancelled() {
-        return Err(io::Error::new(
-            io::ErrorKind::Interrupted,
-            "the run was cancelled before its checks finished",
-        ));
+        return Err(RunError::Cancelled);
     }
     let not_run = results.iter().filter(|r| r.is_none()).count();
     let runs: Vec<CheckRun> = selected

@@ -205,7 +205,26 @@ fn a_save_or_q_stops_a_run_that_loops() {
     let mut watch = Watch::start(root, &["build3", "--timeout", "60"]);
     watch.wait_for("running 39 checks of build3");
 
-    // A save during the run: the fix's verdict comes now, not after the loops time out.
+    // h during the run, then a save of another lesson's file, which stops the run: the
+    // help comes once a run has ended, and it is build3's, where it was asked for.
+    watch.key("h");
+    let stage8 = learner_file(root, "stage8");
+    let stub8 = std::fs::read_to_string(&stage8).unwrap();
+    std::fs::write(&stage8, format!("{stub8}\n// started\n")).unwrap();
+    let shown = watch.run_showing("help, level 1 of 3");
+    assert!(
+        shown.trim_start().starts_with("Retry transient failures"),
+        "build3's help: {shown}"
+    );
+    let all = watch.seen.join("\n");
+    assert!(all.contains("stage8 · "), "stage8 ran first: {all}");
+    let log = std::fs::read_to_string(root.join(grader::guidance::LOG_FILE)).unwrap();
+    assert!(log.contains("| build3 | help | level 1"), "{log}");
+    assert!(!log.contains("| stage8 | help"), "{log}");
+
+    // A save during a run: the fix's verdict comes now, not after the loops time out.
+    std::fs::write(&file, format!("{looping}\n// again\n")).unwrap();
+    watch.wait_for("running 39 checks of build3");
     std::fs::write(&file, stub_with("build3", CORRECT_BUILD3)).unwrap();
     let run = watch.run_showing("check result: ok.");
     assert!(!run.contains("did not finish"), "{run}");

@@ -1,8 +1,9 @@
 //! Ctrl-C, and the other signals that end the grader (SIGTERM, SIGHUP). The grader handles
-//! them so that, before it exits, it stops every check's process group (what the code under
+//! them so that, before it ends, it stops every check's process group (what the code under
 //! test started there would otherwise go on running) and gives the terminal back the
-//! settings a watch changed. It then exits with the shell's status for the signal (130 for
-//! Ctrl-C).
+//! settings a watch changed. Then it dies of the signal, as it would have unhandled: a shell
+//! loop that runs the grader stops on Ctrl-C only when its child died of it (an exit with
+//! status 130 would let the loop go on).
 
 /// Starts the thread that waits for an ending signal (Unix; elsewhere nothing).
 pub fn handle_ending_signals() {
@@ -16,7 +17,8 @@ pub fn handle_ending_signals() {
             if let Some(signal) = signals.forever().next() {
                 grader::stop_running_checks();
                 super::watch::restore_terminal();
-                std::process::exit(128 + signal);
+                let _ = signal_hook::low_level::emulate_default_handler(signal);
+                std::process::exit(128 + signal); // only if the signal did not end us
             }
         });
     }

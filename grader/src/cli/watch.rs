@@ -20,7 +20,7 @@ use grader::cache::learner_hash;
 use grader::groups::GROUPS;
 use grader::guidance::{GuidanceLog, Kind};
 use grader::help::Help;
-use grader::suite::{self, RunSettings};
+use grader::suite::{self, RunError, RunSettings};
 use grader::{Exercise, Group, Launcher};
 use libtest_mimic::{Arguments, FormatSetting};
 use std::collections::HashMap;
@@ -57,6 +57,15 @@ enum Event {
     InputClosed,
     /// Run number N's thread is done.
     RunEnded(usize),
+}
+
+/// Runs a closure when dropped.
+struct OnDrop<F: FnMut()>(F);
+
+impl<F: FnMut()> Drop for OnDrop<F> {
+    fn drop(&mut self) {
+        (self.0)();
+    }
 }
 
 /// A run under way: its number, its thread, and the flag that stops it.
@@ -129,8 +138,11 @@ pub fn watch(root: Option<PathBuf>, args: WatchArgs) -> Outcome {
             let cancel = Arc::new(AtomicBool::new(false));
             let (flag, tx) = (Arc::clone(&cancel), tx.clone());
             let thread = scope.spawn(move || {
+                // Sent however the run ends, a panic included, so that held keys act.
+                let _ended = OnDrop(move || {
+                    let _ = tx.send(Event::RunEnded(number));
+                });
                 run_lesson(root, lesson, timeout, number, flag);
-                let _ = tx.send(Event::RunEnded(number));
             });
             Running {
                 number,
@@ -138,7 +150,7 @@ pub fn watch(root: Option<PathBuf>, args: WatchArgs) -> Outcome {
                 cancel,
             }
         };
-        // h: the next help level of the current lesson; l: the list.
+        // h: the next help level of lesson `current`; l: the list.
         let mut show = |key: u8, current: &Group| {
             if key == b'h' {
                 let shown = help_shown.entry(current.name).or_insert(0);
@@ -148,9 +160,10 @@ pub fn watch(root: Option<PathBuf>, args: WatchArgs) -> Outcome {
             }
         };
         let mut under_way = Some(start(current, &mut runs, &mut ran));
-        // Keys that print (h, l) pressed during a run: they act when it ends, so that their
-        // text does not land in the middle of the run's.
-        let mut held: Vec<u8> = Vec::new();
+        // Keys that print (h, l) pressed during a run, with the lesson current then: they act
+        // when it ends, so that their text does not land in the middle of the run's (and help
+        // is shown, and recorded, for the lesson it was asked for).
+        let mut held: Vec<(u8, &'static Group)> = Vec::new();
         while let Ok(event) = rx.recv() {
             match event {
                 Event::Saved(group) => {
@@ -168,10 +181,14 @@ pub fn watch(root: Option<PathBuf>, args: WatchArgs) -> Outcome {
                     Running::stop(under_way.take());
                     break;
                 }
-                // No more keys will come: let the run finish, then end.
+                // No more keys will come: let the run finish, act on the keys held, then end.
                 Event::InputClosed => {
                     if let Some(running) = under_way.take() {
                         let _ = running.thread.join();
+                    }
+                    for (key, asked_in) in std::mem::take(&mut held) {
+                        prompt(args.manual);
+                        show(key, asked_in);
                     }
                     break;
                 }
@@ -181,7 +198,7 @@ pub fn watch(root: Option<PathBuf>, args: WatchArgs) -> Outcome {
                     continue;
                 }
                 Event::Key(key @ (b'h' | b'l')) if under_way.is_some() => {
-                    held.push(key);
+                    held.push((key, current));
                     continue;
                 }
                 Event::Key(key @ (b'h' | b'l')) => show(key, current),
@@ -194,9 +211,9 @@ pub fn watch(root: Option<PathBuf>, args: WatchArgs) -> Outcome {
                     if let Some(running) = under_way.take() {
                         let _ = running.thread.join();
                     }
-                    for key in std::mem::take(&mut held) {
+                    for (key, asked_in) in std::mem::take(&mut held) {
                         prompt(args.manual);
-                        show(key, current);
+                        show(key, asked_in);
                     }
                 }
             }
@@ -290,7 +307,11 @@ fn run_lesson(
     let mut out = super::output::Out;
     let summary = match suite::run(group, &launcher, &args, &settings, &mut out) {
         Ok(summary) => summary,
-        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => return,
+        // Stopped for a newer run or for q: the terse marks so far end their line.
+        Err(RunError::Cancelled) => {
+            say!("");
+            return;
+        }
         Err(e) => {
             say!("{} could not run the checks: {e}", "error:".red().bold());
             return;

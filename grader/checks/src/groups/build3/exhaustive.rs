@@ -295,8 +295,14 @@ pub fn compare(imp: &Learner) -> Result<usize, Box<Difference>> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Digests(Vec<u64>);
 
-/// The first line of [`reference_digests`]' bytes: what they are, and in which layout.
-const DIGESTS_HEADER: &[u8] = b"kit build3 exhaustive reference digests v1\n";
+/// The first line of [`reference_digests`]' bytes: what they are, in which layout, and
+/// from which state of the checks and the reference (see `grader/checks/build.rs`).
+const DIGESTS_HEADER: &[u8] = concat!(
+    "kit build3 exhaustive reference digests v1 ",
+    env!("KIT_CHECKS_STATE"),
+    "\n"
+)
+.as_bytes();
 
 /// How many cases, spread over the space, a harness runs on the reference to check handed
 /// digests before trusting them.
@@ -309,10 +315,10 @@ impl Digests {
         self.0.get(index).copied().filter(|d| *d != 0)
     }
 
-    /// Reads bytes made by [`reference_digests`]; `None` unless they are digests of exactly
-    /// this space, and the reference's runs of a sample of cases, made here, have the same
-    /// digests (so a grader and a harness built from different states of the kit, or a
-    /// different digest, never pass for each other).
+    /// Reads bytes made by [`reference_digests`]; `None` unless they were made from the same
+    /// state of the checks and the reference as this code (the header says), they are
+    /// digests of exactly this space, and the reference's runs of a sample of cases, made
+    /// here, have the same digests (a last guard against a digest that changed).
     pub fn decode(bytes: &[u8]) -> Option<Digests> {
         let body = bytes.strip_prefix(DIGESTS_HEADER)?;
         let blocks = blocks();
@@ -674,6 +680,16 @@ mod tests {
         let bytes = reference_digests();
         assert!(Digests::decode(&bytes).is_some());
         assert!(Digests::decode(&bytes[1..]).is_none(), "no header");
+        // Made from another state of the checks or the reference: another header.
+        let header = DIGESTS_HEADER.len();
+        let mut other = b"kit build3 exhaustive reference digests v1 0123456789abcdef\n".to_vec();
+        assert_eq!(other.len(), header, "a state is 16 hex digits");
+        assert_ne!(&other[..], DIGESTS_HEADER);
+        other.extend_from_slice(&bytes[header..]);
+        assert!(
+            Digests::decode(&other).is_none(),
+            "another state of the kit"
+        );
         assert!(
             Digests::decode(&bytes[..bytes.len() - 8]).is_none(),
             "a case short"
@@ -681,9 +697,8 @@ mod tests {
         let mut longer = bytes.clone();
         longer.extend_from_slice(&[0; 8]);
         assert!(Digests::decode(&longer).is_none(), "a case more");
-        // Every digest shifted by one case: what a grader whose space or reference differs
-        // from the harness's would hand over. The spot checks catch it.
-        let header = DIGESTS_HEADER.len();
+        // Every digest shifted by one case: digests of other runs under the right header. The
+        // spot checks catch it.
         let mut shifted = bytes[..header].to_vec();
         shifted.extend_from_slice(&bytes[header + 8..]);
         shifted.extend_from_slice(&bytes[header..header + 8]);

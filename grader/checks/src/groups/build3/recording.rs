@@ -321,8 +321,10 @@ mod digest {
     /// splitmix64's finalizer, so that every input bit reaches every output bit.
     pub(super) struct Digest(u64);
 
-    /// The sign that a recording cannot be digested: it holds a NaN, which `==` never finds
-    /// equal to itself, so only a full comparison may judge it.
+    /// The sign that a recording is left undigested: it holds a NaN. Where `same_as` compares
+    /// with `==` (a refused policy's values) a NaN never equals itself, so equal bits would
+    /// not mean equal; waits and delays (where NaN equals NaN) are left out too, for one
+    /// simple rule: the reference never produces one.
     pub(super) struct HasNan;
 
     impl Digest {
@@ -522,8 +524,8 @@ mod digest {
 
 impl Recording {
     /// A 64-bit digest of everything [`same_as`](Recording::same_as) compares, never 0; `None`
-    /// when the recording holds a NaN (`==` never finds a NaN equal, so only a full
-    /// comparison may judge such a recording).
+    /// when the recording holds a NaN anywhere (where `same_as` uses `==`, a NaN never
+    /// equals itself, so only a full comparison may judge such a recording).
     ///
     /// Equal recordings have equal digests, and different ones different digests but for a
     /// chance of about 2⁻⁶⁴ — except that `same_as` forgives float differences of a few
