@@ -67,7 +67,7 @@ pub struct Built {
     pub executable: PathBuf,
     /// rustc's dep-info for the practice crate: every source file compiled into it.
     pub practice_dep_info: Option<PathBuf>,
-    _private: tempfile::TempDir,
+    _private: crate::scratch::Scratch,
 }
 
 #[derive(Deserialize)]
@@ -506,10 +506,8 @@ fn private_copy(
         dir: target.to_path_buf(),
         source,
     };
-    let private = tempfile::Builder::new()
-        .prefix("kit-harness-")
-        .tempdir_in(target)
-        .map_err(private_err)?;
+    let private =
+        crate::scratch::Scratch::new("kit-harness-", Some(target)).map_err(private_err)?;
     let link = private.path().join(
         executable
             .file_name()

@@ -28,6 +28,7 @@ pub mod kitcopy;
 pub mod replay;
 pub mod reports;
 pub mod reset;
+pub mod scratch;
 pub mod seed;
 pub mod suite;
 pub mod toml_file;

@@ -180,7 +180,7 @@ pub fn run(
     };
     printer.start(group, settings, selected.len())?;
     let started = Instant::now();
-    let scratch = tempfile::Builder::new().prefix("grader-").tempdir()?;
+    let scratch = crate::scratch::Scratch::new("grader-", None)?;
     let threads = args.test_threads.unwrap_or_else(default_threads).max(1);
     let mut results: Vec<Option<(Ran, Duration)>> = vec![None; selected.len()];
     // The checks that may run long (a longer minimum timeout: the exhaustive comparisons)
@@ -470,17 +470,33 @@ failed the same way as {} (above).
                 rest.len(),
                 if rest.len() == 1 { "" } else { "s" }
             )?;
+            // Checks whose line is the same (a loop fails them all alike) share one line.
+            let mut lines: Vec<(String, Vec<&str>)> = Vec::new();
             for run in rest {
                 let kind = match run.outcome.failure_kind() {
                     Some(FailureKind::Mismatch) | None => String::new(),
                     Some(kind) => format!("({kind}) "),
                 };
-                writeln!(
-                    self.out,
-                    "    {}: {kind}{}",
-                    run.name,
+                let line = format!(
+                    "{kind}{}",
                     first_line(run.outcome.message().unwrap_or_default())
-                )?;
+                );
+                match lines.iter_mut().find(|(l, _)| *l == line) {
+                    Some((_, names)) => names.push(run.name),
+                    None => lines.push((line, vec![run.name])),
+                }
+            }
+            for (line, names) in &lines {
+                let who = match names.as_slice() {
+                    [one] => one.to_string(),
+                    [first, others @ ..] => format!(
+                        "{first} and {} other{}",
+                        others.len(),
+                        if others.len() == 1 { "" } else { "s" }
+                    ),
+                    [] => continue,
+                };
+                writeln!(self.out, "    {who}: {line}")?;
             }
             let against = if settings.against == "reference" {
                 " --against reference"

@@ -351,6 +351,13 @@ fn trials() -> Vec<Trial> {
                     )?;
                 }
                 ensure(out.contains("FAILED (did not finish)"), || out.clone())?;
+                // The first in full; the seven others alike share one line.
+                ensure(
+                    out.contains(
+                        " and 6 others: (did not finish) did not finish within 0.5 s and was stopped."
+                    ),
+                    || out.clone(),
+                )?;
                 ensure(out.contains("0 passed; 8 failed; 0 unfinished"), || {
                     out.clone()
                 })

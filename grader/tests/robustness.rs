@@ -154,7 +154,8 @@ fn a_reset_says_how_to_bring_the_work_back() {
 
 /// Ctrl-C while a check runs code that started a process: the grader stops the check's
 /// whole process group before it ends (its own child would die with it anyway; what the
-/// code under test started would not), and then dies of the signal.
+/// code under test started would not), removes its scratch folders, and then dies of the
+/// signal.
 #[cfg(target_os = "linux")]
 #[test]
 fn ctrl_c_leaves_nothing_the_checks_started_running() {
@@ -180,6 +181,21 @@ fn ctrl_c_leaves_nothing_the_checks_started_running() {
          loop {{ std::hint::spin_loop() }}"
     );
     std::fs::write(learner_file(root, "build3"), stub_with("build3", &body)).unwrap();
+    // The private links of harnesses in the copy's target folder: the run's own is removed
+    // on Ctrl-C too.
+    let harness_links = || -> std::collections::BTreeSet<std::path::PathBuf> {
+        std::fs::read_dir(root.join("target"))
+            .into_iter()
+            .flatten()
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| {
+                p.file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with("kit-harness-"))
+            })
+            .collect()
+    };
+    let links_before = harness_links();
     let mut grader = grader_command(
         root,
         &[
@@ -206,6 +222,13 @@ fn ctrl_c_leaves_nothing_the_checks_started_running() {
         );
         std::thread::sleep(Duration::from_millis(20));
     }
+    let new_links = || -> Vec<std::path::PathBuf> {
+        harness_links().difference(&links_before).cloned().collect()
+    };
+    assert!(
+        !new_links().is_empty(),
+        "the run's harness link is not where it is looked for"
+    );
     let pid = rustix::process::Pid::from_raw(grader.id() as i32).unwrap();
     rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
     let started = Instant::now();
@@ -234,6 +257,7 @@ fn ctrl_c_leaves_nothing_the_checks_started_running() {
         left.is_empty(),
         "still running after Ctrl-C: sleep {marker} {left:?}"
     );
+    assert_eq!(new_links(), Vec::<std::path::PathBuf>::new(), "left behind");
     // Ended by the signal, as without a handler: a shell loop around the grader stops too.
     use std::os::unix::process::ExitStatusExt;
     assert_eq!(status.signal(), Some(2), "{status:?}");

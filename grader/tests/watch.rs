@@ -207,7 +207,9 @@ fn a_save_or_q_stops_a_run_that_loops() {
 
     // h during the run, then a save of another lesson's file, which stops the run: the
     // help comes once a run has ended, and it is build3's, where it was asked for.
-    watch.key("h");
+    // Pressed twice: once is enough (each level shown is recorded), and it says so.
+    watch.key("hh");
+    watch.wait_for("(build3's next help level comes when this run ends)");
     let stage8 = learner_file(root, "stage8");
     let stub8 = std::fs::read_to_string(&stage8).unwrap();
     std::fs::write(&stage8, format!("{stub8}\n// started\n")).unwrap();
@@ -220,6 +222,7 @@ fn a_save_or_q_stops_a_run_that_loops() {
     assert!(all.contains("stage8 · "), "stage8 ran first: {all}");
     let log = std::fs::read_to_string(root.join(grader::guidance::LOG_FILE)).unwrap();
     assert!(log.contains("| build3 | help | level 1"), "{log}");
+    assert_eq!(log.matches("| help |").count(), 1, "one level shown: {log}");
     assert!(!log.contains("| stage8 | help"), "{log}");
 
     // A save during a run: the fix's verdict comes now, not after the loops time out.

@@ -187,7 +187,7 @@ pub fn watch(root: Option<PathBuf>, args: WatchArgs) -> Outcome {
                         let _ = running.thread.join();
                     }
                     for (key, asked_in) in std::mem::take(&mut held) {
-                        prompt(args.manual);
+                        prompt(args.manual, current);
                         show(key, asked_in);
                     }
                     break;
@@ -197,8 +197,21 @@ pub fn watch(root: Option<PathBuf>, args: WatchArgs) -> Outcome {
                     under_way = Some(start(current, &mut runs, &mut ran));
                     continue;
                 }
+                // Pressed again before the run ends: once is enough (each help level shown
+                // is recorded as guidance).
                 Event::Key(key @ (b'h' | b'l')) if under_way.is_some() => {
-                    held.push((key, current));
+                    if !held
+                        .iter()
+                        .any(|(k, g)| *k == key && g.name == current.name)
+                    {
+                        held.push((key, current));
+                        let what = if key == b'h' {
+                            format!("{}'s next help level", current.name)
+                        } else {
+                            "the list".to_string()
+                        };
+                        say!("\n({what} comes when this run ends)");
+                    }
                     continue;
                 }
                 Event::Key(key @ (b'h' | b'l')) => show(key, current),
@@ -212,12 +225,12 @@ pub fn watch(root: Option<PathBuf>, args: WatchArgs) -> Outcome {
                         let _ = running.thread.join();
                     }
                     for (key, asked_in) in std::mem::take(&mut held) {
-                        prompt(args.manual);
+                        prompt(args.manual, current);
                         show(key, asked_in);
                     }
                 }
             }
-            prompt(args.manual);
+            prompt(args.manual, current);
         }
     });
     say!("Stopped watching.");
@@ -239,15 +252,18 @@ fn first_started(root: &Path, lessons: &[Lesson]) -> &'static Group {
         .map_or(GROUPS[0], |l| l.group)
 }
 
-fn prompt(manual: bool) {
+/// The keys, and the lesson they act on (its header may have scrolled away), in under 80
+/// columns.
+fn prompt(manual: bool, current: &Group) {
     let how = if manual {
-        "r (or Enter): run after you save"
+        "r/Enter: run after a save"
     } else {
-        "save a lesson's file to run it · r: run again"
+        "save to run · r: run again"
     };
     say!(
-        "\n{} {how} · h: help (recorded as guidance) · l: list · q: quit",
-        "watch:".cyan().bold()
+        "\n{} {} · {how} · h: help (guidance) · l: list · q: quit",
+        "watch:".cyan().bold(),
+        current.name.bold()
     );
 }
 
