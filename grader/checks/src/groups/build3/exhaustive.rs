@@ -18,7 +18,7 @@
 //!
 //! Cases come shortest first, so the first difference is a smallest one.
 
-use super::recording::{record_into, Recording, Script};
+use super::recording::{fresh, record_into, Recording, Script};
 use super::scenario::Scenario;
 use super::{Learner, Reply};
 use crate::panics::{is_stub_panic, panic_message, CheckFailure};
@@ -190,7 +190,7 @@ impl Block {
         for (slot, column) in steps.iter_mut().zip(&self.columns).rev() {
             let digit = index % column.len();
             if previous.map(|p| p % column.len()) != Some(digit) {
-                *slot = column[digit].clone();
+                *slot = fresh(&column[digit]);
             }
             index /= column.len();
             previous = previous.map(|p| p / column.len());
