@@ -116,8 +116,14 @@ fn watch_reruns_on_each_save_and_quits() {
 
     // l lists the lessons, reading their files: no other lesson runs for that. (The list
     // is found by the standing of the lessons not started: a run's next steps name stage8.)
+    // The same table as `list`, the guidance used included.
     watch.key("l");
     let list = watch.run_showing("not started");
+    assert!(
+        list.lines()
+            .any(|l| l.starts_with("group ") && l.trim_end().ends_with("guidance")),
+        "{list}"
+    );
     assert!(
         ["build2 ", "build3 ", "stage8 "]
             .iter()

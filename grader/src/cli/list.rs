@@ -5,15 +5,26 @@
 
 use super::output::say;
 use super::standing::remembered;
-use super::{kit_root, load_exercise, Outcome};
+use super::{kit_root, load_exercise, Failure, Outcome};
 use grader::groups::GROUPS;
 use grader::guidance::GuidanceLog;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 pub fn list(root: Option<PathBuf>) -> Outcome {
     let root = kit_root(root)?;
-    let guidance = GuidanceLog::in_kit(&root).read().ok();
+    table(&root)?;
+    say!(
+        "\nRun one: `cargo run -p grader -- GROUP`; every lesson you started: `cargo run -p grader -- all`. \
+         Lessons: exercises/<group>/lesson.md."
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The table `list` prints (a watch's `l` too): each lesson, where the learner stands, and
+/// the guidance used.
+pub fn table(root: &Path) -> Result<(), Failure> {
+    let guidance = GuidanceLog::in_kit(root).read().ok();
     say!(
         "{:<8} {:<34} {:<32} guidance",
         "group",
@@ -21,8 +32,8 @@ pub fn list(root: Option<PathBuf>) -> Outcome {
         "status"
     );
     for group in GROUPS {
-        let exercise = load_exercise(&root, group)?;
-        let standing = remembered(&root, group, &exercise)?;
+        let exercise = load_exercise(root, group)?;
+        let standing = remembered(root, group, &exercise)?;
         let used = match &guidance {
             Some(contents) => contents
                 .summary(group.name)
@@ -36,9 +47,5 @@ pub fn list(root: Option<PathBuf>) -> Outcome {
             standing.show(32)
         );
     }
-    say!(
-        "\nRun one: `cargo run -p grader -- GROUP`; every lesson you started: `cargo run -p grader -- all`. \
-         Lessons: exercises/<group>/lesson.md."
-    );
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }

@@ -12,7 +12,7 @@
 
 use super::output::say;
 use super::run::{build_practice, guidance_line, next_steps, save_case, Against, NotBuilt};
-use super::standing::{remember, remembered, Standing};
+use super::standing::{remember, Standing};
 use super::{kit_root, load_exercise, resolve_group, Failure, Outcome};
 use clap::Args;
 use colored::Colorize;
@@ -156,7 +156,7 @@ pub fn watch(root: Option<PathBuf>, args: WatchArgs) -> Outcome {
                 let shown = help_shown.entry(current.name).or_insert(0);
                 show_help(root, lesson(&lessons, current), shown);
             } else {
-                show_list(root, &lessons);
+                show_list(root);
             }
         };
         let mut under_way = Some(start(current, &mut runs, &mut ran));
@@ -393,17 +393,10 @@ fn show_help(root: &Path, lesson: &Lesson, shown: &mut usize) {
     }
 }
 
-fn show_list(root: &Path, lessons: &[Lesson]) {
+fn show_list(root: &Path) {
     say!();
-    for lesson in lessons {
-        let standing = remembered(root, lesson.group, &lesson.exercise)
-            .map(|s| s.show(32))
-            .unwrap_or_else(|f| f.message);
-        say!(
-            "{:<8} {:<34} {standing}",
-            lesson.group.name,
-            lesson.exercise.title
-        );
+    if let Err(failure) = super::list::table(root) {
+        say!("{} {}", "error:".red().bold(), failure.message);
     }
 }
 
