@@ -7,7 +7,7 @@ mod class;
 mod common;
 
 use class::{Expect, VARIANTS};
-use common::{kit_root, text, GRADER};
+use common::{kit_root, text, wait_within, GRADER};
 use grader::guidance::{GuidanceLog, Kind};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -410,7 +410,7 @@ fn bad_input_is_refused_with_a_hint_and_a_missing_file_gets_its_row() {
 #[test]
 fn a_run_that_finds_every_grading_copy_taken_says_it_waits_then_grades() {
     use std::io::Read;
-    use std::time::{Duration, Instant};
+    use std::time::Duration;
     let dir = tempfile::tempdir().unwrap();
     let (subs, out) = (dir.path().join("class"), dir.path().join("grades"));
     let written = class::write(&kit_root(), &subs, &[class::variant("correct")], 1);
@@ -459,17 +459,11 @@ fn a_run_that_finds_every_grading_copy_taken_says_it_waits_then_grades() {
         "graded before a copy was free: {graded:?}"
     );
     drop(held);
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if started.elapsed() > limit {
-            let _ = child.kill();
-            panic!("the run did not finish once the copy was free");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let status = wait_within(
+        &mut child,
+        limit,
+        "the run did not finish once the copy was free",
+    );
     said.extend(lines.try_iter());
     assert_eq!(status.code(), Some(0), "{}", text(&said));
     let rows = rows(&out);

@@ -106,6 +106,24 @@ fn grade_launched(
     grade_settled(group, launcher, label, filter, format, &settings)
 }
 
+/// Runs the build3 checks (those matching `filter`) against `label` with every failure
+/// printed in full, as `grade` and --all-failures do.
+fn grade_in_full(label: &str, filter: &str, timeout: f64) -> (Summary, String) {
+    let me = std::env::current_exe().expect("the test binary knows its own path");
+    let settings = RunSettings {
+        all_in_full: true,
+        ..RunSettings::new(label, Duration::from_secs_f64(timeout))
+    };
+    grade_settled(
+        &build3::GROUP,
+        Launcher::new(me),
+        label,
+        filter,
+        FormatSetting::Pretty,
+        &settings,
+    )
+}
+
 fn grade_settled(
     group: &Group,
     launcher: Launcher,
@@ -295,19 +313,7 @@ fn trials() -> Vec<Trial> {
             "a_failure_many_checks_share_is_printed_in_full_once",
             || {
                 // What `grade` and --all-failures print: every failure in full.
-                let me = std::env::current_exe().expect("the test binary knows its own path");
-                let settings = RunSettings {
-                    all_in_full: true,
-                    ..RunSettings::new("spins", Duration::from_secs_f64(0.3))
-                };
-                let (summary, out) = grade_settled(
-                    &build3::GROUP,
-                    Launcher::new(me),
-                    "spins",
-                    "fixtures::",
-                    FormatSetting::Pretty,
-                    &settings,
-                );
+                let (summary, out) = grade_in_full("spins", "fixtures::", 0.3);
                 ensure(summary.count(Status::Failed) == 8, || out.clone())?;
                 ensure(out.matches("did not finish within").count() == 1, || {
                     out.clone()
@@ -321,19 +327,7 @@ fn trials() -> Vec<Trial> {
                     ensure(out.contains(&pointer), || format!("no {pointer:?}:\n{out}"))?;
                 }
                 // Different failures are each printed in full.
-                let settings = RunSettings {
-                    all_in_full: true,
-                    ..RunSettings::new("extra_attempt", Duration::from_secs(10))
-                };
-                let me = std::env::current_exe().expect("the test binary knows its own path");
-                let (summary, out) = grade_settled(
-                    &build3::GROUP,
-                    Launcher::new(me),
-                    "extra_attempt",
-                    "",
-                    FormatSetting::Pretty,
-                    &settings,
-                );
+                let (summary, out) = grade_in_full("extra_attempt", "", 10.0);
                 let failed = summary.count(Status::Failed);
                 ensure(failed > 1, || out.clone())?;
                 ensure(!out.contains("failed the same way"), || out.clone())

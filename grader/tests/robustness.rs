@@ -231,17 +231,7 @@ fn ctrl_c_leaves_nothing_the_checks_started_running() {
     );
     let pid = rustix::process::Pid::from_raw(grader.id() as i32).unwrap();
     rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = grader.try_wait().unwrap() {
-            break status;
-        }
-        if started.elapsed() > bound {
-            let _ = grader.kill();
-            panic!("the grader did not end on Ctrl-C");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let status = wait_within(&mut grader, bound, "the grader did not end on Ctrl-C");
     // A killed process can take a moment to leave /proc.
     let started = Instant::now();
     while !sleeps().is_empty() && started.elapsed() < Duration::from_secs(10) {

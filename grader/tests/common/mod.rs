@@ -273,3 +273,24 @@ pub const CORRECT_BUILD2: &str = r#"{
         _ => permanent(PermanentKind::Unexpected),
     }
 }"#;
+
+/// Waits for `child` to end, at most `limit`; past it, kills the child and fails the test
+/// with "`what`".
+#[allow(dead_code)] // not every test file waits for a child
+pub fn wait_within(
+    child: &mut std::process::Child,
+    limit: std::time::Duration,
+    what: &str,
+) -> std::process::ExitStatus {
+    let started = std::time::Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            panic!("{what}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
