@@ -203,7 +203,8 @@ pub fn build_harness_at(
             return private_copy(&target, &entry.executable, entry.dep_info);
         }
     }
-    // The compiler runs from here on, and leaves a core free for this.
+    // The compiler runs from here on and leaves a core free: the checks' input is made now,
+    // if the command will run the check that reads it.
     crate::check_input::prepare(group);
     // Only the learner's code changed since cargo last showed its commands: run them.
     let recipe_name = format!("replay-{group}.json");

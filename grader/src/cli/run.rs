@@ -218,6 +218,12 @@ pub fn run_group(root: Option<PathBuf>, group: &Group, args: GroupArgs) -> Outco
     let root = kit_root(root)?;
     let exercise = load_exercise(&root, group)?;
     let log = GuidanceLog::in_kit(&root);
+    let (selected, _) = suite::select(group, &libtest);
+    if let Some(input) = group.check_input {
+        if !libtest.list && selected.iter().any(|c| c.name == input.check) {
+            grader::check_input::want(group.name);
+        }
+    }
     // Kept alive until the checks are done: the harness is a private link inside it.
     let mut built: Option<Built> = None;
     let launcher = if libtest.list {
