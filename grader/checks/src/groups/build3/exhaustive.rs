@@ -459,15 +459,17 @@ pub fn compare_tracked(
                                 // A learner's run that ends in an error never matches; one
                                 // whose digest is the reference's does; anything else is
                                 // compared with a reference run in full.
-                                let same = guarded_into(&mut theirs, imp, &b.policy, &script)
-                                    .is_ok()
-                                    && (known.is_some_and(|k| {
-                                        k.get(index).is_some_and(|d| theirs.digest() == Some(d))
-                                    }) || (guarded_into(
-                                        &mut ours, &reference, &b.policy, &script,
-                                    )
-                                    .is_ok()
-                                        && theirs.same_as(&ours)));
+                                let handed = known.and_then(|k| k.get(index));
+                                let same = match guarded_into(&mut theirs, imp, &b.policy, &script)
+                                {
+                                    Err(_) => false,
+                                    Ok(()) if handed.is_some() && theirs.digest() == handed => true,
+                                    Ok(()) => {
+                                        guarded_into(&mut ours, &reference, &b.policy, &script)
+                                            .is_ok()
+                                            && theirs.same_as(&ours)
+                                    }
+                                };
                                 unreported += 1;
                                 if unreported == PROGRESS_EVERY {
                                     progress.fetch_add(unreported, Ordering::Relaxed);
