@@ -503,14 +503,13 @@ fn a_copy_seeded_from_a_warm_one_compiles_only_the_learners_crate_and_the_harnes
     // A grading copy, warmed from the kit's build where it has one, then built.
     let warm = Slot::acquire(&pool, 2, common::files()).unwrap();
     common::warm_from_kit(warm.root(), common::files());
-    let mut said = Vec::new();
-    build_harness_at(
-        &BuildPlace::isolated(warm.root()),
-        "build3",
-        false,
-        &mut said,
-    )
-    .unwrap_or_else(|e| panic!("{e}\n{}", text(&said)));
+    // A grading copy's build of build3's harness, as `grade` makes it.
+    let build = |root: &Path| {
+        let mut said = Vec::new();
+        build_harness_at(&BuildPlace::isolated(root), "build3", false, &mut said)
+            .unwrap_or_else(|e| panic!("{e}\n{}", text(&said)));
+    };
+    build(warm.root());
     // A second one, seeded from the first as `grade` seeds its copies.
     let cold = Slot::try_acquire(&pool, 2, common::files())
         .unwrap()
@@ -523,13 +522,7 @@ fn a_copy_seeded_from_a_warm_one_compiles_only_the_learners_crate_and_the_harnes
         common::files(),
     )
     .unwrap();
-    build_harness_at(
-        &BuildPlace::isolated(cold.root()),
-        "build3",
-        false,
-        &mut said,
-    )
-    .unwrap_or_else(|e| panic!("{e}\n{}", text(&said)));
+    build(cold.root());
     // Every unit but the learner's crate and the harness is the one seeded: no other name
     // (a unit cargo built anew) and no record rewritten (a unit cargo built again).
     let (before, after) = (units(warm.root()), units(cold.root()));

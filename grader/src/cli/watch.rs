@@ -186,10 +186,7 @@ pub fn watch(root: Option<PathBuf>, args: WatchArgs) -> Outcome {
                     if let Some(running) = under_way.take() {
                         let _ = running.thread.join();
                     }
-                    for (key, asked_in) in std::mem::take(&mut held) {
-                        prompt(args.manual, current);
-                        show(key, asked_in);
-                    }
+                    release(&mut held, args.manual, current, &mut show);
                     break;
                 }
                 Event::Key(b'r') | Event::Key(b'\n') => {
@@ -224,10 +221,7 @@ pub fn watch(root: Option<PathBuf>, args: WatchArgs) -> Outcome {
                     if let Some(running) = under_way.take() {
                         let _ = running.thread.join();
                     }
-                    for (key, asked_in) in std::mem::take(&mut held) {
-                        prompt(args.manual, current);
-                        show(key, asked_in);
-                    }
+                    release(&mut held, args.manual, current, &mut show);
                 }
             }
             prompt(args.manual, current);
@@ -250,6 +244,20 @@ fn first_started(root: &Path, lessons: &[Lesson]) -> &'static Group {
         .iter()
         .find(|l| super::standing::started(root, &l.exercise).unwrap_or(false))
         .map_or(GROUPS[0], |l| l.group)
+}
+
+/// Acts on the keys `held` during a run that has ended, each after a prompt, in the order
+/// they were pressed and for the lesson each was pressed in.
+fn release(
+    held: &mut Vec<(u8, &'static Group)>,
+    manual: bool,
+    current: &Group,
+    show: &mut impl FnMut(u8, &Group),
+) {
+    for (key, asked_in) in std::mem::take(held) {
+        prompt(manual, current);
+        show(key, asked_in);
+    }
 }
 
 /// The keys, and the lesson they act on (its header may have scrolled away), in under 80
