@@ -1,9 +1,9 @@
 //! Ctrl-C, and the other signals that end the grader (SIGTERM, SIGHUP). The grader handles
 //! them so that, before it ends, it stops every check's process group (what the code under
 //! test started there would otherwise go on running), removes its scratch folders, and gives
-//! the terminal back the settings a watch changed. Then it dies of the signal, as it would have unhandled: a shell
-//! loop that runs the grader stops on Ctrl-C only when its child died of it (an exit with
-//! status 130 would let the loop go on).
+//! the terminal back the settings a watch changed. Then it dies of the signal, as it would
+//! have unhandled: a shell loop that runs the grader stops on Ctrl-C only when its child died
+//! of it (an exit with status 130 would let the loop go on).
 
 /// Starts the thread that waits for an ending signal (Unix; elsewhere nothing).
 pub fn handle_ending_signals() {
