@@ -11,8 +11,9 @@
 //! lock, and the checks run the private link.
 //!
 //! Three ways to a harness, fastest first: the last one, when nothing it was built from
-//! changed (no compiler at all); the compiler commands cargo last showed, run by the grader
-//! itself, when only the learner's code changed ([`replay`]); cargo.
+//! changed (no compiler at all); when only the learner's code changed, one compiler run by
+//! the grader itself, which makes the practice crate a library for a harness that loads it
+//! ([`replay`]); cargo, which links the practice crate into the harness.
 
 use crate::cache;
 use crate::replay::{self, Recipe};
@@ -65,9 +66,24 @@ pub enum BuildError {
 pub struct Built {
     /// The executable: a private link, valid as long as this value lives.
     pub executable: PathBuf,
+    /// The learner's library the executable loads, when it is a loading harness (see
+    /// [`replay`]): a private link too. `None` when the learner's code is linked in.
+    pub library: Option<PathBuf>,
     /// rustc's dep-info for the practice crate: every source file compiled into it.
     pub practice_dep_info: Option<PathBuf>,
     _private: crate::scratch::Scratch,
+}
+
+impl Built {
+    /// A launcher for the checks of this build: its executable, told where the learner's
+    /// library is when it loads one.
+    pub fn launcher(&self) -> crate::Launcher {
+        let launcher = crate::Launcher::new(&self.executable);
+        match &self.library {
+            Some(library) => launcher.env(grader_checks::library::LIBRARY_VAR, library),
+            None => launcher,
+        }
+    }
 }
 
 #[derive(Deserialize)]
@@ -200,7 +216,7 @@ pub fn build_harness_at(
             for text in &entry.messages {
                 let _ = write!(messages, "{text}");
             }
-            return private_copy(&target, &entry.executable, entry.dep_info);
+            return private_copy(&target, &entry);
         }
     }
     // The compiler runs from here on and leaves a core free: the checks' input is made now,
@@ -224,6 +240,7 @@ pub fn build_harness_at(
             BuildEntry {
                 fingerprint,
                 executable: done.executable,
+                library: Some(done.library),
                 dep_info: done
                     .practice_artifacts
                     .iter()
@@ -236,27 +253,18 @@ pub fn build_harness_at(
             let cargo = cargo_program();
             let built = build_with_cargo(place, group, color, &cargo, fingerprint, messages)?;
             if recipe.is_none() {
-                if let Some(steps) = show_commands(place, group, color, &cargo) {
-                    let recipe = Recipe {
-                        format: replay::RECIPE_FORMAT,
-                        key,
-                        root: root.to_path_buf(),
-                        target: target.clone(),
-                        color,
-                        steps,
-                    };
+                let made = show_commands(place, group, color, &cargo).and_then(|steps| {
+                    let harness_dir = cache_dir.join(format!("loading-harness-{group}"));
+                    replay::make(&steps, key, (root, &target), color, &harness_dir)
+                });
+                if let Some(recipe) = made {
                     cache::store(&cache_dir, &recipe_name, &recipe);
                 }
             }
             built
         }
     };
-    let kept = keep(&cache_dir, group, &harness);
-    let built = private_copy(
-        &target,
-        kept.as_deref().unwrap_or(&harness.executable),
-        harness.dep_info,
-    );
+    let built = private_copy(&target, &keep(&cache_dir, group, harness));
     drop(lock);
     built
 }
@@ -337,6 +345,7 @@ fn build_with_cargo(
     Ok(BuildEntry {
         fingerprint,
         executable: executable.ok_or(BuildError::NoExecutable)?,
+        library: None,
         dep_info,
         messages: shown,
         replayed: false,
@@ -384,8 +393,8 @@ fn cargo_build(place: &BuildPlace, group: &str, color: bool, cargo: &str) -> Com
     command
 }
 
-/// The compiler commands that rebuild the harness after an edit of the learner's code, as
-/// cargo shows them (see [`replay`]). cargo shows only what it compiles, so its record of the
+/// The compiler commands cargo runs for the practice crate and the harness, as it shows
+/// them, for a [`replay::Recipe`]. cargo shows only what it compiles, so its record of the
 /// practice crate is removed first: it compiles the crate and the harness once more (a
 /// fraction of a second, once per state of the kit). `None` when that build fails or its
 /// commands cannot be read; the grader then goes on using cargo.
@@ -394,7 +403,7 @@ fn show_commands(
     group: &str,
     color: bool,
     cargo: &str,
-) -> Option<Vec<replay::Step>> {
+) -> Option<[replay::Step; 2]> {
     let records = place.target.join("debug/.fingerprint");
     for entry in std::fs::read_dir(&records).ok()?.filter_map(Result::ok) {
         let name = entry.file_name();
@@ -417,22 +426,40 @@ fn show_commands(
     replay::steps_from_cargo(&String::from_utf8_lossy(&output.stderr))
 }
 
-/// Keeps the harness `built` for the next run with nothing changed: a link of its own in
-/// the cache, which no other build overwrites, recorded with what it was built from. The
-/// link's path, or `None` when it could not be kept (which only costs time later).
-fn keep(cache_dir: &Path, group: &str, built: &BuildEntry) -> Option<PathBuf> {
-    let kept = cache_dir.join(format!("harness-{group}"));
-    std::fs::create_dir_all(cache_dir).ok()?;
-    let _ = std::fs::remove_file(&kept);
-    std::fs::hard_link(&built.executable, &kept)
-        .or_else(|_| std::fs::copy(&built.executable, &kept).map(|_| ()))
-        .ok()?;
+/// Keeps the harness `built` (and the learner's library it loads) for the next run with
+/// nothing changed: files of their own in the cache, which no other build overwrites,
+/// recorded with what they were built from. What was kept, or `built` itself where it could
+/// not be kept (which only costs time later).
+fn keep(cache_dir: &Path, group: &str, built: BuildEntry) -> BuildEntry {
+    let kept = |from: &Path, name: String, copy: bool| -> Option<PathBuf> {
+        let to = cache_dir.join(name);
+        std::fs::create_dir_all(cache_dir).ok()?;
+        let _ = std::fs::remove_file(&to);
+        // The library is copied: the compiler may write its next one over the same file,
+        // which must not change under a check that has it loaded.
+        let linked = !copy && std::fs::hard_link(from, &to).is_ok();
+        if !linked {
+            std::fs::copy(from, &to).ok()?;
+        }
+        Some(to)
+    };
+    let Some(executable) = kept(&built.executable, format!("harness-{group}"), false) else {
+        return built;
+    };
+    let library = match &built.library {
+        Some(library) => match kept(library, format!("learner-{group}.so"), true) {
+            Some(library) => Some(library),
+            None => return built,
+        },
+        None => None,
+    };
     let entry = BuildEntry {
-        executable: kept.clone(),
-        ..built.clone()
+        executable,
+        library,
+        ..built
     };
     cache::store(cache_dir, &entry_name(group), &entry);
-    Some(kept)
+    entry
 }
 
 /// The cache entry of lesson `group`'s last build.
@@ -482,6 +509,9 @@ fn strip_ansi(text: &str) -> String {
 struct BuildEntry {
     fingerprint: cache::Fingerprint,
     executable: PathBuf,
+    /// The learner's library, when the executable is a loading harness.
+    #[serde(default)]
+    library: Option<PathBuf>,
     dep_info: Option<PathBuf>,
     /// The compiler's messages about the learner's code, shown again on a cached run.
     messages: Vec<String>,
@@ -496,30 +526,32 @@ pub fn last_build_replayed(cache_dir: &Path, group: &str) -> Option<bool> {
     cache::load::<BuildEntry>(cache_dir, &entry_name(group)).map(|e| e.replayed)
 }
 
-/// A private link to `executable` (in a folder of its own under the target folder), valid as
-/// long as the returned value lives.
-fn private_copy(
-    target: &Path,
-    executable: &Path,
-    dep_info: Option<PathBuf>,
-) -> Result<Built, BuildError> {
+/// Private links to what `built` names (in a folder of their own under the target folder),
+/// valid as long as the returned value lives.
+fn private_copy(target: &Path, built: &BuildEntry) -> Result<Built, BuildError> {
     let private_err = |source| BuildError::Private {
         dir: target.to_path_buf(),
         source,
     };
     let private =
         crate::scratch::Scratch::new("kit-harness-", Some(target)).map_err(private_err)?;
-    let link = private.path().join(
-        executable
+    let link = |file: &Path, fallback: &str| -> std::io::Result<PathBuf> {
+        let name = file
             .file_name()
-            .unwrap_or_else(|| std::ffi::OsStr::new(PRACTICE_HARNESS)),
-    );
-    std::fs::hard_link(executable, &link)
-        .or_else(|_| std::fs::copy(executable, &link).map(|_| ()))
-        .map_err(private_err)?;
+            .unwrap_or_else(|| std::ffi::OsStr::new(fallback));
+        let to = private.path().join(name);
+        std::fs::hard_link(file, &to).or_else(|_| std::fs::copy(file, &to).map(|_| ()))?;
+        Ok(to)
+    };
+    let executable = link(&built.executable, PRACTICE_HARNESS).map_err(private_err)?;
+    let library = match &built.library {
+        Some(library) => Some(link(library, "libpractice.so").map_err(private_err)?),
+        None => None,
+    };
     Ok(Built {
-        executable: link,
-        practice_dep_info: dep_info,
+        executable,
+        library,
+        practice_dep_info: built.dep_info.clone(),
         _private: private,
     })
 }

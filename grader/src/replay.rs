@@ -1,12 +1,20 @@
-//! Rebuilding the learner's harness without cargo, while only the learner's code changes.
+//! Rebuilding after an edit of the learner's code without cargo, and without a link.
 //!
-//! After an edit of the learner's file, cargo spends about 0.1 s finding that only two
-//! compiler runs are needed — the practice crate, then the harness that links it. So once
-//! per state of the kit (the second of [`fingerprints`](crate::cache::fingerprints)), the
-//! grader has cargo show the two commands it runs (`cargo build -vv`, see
-//! [`steps_from_cargo`]) and keeps them as a
-//! [`Recipe`]; while nothing but the learner's `.rs` files changes, it runs those commands
-//! itself ([`run`]).
+//! After an edit, cargo spends about 0.1 s finding that only two compiler runs are needed —
+//! the practice crate, then the harness that links it — and linking that harness took most
+//! of the rest (about 0.07 s). So once per state of the kit (the second of
+//! [`fingerprints`](crate::cache::fingerprints)), the grader has cargo show the two commands
+//! it runs (`cargo build -vv`, see [`steps_from_cargo`]) and makes a [`Recipe`] of them:
+//!
+//! - the harness's command, changed to build a harness that loads the learner's code from a
+//!   library ([`grader_checks::library`]) and links the standard library dynamically, run
+//!   once, now ([`make`]);
+//! - the practice crate's command, changed to build that library: the crate with its
+//!   lesson's function exported (`--cfg kit_glue`, see `practice/src/root.rs`), linked to the
+//!   standard library dynamically, so both sides share one (one panic hook, one allocator).
+//!
+//! While nothing but the learner's `.rs` files changes, an edit costs that one compiler run
+//! ([`run`]), about half of the two it replaces.
 //!
 //! Anything unexpected — a compile error, a message it cannot read, a file that is gone —
 //! makes [`run`] give up, and the caller builds with cargo as usual, which compiles and
@@ -31,14 +39,13 @@ pub struct Step {
     pub env: Vec<(String, String)>,
 }
 
-/// The two compiler runs that rebuild a lesson's harness after an edit of the learner's code,
-/// and what they are valid for.
+/// How to rebuild a lesson's learner's code after an edit, and what it is valid for.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Recipe {
     /// How the grader that made it makes recipes ([`RECIPE_FORMAT`]): a recipe made another
     /// way (an older grader's) is made again.
     pub format: u32,
-    /// The kit's state without the learner's code when cargo ran them.
+    /// The kit's state without the learner's code when cargo showed its commands.
     pub key: Fingerprint,
     /// The folder they run in (the workspace root).
     pub root: PathBuf,
@@ -46,50 +53,164 @@ pub struct Recipe {
     pub target: PathBuf,
     /// Whether their messages carry colour.
     pub color: bool,
-    /// The practice crate's run, then the harness's.
-    pub steps: Vec<Step>,
+    /// The compiler run that builds the learner's library from the practice crate.
+    pub library: Step,
+    /// The harness that loads that library, built when the recipe was made.
+    pub harness: PathBuf,
 }
 
-/// How this grader makes recipes; raised whenever that changes (2: the harness links
-/// without debug information).
-pub const RECIPE_FORMAT: u32 = 2;
+/// How this grader makes recipes; raised whenever that changes (3: the learner's code is a
+/// library that one harness loads).
+pub const RECIPE_FORMAT: u32 = 3;
 
 /// What a replayed build made.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Replayed {
-    /// The harness executable (in `target/debug/deps`).
+    /// The harness executable: the recipe's.
     pub executable: PathBuf,
-    /// The practice crate's artifacts (its `.rmeta` and `.rlib`).
+    /// The learner's library (in `target/debug/deps`), for the harness to load.
+    pub library: PathBuf,
+    /// The practice crate's artifacts (the library).
     pub practice_artifacts: Vec<PathBuf>,
     /// The compiler's warnings about the learner's code, rendered.
     pub warnings: Vec<String>,
 }
 
-/// The crates a recipe compiles, in order.
+/// The crates whose compiler runs a recipe is made from, in order.
 pub const CRATES: [&str; 2] = ["practice", "practice_harness"];
 
 /// The compiler runs for [`CRATES`] among what `cargo build -vv` printed on its standard
 /// error (`Running `VAR=value … rustc --crate-name practice …``), or `None` when one is not
 /// there or cannot be read.
-///
-/// The harness's run links without debug information (`-C strip=debuginfo`): the link is
-/// the largest part of a rebuild after an edit, and stripping makes it about 0.01 s faster.
-/// Nothing is lost: a check reports where the learner's code panicked from the panic itself,
-/// and no report reads a backtrace. (cargo's own build of the harness keeps the profile's
-/// setting: changing the profile in the kit's folder would rebuild the shared crates.)
-pub fn steps_from_cargo(stderr: &str) -> Option<Vec<Step>> {
+pub fn steps_from_cargo(stderr: &str) -> Option<[Step; 2]> {
     let steps: Vec<Step> = stderr.lines().filter_map(running_step).collect();
-    let mut steps: Vec<Step> = CRATES
-        .iter()
-        .map(|name| steps.iter().find(|s| s.crate_name == *name).cloned())
-        .collect::<Option<_>>()?;
-    let harness = &mut steps[1];
-    if !harness.args.iter().any(|a| a.starts_with("strip=")) {
-        harness
-            .args
-            .extend(["-C".to_string(), "strip=debuginfo".to_string()]);
+    let find = |name: &str| steps.iter().find(|s| s.crate_name == name).cloned();
+    Some([find(CRATES[0])?, find(CRATES[1])?])
+}
+
+/// The practice crate's compiler run, changed to build the library a loading harness loads:
+/// a `cdylib` with the lessons' functions exported (`--cfg kit_glue`), its dependencies
+/// linked in (their `.rlib`s, where cargo named the metadata alone), the standard library
+/// linked dynamically, and no incremental data (for a crate this small, keeping it costs
+/// more than it saves: about 0.015 s of a 0.08 s run).
+pub fn library_step(practice: &Step) -> Step {
+    let mut args = rewrite(&practice.args, |option, value| match option {
+        "--crate-type" => Some("cdylib".to_string()),
+        "-C" if value.starts_with("incremental=") => None,
+        "--extern" => Some(match value.strip_suffix(".rmeta") {
+            Some(stem) => format!("{stem}.rlib"),
+            None => value.to_string(),
+        }),
+        _ => match value.strip_prefix("--emit=") {
+            Some(kinds) => {
+                let kinds: Vec<&str> = kinds.split(',').filter(|k| *k != "metadata").collect();
+                Some(format!("--emit={}", kinds.join(",")))
+            }
+            None => Some(value.to_string()),
+        },
+    });
+    args.extend(["-C", "prefer-dynamic", "--cfg", "kit_glue"].map(String::from));
+    Step {
+        args,
+        ..practice.clone()
     }
-    Some(steps)
+}
+
+/// The harness's compiler run, changed to build the harness that loads the learner's
+/// library (`--cfg kit_dynamic`) into `out_dir`: the standard library linked dynamically and
+/// found at `std_dir` (the compiler's `target-libdir`), no debug information, no incremental
+/// data (it is built once).
+pub fn loading_harness_step(harness: &Step, out_dir: &Path, std_dir: &str) -> Step {
+    let mut args = rewrite(&harness.args, |option, value| match option {
+        "--out-dir" => Some(out_dir.display().to_string()),
+        "-C" if value.starts_with("incremental=") || value.starts_with("strip=") => None,
+        _ => Some(value.to_string()),
+    });
+    args.extend(
+        [
+            "--cfg",
+            "kit_dynamic",
+            "-C",
+            "prefer-dynamic",
+            "-C",
+            "strip=debuginfo",
+        ]
+        .map(String::from),
+    );
+    args.extend(["-C".to_string(), format!("link-arg=-Wl,-rpath,{std_dir}")]);
+    Step {
+        args,
+        ..harness.clone()
+    }
+}
+
+/// The options [`rewrite`] changes, which cargo writes as two words (`--crate-type lib`).
+const TWO_WORD_OPTIONS: [&str; 4] = ["--crate-type", "-C", "--extern", "--out-dir"];
+
+/// `args` with every word passed to `change`: an option of [`TWO_WORD_OPTIONS`] with its
+/// value (`("-C", "incremental=…")`), any other word alone (`("", "--emit=link")`). The new
+/// value (or word) it returns is kept; `None` drops it (with its option).
+fn rewrite(args: &[String], mut change: impl FnMut(&str, &str) -> Option<String>) -> Vec<String> {
+    let mut out = Vec::with_capacity(args.len() + 8);
+    let mut words = args.iter();
+    while let Some(word) = words.next() {
+        if TWO_WORD_OPTIONS.contains(&word.as_str()) {
+            let Some(value) = words.next() else {
+                out.push(word.clone());
+                break;
+            };
+            if let Some(value) = change(word, value) {
+                out.extend([word.clone(), value]);
+            }
+        } else if let Some(word) = change("", word) {
+            out.push(word);
+        }
+    }
+    out
+}
+
+/// Makes the recipe for `steps` (as [`steps_from_cargo`] read them) in the kit at `root`,
+/// building into `target`: builds the loading harness into `harness_dir`. `None` when that
+/// fails; the grader then goes on building with cargo.
+pub fn make(
+    steps: &[Step; 2],
+    key: Fingerprint,
+    (root, target): (&Path, &Path),
+    color: bool,
+    harness_dir: &Path,
+) -> Option<Recipe> {
+    let [practice, harness] = steps;
+    let std_dir = target_libdir(harness)?;
+    let _ = std::fs::remove_dir_all(harness_dir);
+    std::fs::create_dir_all(harness_dir).ok()?;
+    let mut recipe = Recipe {
+        format: RECIPE_FORMAT,
+        key,
+        root: root.to_path_buf(),
+        target: target.to_path_buf(),
+        color,
+        library: library_step(practice),
+        harness: PathBuf::new(),
+    };
+    let lines = compile(
+        &recipe,
+        &loading_harness_step(harness, harness_dir, &std_dir),
+    )?;
+    recipe.harness = artifacts(&lines, "link").into_iter().next()?;
+    Some(recipe)
+}
+
+/// Where `step`'s compiler keeps the standard library it links (`--print target-libdir`).
+fn target_libdir(step: &Step) -> Option<String> {
+    let output = Command::new(&step.program)
+        .args(["--print", "target-libdir"])
+        .envs(step.env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .ok()?;
+    let dir = String::from_utf8(output.stdout).ok()?.trim().to_string();
+    (output.status.success() && Path::new(&dir).is_dir()).then_some(dir)
 }
 
 /// One `Running `…`` line of cargo's, as a [`Step`].
@@ -189,33 +310,32 @@ struct RustcLine {
     emit: Option<String>,
 }
 
-/// Runs `recipe`'s compiler commands. `None` means "build with cargo instead": a step failed,
-/// reported an error, or printed something this cannot read.
+/// Builds the learner's library with `recipe`. `None` means "build with cargo instead": the
+/// compiler failed, reported an error, or printed something this cannot read.
 pub fn run(recipe: &Recipe) -> Option<Replayed> {
-    let [practice, harness] = recipe.steps.as_slice() else {
-        return None;
-    };
-    let (practice_lines, harness_lines) = (compile(recipe, practice)?, compile(recipe, harness)?);
-    let artifacts = |lines: &[RustcLine], emit: &str| -> Vec<PathBuf> {
-        lines
-            .iter()
-            .filter(|l| l.message_type == "artifact" && l.emit.as_deref() == Some(emit))
-            .filter_map(|l| l.artifact.clone())
-            .collect()
-    };
-    let executable = artifacts(&harness_lines, "link").into_iter().next()?;
-    let mut practice_artifacts = artifacts(&practice_lines, "metadata");
-    practice_artifacts.extend(artifacts(&practice_lines, "link"));
-    let warnings = practice_lines
+    let lines = compile(recipe, &recipe.library)?;
+    let practice_artifacts = artifacts(&lines, "link");
+    let library = practice_artifacts.first()?.clone();
+    let warnings = lines
         .iter()
         .filter(|l| l.message_type == "diagnostic")
         .filter_map(|l| l.rendered.clone())
         .collect();
     Some(Replayed {
-        executable,
+        executable: recipe.harness.clone(),
+        library,
         practice_artifacts,
         warnings,
     })
+}
+
+/// The files a compiler run reported writing for `emit` (`link`, `metadata`).
+fn artifacts(lines: &[RustcLine], emit: &str) -> Vec<PathBuf> {
+    lines
+        .iter()
+        .filter(|l| l.message_type == "artifact" && l.emit.as_deref() == Some(emit))
+        .filter_map(|l| l.artifact.clone())
+        .collect()
 }
 
 /// Runs one step; its lines, or `None` when it failed or said something unexpected.
@@ -249,15 +369,15 @@ fn compile(recipe: &Recipe, step: &Step) -> Option<Vec<RustcLine>> {
 }
 
 /// Whether `recipe` was made by this grader's way of making them, for this kit state,
-/// folder and colour, and its compiler is still there.
+/// folder and colour, and its compiler and harness are still there.
 pub fn fits(recipe: &Recipe, key: &Fingerprint, root: &Path, target: &Path, color: bool) -> bool {
     recipe.format == RECIPE_FORMAT
         && recipe.key == *key
         && recipe.root == root
         && recipe.target == target
         && recipe.color == color
-        && recipe.steps.len() == CRATES.len()
-        && recipe.steps.iter().all(|s| Path::new(&s.program).is_file())
+        && Path::new(&recipe.library.program).is_file()
+        && recipe.harness.is_file()
 }
 
 #[cfg(test)]
@@ -275,9 +395,7 @@ mod tests {
 
     #[test]
     fn cargos_running_lines_become_the_two_steps() {
-        let steps = steps_from_cargo(CARGO_VV).expect("both steps");
-        assert_eq!(steps.len(), 2);
-        let practice = &steps[0];
+        let [practice, harness] = steps_from_cargo(CARGO_VV).expect("both steps");
         assert_eq!(practice.crate_name, "practice");
         assert_eq!(practice.program, "/t/bin/rustc");
         assert!(practice
@@ -285,22 +403,106 @@ mod tests {
             .contains(&("CARGO_PKG_DESCRIPTION".into(), "The learner's crate".into())));
         assert!(practice.args.contains(&"feature=\"build3\"".to_string()));
         assert_eq!(practice.args[0], "--crate-name");
-        assert_eq!(steps[1].crate_name, "practice_harness");
-        assert_eq!(steps[1].env.len(), 2);
-        // Only the harness is linked without debug information, and only once.
-        assert!(!practice.args.iter().any(|a| a.starts_with("strip=")));
-        assert!(steps[1]
-            .args
-            .ends_with(&["-C".into(), "strip=debuginfo".into()]));
-        let stripped = CARGO_VV.replace("--crate-type bin", "--crate-type bin -C strip=debuginfo");
-        let again = steps_from_cargo(&stripped).expect("both steps");
+        assert_eq!(harness.crate_name, "practice_harness");
+        assert_eq!(harness.env.len(), 2);
+    }
+
+    /// `words` as owned arguments.
+    fn args(words: &[&str]) -> Vec<String> {
+        words.iter().map(|w| w.to_string()).collect()
+    }
+
+    #[test]
+    fn the_library_is_the_practice_crate_as_a_cdylib_sharing_the_standard_library() {
+        let practice = Step {
+            crate_name: "practice".into(),
+            program: "/t/bin/rustc".into(),
+            args: args(&[
+                "--crate-name",
+                "practice",
+                "practice/src/root.rs",
+                "--crate-type",
+                "lib",
+                "--emit=dep-info,metadata,link",
+                "-C",
+                "incremental=/k/target/debug/incremental",
+                "--extern",
+                "kit_types=/k/deps/libkit_types-1.rmeta",
+                "--extern",
+                "serde=/k/deps/libserde-2.rlib",
+            ]),
+            env: vec![("CARGO_PKG_NAME".into(), "practice".into())],
+        };
+        let library = library_step(&practice);
         assert_eq!(
-            again[1]
-                .args
-                .iter()
-                .filter(|a| a.starts_with("strip="))
-                .count(),
-            1
+            library.args,
+            args(&[
+                "--crate-name",
+                "practice",
+                "practice/src/root.rs",
+                "--crate-type",
+                "cdylib",
+                "--emit=dep-info,link",
+                "--extern",
+                "kit_types=/k/deps/libkit_types-1.rlib",
+                "--extern",
+                "serde=/k/deps/libserde-2.rlib",
+                "-C",
+                "prefer-dynamic",
+                "--cfg",
+                "kit_glue",
+            ])
+        );
+        assert_eq!(
+            (library.program, library.env),
+            (practice.program, practice.env)
+        );
+    }
+
+    #[test]
+    fn the_loading_harness_is_built_once_into_its_own_folder() {
+        let harness = Step {
+            crate_name: "practice_harness".into(),
+            program: "/t/bin/rustc".into(),
+            args: args(&[
+                "--crate-name",
+                "practice_harness",
+                "grader/harness/src/main.rs",
+                "--out-dir",
+                "/k/target/debug/deps",
+                "-C",
+                "incremental=/k/target/debug/inc",
+                "-C",
+                "strip=none",
+                "-C",
+                "debuginfo=line-tables-only",
+                "--extern",
+                "practice=/k/deps/libpractice-1.rlib",
+            ]),
+            env: vec![],
+        };
+        let built = loading_harness_step(&harness, Path::new("/k/cache/h"), "/t/lib/std");
+        assert_eq!(
+            built.args,
+            args(&[
+                "--crate-name",
+                "practice_harness",
+                "grader/harness/src/main.rs",
+                "--out-dir",
+                "/k/cache/h",
+                "-C",
+                "debuginfo=line-tables-only",
+                "--extern",
+                "practice=/k/deps/libpractice-1.rlib",
+                "--cfg",
+                "kit_dynamic",
+                "-C",
+                "prefer-dynamic",
+                "-C",
+                "strip=debuginfo",
+                "-C",
+                "link-arg=-Wl,-rpath,/t/lib/std",
+            ])
         );
     }
 
@@ -319,25 +521,31 @@ mod tests {
         );
     }
 
+    /// A recipe whose library step runs `program` with `args`, its harness this test binary.
+    fn recipe(program: &str, args: &[&str]) -> Recipe {
+        Recipe {
+            format: RECIPE_FORMAT,
+            key: Fingerprint("k".into()),
+            root: std::env::temp_dir(),
+            target: std::env::temp_dir(),
+            color: false,
+            library: Step {
+                crate_name: "practice".into(),
+                program: program.into(),
+                args: args.iter().map(|a| a.to_string()).collect(),
+                env: vec![],
+            },
+            harness: std::env::current_exe().unwrap(),
+        }
+    }
+
     #[test]
     fn a_recipe_fits_only_its_own_format_kit_state_folder_and_colour() {
         let rustc = std::env::current_exe().unwrap();
-        let step = |name: &str| Step {
-            crate_name: name.into(),
-            program: rustc.display().to_string(),
-            args: vec![],
-            env: vec![],
-        };
-        let recipe = Recipe {
-            format: RECIPE_FORMAT,
-            key: Fingerprint("k".into()),
-            root: "/k".into(),
-            target: "/k/target".into(),
-            color: false,
-            steps: vec![step("practice"), step("practice_harness")],
-        };
+        let recipe = recipe(rustc.to_str().unwrap(), &[]);
         let key = Fingerprint("k".into());
-        let (root, target) = (Path::new("/k"), Path::new("/k/target"));
+        let (root, target) = (recipe.root.clone(), recipe.target.clone());
+        let (root, target) = (root.as_path(), target.as_path());
         assert!(fits(&recipe, &key, root, target, false));
         assert!(!fits(
             &recipe,
@@ -354,31 +562,15 @@ mod tests {
             ..recipe.clone()
         };
         assert!(!fits(&older, &key, root, target, false));
+        let no_harness = Recipe {
+            harness: root.join("no-such-harness"),
+            ..recipe.clone()
+        };
+        assert!(!fits(&no_harness, &key, root, target, false));
     }
 
     #[test]
     fn a_failing_or_unreadable_compiler_means_cargo_builds() {
-        let recipe = |program: &str, args: &[&str]| Recipe {
-            format: RECIPE_FORMAT,
-            key: Fingerprint("k".into()),
-            root: std::env::temp_dir(),
-            target: std::env::temp_dir(),
-            color: false,
-            steps: vec![
-                Step {
-                    crate_name: "practice".into(),
-                    program: program.into(),
-                    args: args.iter().map(|a| a.to_string()).collect(),
-                    env: vec![],
-                },
-                Step {
-                    crate_name: "practice_harness".into(),
-                    program: program.into(),
-                    args: args.iter().map(|a| a.to_string()).collect(),
-                    env: vec![],
-                },
-            ],
-        };
         assert_eq!(run(&recipe("false", &[])), None, "a failing step");
         assert_eq!(
             run(&recipe("sh", &["-c", "echo 'error: not JSON' >&2"])),
@@ -391,14 +583,16 @@ mod tests {
             None,
             "a compile error"
         );
-        let made = r#"{"$message_type":"artifact","artifact":"/t/deps/h","emit":"link"}"#;
+        let made =
+            r#"{"$message_type":"artifact","artifact":"/t/deps/libpractice-1.so","emit":"link"}"#;
         let warning = r#"{"$message_type":"diagnostic","level":"warning","rendered":"warning: w"}"#;
         let ok = run(&recipe(
             "sh",
             &["-c", &format!("echo '{made}' >&2; echo '{warning}' >&2")],
         ))
         .expect("a clean build with a warning");
-        assert_eq!(ok.executable, Path::new("/t/deps/h"));
+        assert_eq!(ok.executable, std::env::current_exe().unwrap());
+        assert_eq!(ok.library, Path::new("/t/deps/libpractice-1.so"));
         assert_eq!(ok.warnings, ["warning: w"]);
     }
 }

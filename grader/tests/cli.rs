@@ -233,6 +233,53 @@ fn edits_after_a_build_are_compiled_without_cargo_and_graded_as_cargo_would() {
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("reference/src/retry.rs"), "{stderr}");
     assert!(!text(&out.stdout).contains("check "), "no check ran");
+
+    // Replayed, the learner's code is a library the harness loads: what hostile code does in
+    // it is still named, check by check, as when it is linked in.
+    let one = "fixtures::third_attempt_success";
+    let hostile = [
+        (
+            "{ let _ = (policy, request, sleep, log); panic!(\"learner boom\") }",
+            "... FAILED (panicked)\n\nfailures:\n\n---- fixtures::third_attempt_success ----\n\
+             panicked at practice/src/lib.rs:",
+        ),
+        (
+            "{ fn down(n: u64) -> u64 { 1 + down(std::hint::black_box(n) + 1) } \
+             let _ = (policy, request, sleep, log); std::process::exit(down(0) as i32) }",
+            "stack overflow",
+        ),
+        (
+            "{ let _ = (policy, request, sleep, log); std::process::exit(0) }",
+            "exited with status 0",
+        ),
+        (
+            "{ let _ = (policy, request, sleep, log); std::process::abort() }",
+            "SIGABRT",
+        ),
+    ];
+    for (body, named) in hostile {
+        write_learner(root, "build3", &stub_with("build3", body));
+        let stdout = grader_exits(root, &["build3", one], 1);
+        assert!(stdout.contains(named), "{body}: {stdout}");
+        assert_eq!(replayed(root, "build3"), Some(true), "{body}");
+    }
+    write_learner(root, "build3", &stub("build3"));
+    assert_stub_is_unfinished(root, "build3");
+    assert_eq!(replayed(root, "build3"), Some(true));
+
+    // The other lessons' functions are exported and loaded the same way.
+    for (group, body) in [("build2", CORRECT_BUILD2), ("stage8", CORRECT_STAGE8)] {
+        let total = grader::groups::group(group).unwrap().checks.len();
+        for edit in ["", "\n// edited\n"] {
+            write_learner(root, group, &format!("{}{edit}", stub_with(group, body)));
+            let stdout = grader_exits(root, &[group], 0);
+            assert!(
+                stdout.contains(&format!("{total} passed; 0 failed")),
+                "{stdout}"
+            );
+        }
+        assert_eq!(replayed(root, group), Some(true), "{group}");
+    }
     std::fs::write(&manifest, pristine).unwrap();
 }
 

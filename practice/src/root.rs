@@ -33,3 +33,19 @@ pub use build3::retry_request;
 mod stage8;
 #[cfg(feature = "stage8")]
 pub use stage8::lookup_availability;
+
+// After an edit, the grader compiles this crate as a library that its checks load (with
+// `--cfg kit_glue`), rather than linking a whole program around it. These are the names the
+// checks look up, each lesson's function with its types fixed as the checks call it. A plain
+// `cargo build` never compiles them.
+#[cfg(all(kit_glue, feature = "build2"))]
+#[unsafe(no_mangle)]
+static KIT_LEARNER_BUILD2: kit_types::graded::FetchFn = |m, u, t| build2::fetch(m, u, t);
+#[cfg(all(kit_glue, feature = "build3"))]
+#[unsafe(no_mangle)]
+static KIT_LEARNER_BUILD3: kit_types::graded::RetryFn =
+    |p, r, s, l| build3::retry_request(p, r, s, l);
+#[cfg(all(kit_glue, feature = "stage8"))]
+#[unsafe(no_mangle)]
+static KIT_LEARNER_STAGE8: kit_types::graded::LookupFn =
+    |g, item| stage8::lookup_availability(g, item);

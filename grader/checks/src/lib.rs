@@ -6,7 +6,8 @@
 //!
 //! - [`groups`]: the registry, and one module per group — its checks, its scenario format
 //!   and runner, and its messages.
-//! - [`serve`]: the child's side: run one job, write a report.
+//! - [`serve`]: the child's side: run one job, write a report; [`library`]: the learner's
+//!   function loaded from a library the grader built.
 //! - Leaves every group uses, which depend on nothing above them: [`panics`] (whose panic it
 //!   was), [`report`] (how a job ended), [`view`] (what code did, as fields),
 //!   [`feedback`] (a failure message's layout), [`scenario`] (what every scenario format
@@ -15,6 +16,7 @@
 pub mod feedback;
 pub mod group;
 pub mod groups;
+pub mod library;
 pub mod limits;
 pub mod panics;
 pub mod report;

@@ -268,7 +268,7 @@ pub fn run_group(root: Option<PathBuf>, group: &Group, args: GroupArgs) -> Outco
                         return Err(failure);
                     }
                 };
-                let launcher = Launcher::new(&harness.executable);
+                let launcher = harness.launcher();
                 built = Some(harness);
                 launcher
             }

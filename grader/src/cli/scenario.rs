@@ -5,7 +5,7 @@ use super::EXIT_NOT_ALL_PASSED;
 use super::{kit_root, load_exercise, run::build_practice, Failure, Outcome};
 use clap::Args;
 use grader::guidance::{GuidanceLog, Kind};
-use grader::{Group, JobEnd, Launcher};
+use grader::{Group, JobEnd};
 use grader_checks::groups::scenario_group;
 use grader_checks::scenario::ScenarioError;
 use grader_checks::view::{side_by_side, ScenarioRun};
@@ -73,7 +73,7 @@ fn run_practice(
 ) -> Result<Result<ScenarioRun, String>, Failure> {
     let exercise = load_exercise(root, group)?;
     let built = build_practice(root, &exercise).map_err(|e| e.failure)?;
-    let launcher = Launcher::new(&built.executable);
+    let launcher = built.launcher();
     let scratch = tempfile::tempdir()
         .map_err(|e| Failure::new(format!("cannot make a scratch folder: {e}")))?;
     // The child runs in the scratch folder: give it the file by its full path.

@@ -5,7 +5,7 @@ use colored::Colorize;
 use grader::cache::{self, LastResult};
 use grader::reset::Resetter;
 use grader::suite::{self, RunSettings, Summary};
-use grader::{Exercise, Group, Launcher, Status};
+use grader::{Exercise, Group, Status};
 use std::path::Path;
 use std::time::Duration;
 
@@ -162,7 +162,7 @@ pub fn measure(
     }
     let summary = suite::run(
         group,
-        &Launcher::new(&built.executable),
+        &built.launcher(),
         &libtest_mimic::Arguments::default(),
         &RunSettings::new("practice", Duration::from_secs(3)),
         &mut std::io::sink(),

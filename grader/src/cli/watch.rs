@@ -21,7 +21,7 @@ use grader::groups::GROUPS;
 use grader::guidance::{GuidanceLog, Kind};
 use grader::help::Help;
 use grader::suite::{self, RunError, RunSettings};
-use grader::{Exercise, Group, Launcher};
+use grader::{Exercise, Group};
 use libtest_mimic::{Arguments, FormatSetting};
 use std::collections::HashMap;
 use std::io::{IsTerminal, Read, Write};
@@ -313,7 +313,7 @@ fn run_lesson(
             return;
         }
     };
-    let launcher = Launcher::new(&built.executable).cancel_with(cancel);
+    let launcher = built.launcher().cancel_with(cancel);
     if launcher.cancelled() {
         return;
     }

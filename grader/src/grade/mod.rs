@@ -25,7 +25,7 @@ use crate::kitcopy::{self, Files, Slot};
 use crate::reports::{self, Format, RunReport};
 use crate::seed;
 use crate::suite::{self, RunSettings, Summary};
-use crate::{Exercise, Group, Launcher, Outcome, Status};
+use crate::{Exercise, Group, Outcome, Status};
 use grader_checks::limits::Limits;
 use libtest_mimic::{Arguments, ColorSetting, FormatSetting};
 use std::collections::{BTreeMap, VecDeque};
@@ -634,7 +634,7 @@ fn run_checks(
             why,
         });
     }
-    let launcher = Launcher::new(&built.executable).limits(settings.limits);
+    let launcher = built.launcher().limits(settings.limits);
     let args = Arguments {
         format: Some(FormatSetting::Pretty),
         color: Some(ColorSetting::Never),

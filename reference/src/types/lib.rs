@@ -26,6 +26,7 @@
 pub mod errors;
 pub mod events;
 pub mod gateway;
+pub mod graded;
 pub mod http;
 pub mod policy;
 pub mod retry;

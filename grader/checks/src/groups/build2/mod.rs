@@ -13,21 +13,18 @@ pub mod scenario;
 
 use crate::group::{self, Group, Job};
 use crate::report::Report;
-use kit_types::{HttpReply, RequestError, TransportFailure};
 
 pub use checks::{CHECKS, CHECK_INFO};
 
-/// The transport a fetcher is given: one exchange, at most once.
-pub type Transport<'a> = Box<dyn FnOnce(&str) -> Result<HttpReply, TransportFailure> + 'a>;
-
-/// `fetch` with its generic parameter fixed, so one checker serves every crate.
+/// `fetch` with its generic parameter fixed ([`kit_types::graded`]), so one checker serves
+/// every crate.
 ///
 /// ```
 /// use grader_checks::groups::build2::FetchFn;
 /// let f: FetchFn = |m, u, t| reference::fetch(m, u, t);
 /// # let _ = f;
 /// ```
-pub type FetchFn = for<'a> fn(&str, &str, Transport<'a>) -> Result<serde_json::Value, RequestError>;
+pub use kit_types::graded::{FetchFn, Transport};
 
 /// The function a build2 learner writes, as a harness links it.
 #[derive(Debug, Clone, Copy)]

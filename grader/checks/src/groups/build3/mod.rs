@@ -12,28 +12,18 @@ pub mod scenario;
 
 use crate::group::{self, CheckInput, Group, Job};
 use crate::report::Report;
-use kit_types::{RequestError, RetryError, RetryEvent, RetryPolicy};
 
 pub use checks::{CHECKS, CHECK_INFO};
 
-/// The value the checks' request callbacks return: JSON, so that scenarios can script any
-/// reply and a check can tell the caller's own value from a made-up one.
-pub type Reply = serde_json::Value;
-
-/// `retry_request` with its generic parameters fixed, so one checker serves every crate
-/// that implements it.
+/// `retry_request` with its generic parameters fixed ([`kit_types::graded`]), so one checker
+/// serves every crate that implements it.
 ///
 /// ```
 /// use grader_checks::groups::build3::RetryFn;
 /// let f: RetryFn = |p, r, s, l| reference::retry_request(p, r, s, l);
 /// # let _ = f;
 /// ```
-pub type RetryFn = fn(
-    &RetryPolicy,
-    &mut dyn FnMut() -> Result<Reply, RequestError>,
-    &mut dyn FnMut(f64),
-    &mut dyn FnMut(RetryEvent),
-) -> Result<Reply, RetryError>;
+pub use kit_types::graded::{Reply, RetryFn};
 
 /// The function a build3 learner writes, as a harness links it.
 #[derive(Debug, Clone, Copy)]

@@ -9,16 +9,12 @@ pub mod scenario;
 
 use crate::group::{self, Group, Job};
 use crate::report::Report;
-use kit_types::gateway::fakes::{FakeClock, ScriptedProvider};
-use kit_types::{Gateway, Lookup};
 
 pub use checks::{CHECKS, CHECK_INFO};
 
-/// The gateway the checks build: a scripted provider and a fake clock.
-pub type TestGateway = Gateway<ScriptedProvider, FakeClock>;
-
-/// `lookup_availability` on the checks' gateway type.
-pub type LookupFn = fn(&TestGateway, &str) -> Lookup;
+/// The gateway the checks build (a scripted provider and a fake clock), and
+/// `lookup_availability` on it ([`kit_types::graded`]).
+pub use kit_types::graded::{LookupFn, TestGateway};
 
 /// The function a stage8 learner writes, as a harness links it.
 #[derive(Debug, Clone, Copy)]
