@@ -1,16 +1,16 @@
 //! The data a group hands one of its checks on standard input ([`grader_checks::CheckInput`]:
-//! build3's exhaustive check gets the reference's run of every case), computed once per
-//! grader process. A command that will run that check says so ([`want`]); the build of the
-//! harness then starts making the input in the background ([`prepare`]), where a core is
-//! mostly free. A single run after an edit gains nothing measurable (the compiler's linker
-//! uses the second core too); a watch's later runs and a batch of grading do, since the
-//! input is kept for the process. Nothing is made for a run that compiles nothing (its check
-//! would start before the input was ready, and the work would only compete with the checks)
-//! nor for one that does not run the check (a scenario, a filter).
+//! build3's exhaustive check gets the reference's run of every case), made once per state of
+//! the kit's checks and reference, and kept on disk beside the build cache: it depends on
+//! nothing the learner writes. A command that will run that check says so ([`want`]); the
+//! build of the harness then loads it ([`prepare`]), or, the first time, makes it in the
+//! background while the compiler runs and keeps it. Nothing is made for a run that compiles
+//! nothing (its check would start before the input was ready, and the work would only
+//! compete with the checks) nor for one that does not run the check (a scenario, a filter).
 
 use grader_checks::groups::GROUPS;
 use grader_checks::CheckInput;
 use std::panic::{self, AssertUnwindSafe};
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
@@ -34,16 +34,63 @@ pub fn want(group: &str) {
     }
 }
 
-/// Starts making group `group`'s check input in a background thread, if it is wanted
-/// ([`want`]) and not made yet: a build of the harness calls it when it runs the compiler
-/// (which leaves a core free).
-pub fn prepare(group: &str) {
-    let Some((_, i)) = entry(group) else {
+/// Makes group `group`'s check input ready, if it is wanted ([`want`]) and not ready yet:
+/// read from `cache_dir` when it was kept there; otherwise, when `compiling` (the compiler
+/// leaves a core free), made in a background thread and kept there.
+pub fn prepare(group: &str, cache_dir: &Path, compiling: bool) {
+    let Some((input, i)) = entry(group) else {
         return;
     };
-    if WANTED[i].load(Ordering::SeqCst) && MADE[i].get().is_none() {
-        let group = group.to_string();
-        std::thread::spawn(move || made(&group));
+    if WANTED[i].load(Ordering::SeqCst) {
+        let kept = kept_file(cache_dir, group);
+        load_or_make(&MADE[i], kept, input.make, compiling);
+    }
+}
+
+/// [`prepare`] for one input: `slot` filled from the file `kept`, or by `make` in a thread
+/// that then keeps what it made in that file (the thread's handle is returned).
+fn load_or_make(
+    slot: &'static OnceLock<Vec<u8>>,
+    kept: PathBuf,
+    make: fn() -> Vec<u8>,
+    compiling: bool,
+) -> Option<std::thread::JoinHandle<()>> {
+    if slot.get().is_some() {
+        return None;
+    }
+    if let Ok(bytes) = std::fs::read(&kept) {
+        let _ = slot.set(bytes);
+        return None;
+    }
+    compiling.then(|| {
+        std::thread::spawn(move || {
+            let bytes = made_in(slot, make);
+            if !bytes.is_empty() {
+                keep(&kept, bytes);
+            }
+        })
+    })
+}
+
+/// Where group `group`'s input is kept in `cache_dir`: named after the state of the checks
+/// and the reference it was made from ([`grader_checks::KIT_STATE`]), so an input made from
+/// another state is never read.
+fn kept_file(cache_dir: &Path, group: &str) -> PathBuf {
+    cache_dir.join(format!("input-{group}-{}.bin", grader_checks::KIT_STATE))
+}
+
+/// Writes `bytes` to `file` whole or not at all (a temporary file, then a rename): a reader
+/// never sees half of it. Failing only costs a later run the time to make it again.
+fn keep(file: &Path, bytes: &[u8]) {
+    let Some(dir) = file.parent() else {
+        return;
+    };
+    let temporary = dir.join(format!(".input-{}.tmp", std::process::id()));
+    let written = std::fs::create_dir_all(dir)
+        .and_then(|()| std::fs::write(&temporary, bytes))
+        .and_then(|()| std::fs::rename(&temporary, file));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&temporary);
     }
 }
 
@@ -61,12 +108,17 @@ pub fn for_check(group: &str, check: &str) -> &'static [u8] {
 /// Group `group`'s input (empty when it has none), made now if it is not made yet; waits
 /// when it is being made.
 pub fn made(group: &str) -> &'static [u8] {
-    let Some((input, i)) = entry(group) else {
-        return &[];
-    };
+    match entry(group) {
+        Some((input, i)) => made_in(&MADE[i], input.make),
+        None => &[],
+    }
+}
+
+/// What `slot` holds, made by `make` first if it holds nothing yet.
+fn made_in(slot: &'static OnceLock<Vec<u8>>, make: fn() -> Vec<u8>) -> &'static [u8] {
     // The kit's own code, but a panic here must not take the run down: without the input,
     // the check computes what it needs itself (and reports any kit bug there).
-    MADE[i].get_or_init(|| panic::catch_unwind(AssertUnwindSafe(input.make)).unwrap_or_default())
+    slot.get_or_init(|| panic::catch_unwind(AssertUnwindSafe(make)).unwrap_or_default())
 }
 
 #[cfg(test)]
@@ -87,5 +139,33 @@ mod tests {
         assert!(for_check("build3", "fixtures::third_attempt_success").is_empty());
         assert!(for_check("stage8", named.check).is_empty());
         assert!(for_check("build9", named.check).is_empty());
+    }
+
+    #[test]
+    fn an_input_is_kept_under_its_kit_state_then_read_instead_of_made() {
+        let dir = tempfile::tempdir().unwrap();
+        let kept = kept_file(dir.path(), "build3");
+        let name = kept.file_name().unwrap().to_str().unwrap();
+        assert!(name.contains(grader_checks::KIT_STATE), "{name}");
+        // The first time, with the compiler running: made in a thread, then kept whole.
+        static FIRST: OnceLock<Vec<u8>> = OnceLock::new();
+        load_or_make(&FIRST, kept.clone(), || b"made".to_vec(), true)
+            .expect("made in a thread")
+            .join()
+            .unwrap();
+        assert_eq!(FIRST.get().map(Vec::as_slice), Some(&b"made"[..]));
+        assert_eq!(std::fs::read(&kept).unwrap(), b"made");
+        let files = std::fs::read_dir(dir.path()).unwrap().count();
+        assert_eq!(files, 1, "no temporary file is left");
+        // The next process reads it, and makes nothing.
+        static NEXT: OnceLock<Vec<u8>> = OnceLock::new();
+        let never = || -> Vec<u8> { panic!("made although it was kept") };
+        assert!(load_or_make(&NEXT, kept.clone(), never, true).is_none());
+        assert_eq!(NEXT.get().map(Vec::as_slice), Some(&b"made"[..]));
+        // Nothing kept and no compiler running: nothing is made (the check makes its own).
+        static IDLE: OnceLock<Vec<u8>> = OnceLock::new();
+        let elsewhere = dir.path().join("other.bin");
+        assert!(load_or_make(&IDLE, elsewhere.clone(), never, false).is_none());
+        assert!(IDLE.get().is_none() && !elsewhere.exists());
     }
 }

@@ -213,15 +213,16 @@ pub fn build_harness_at(
     let (fingerprint, key) = cache::fingerprints(root, group);
     if let Some(entry) = cache::load::<BuildEntry>(&cache_dir, &entry_name(group)) {
         if entry.fingerprint == fingerprint && entry.executable.is_file() {
+            crate::check_input::prepare(group, &cache_dir, false);
             for text in &entry.messages {
                 let _ = write!(messages, "{text}");
             }
             return private_copy(&target, &entry);
         }
     }
-    // The compiler runs from here on and leaves a core free: the checks' input is made now,
-    // if the command will run the check that reads it.
-    crate::check_input::prepare(group);
+    // The compiler runs from here on and leaves a core free: the checks' input is made now
+    // (if it was never kept), if the command will run the check that reads it.
+    crate::check_input::prepare(group, &cache_dir, true);
     // Only the learner's code changed since cargo last showed its commands: run them.
     let recipe_name = format!("replay-{group}.json");
     let recipe = cache::load::<Recipe>(&cache_dir, &recipe_name)

@@ -25,4 +25,9 @@ pub mod serve;
 pub mod view;
 
 pub use group::{Check, CheckInfo, CheckInput, CheckResult, Group, Job};
+
+/// The state of the checks' and the reference's sources this crate was built from (a hash,
+/// made by `build.rs`): what is computed from them alone, such as a group's check input, is
+/// kept under this name.
+pub const KIT_STATE: &str = env!("KIT_CHECKS_STATE");
 pub use report::{FailureKind, Outcome, Report, Status};
