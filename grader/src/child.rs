@@ -464,6 +464,7 @@ fn watch(
     cancelled: impl Fn() -> bool,
 ) -> Watched {
     let start = Instant::now();
+    let exit = ExitWait::new(child);
     let mut pause = Duration::from_micros(200);
     let mut next_count = Duration::from_millis(20);
     loop {
@@ -500,8 +501,51 @@ fn watch(
                 return Watched::TooManyTasks(tasks);
             }
         }
-        thread::sleep(pause);
+        exit.pause(pause.min(timeout - elapsed));
         pause = (pause * 2).min(Duration::from_millis(10));
+    }
+}
+
+/// Waits for a child's exit, for at most a pause: on Linux the child's pidfd wakes the
+/// wait the moment it exits (most checks take a millisecond or two, and a sleep that
+/// overshoots their end leaves a core idle); elsewhere, or on a kernel without pidfds, a
+/// plain sleep.
+struct ExitWait {
+    #[cfg(target_os = "linux")]
+    pidfd: Option<rustix::fd::OwnedFd>,
+}
+
+impl ExitWait {
+    fn new(child: &Child) -> ExitWait {
+        #[cfg(target_os = "linux")]
+        {
+            use rustix::process::{pidfd_open, Pid, PidfdFlags};
+            ExitWait {
+                pidfd: pidfd_open(Pid::from_child(child), PidfdFlags::empty()).ok(),
+            }
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            let _ = child;
+            ExitWait {}
+        }
+    }
+
+    /// Returns when the child has exited, or after `pause`.
+    fn pause(&self, pause: Duration) {
+        #[cfg(target_os = "linux")]
+        if let Some(pidfd) = &self.pidfd {
+            use rustix::event::{poll, PollFd, PollFlags, Timespec};
+            let timeout = Timespec {
+                tv_sec: pause.as_secs() as i64,
+                tv_nsec: i64::from(pause.subsec_nanos()),
+            };
+            let mut fds = [PollFd::new(pidfd, PollFlags::IN)];
+            if poll(&mut fds, Some(&timeout)).is_ok() {
+                return;
+            }
+        }
+        thread::sleep(pause);
     }
 }
 
