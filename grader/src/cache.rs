@@ -1,6 +1,9 @@
 //! What the grader remembers between runs, under `target/kit-cache/`: the last harness built
-//! for each lesson (so a run with nothing changed starts no cargo), and the last result of
-//! each lesson (so `list` answers without running anything).
+//! for each lesson, with the learner's library it loads (so a run with nothing changed
+//! starts no cargo); the recipe that rebuilds that library after an edit, and the harness
+//! that loads it ([`crate::replay`]); the input a check is handed
+//! ([`crate::check_input`]); and the last result of each lesson (so `list` answers without
+//! running anything).
 //!
 //! Everything here is keyed by what it was made from. A [`Fingerprint`] of the kit's inputs
 //! covers the manifests, the lock file and the kit's sources by size and modification time,
@@ -106,8 +109,9 @@ pub fn fingerprints(root: &Path, group: &str) -> (Fingerprint, Fingerprint) {
     )
 }
 
-/// `path size mtime` of a file (or `path missing`).
-fn stamp(path: &Path) -> String {
+/// A line that changes when the file at `path` changes: its path, size and modification
+/// time (or that it is missing).
+pub fn stamp(path: &Path) -> String {
     match std::fs::metadata(path) {
         Ok(m) => {
             let modified = m

@@ -80,11 +80,25 @@ fn kept_file(cache_dir: &Path, group: &str) -> PathBuf {
 }
 
 /// Writes `bytes` to `file` whole or not at all (a temporary file, then a rename): a reader
-/// never sees half of it. Failing only costs a later run the time to make it again.
+/// never sees half of it. Failing only costs a later run the time to make it again. The
+/// inputs kept for other states of the kit, which nothing reads any more, are removed.
 fn keep(file: &Path, bytes: &[u8]) {
-    let Some(dir) = file.parent() else {
+    let (Some(dir), Some(name)) = (file.parent(), file.file_name().and_then(|n| n.to_str())) else {
         return;
     };
+    // `input-GROUP-STATE.bin`: the same group's files of another state.
+    if let Some((same_group, _)) = name.rsplit_once('-') {
+        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let other = entry.file_name();
+            let other = other.to_string_lossy();
+            if other != name
+                && other.ends_with(".bin")
+                && other.rsplit_once('-').is_some_and(|(g, _)| g == same_group)
+            {
+                let _ = std::fs::remove_file(entry.path());
+            }
+        }
+    }
     let temporary = dir.join(format!(".input-{}.tmp", std::process::id()));
     let written = std::fs::create_dir_all(dir)
         .and_then(|()| std::fs::write(&temporary, bytes))
@@ -157,6 +171,14 @@ mod tests {
         assert_eq!(std::fs::read(&kept).unwrap(), b"made");
         let files = std::fs::read_dir(dir.path()).unwrap().count();
         assert_eq!(files, 1, "no temporary file is left");
+        // Kept for another state: removed when this state's is kept; another group's stays.
+        let stale = dir.path().join("input-build3-0123456789abcdef.bin");
+        let others = dir.path().join("input-stage8-0123456789abcdef.bin");
+        std::fs::write(&stale, b"old").unwrap();
+        std::fs::write(&others, b"theirs").unwrap();
+        keep(&kept, b"made");
+        assert!(!stale.exists() && others.exists() && kept.exists());
+        std::fs::remove_file(&others).unwrap();
         // The next process reads it, and makes nothing.
         static NEXT: OnceLock<Vec<u8>> = OnceLock::new();
         let never = || -> Vec<u8> { panic!("made although it was kept") };

@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use thiserror::Error;
 
-/// The cargo package that links the practice crate to the checks.
+/// The cargo package that runs the checks on the practice crate (see `grader/harness`).
 pub const PRACTICE_HARNESS: &str = "practice-harness";
 
 /// The learner's crate.
@@ -212,7 +212,12 @@ pub fn build_harness_at(
     // Nothing changed since the last build of this lesson: no cargo at all.
     let (fingerprint, key) = cache::fingerprints(root, group);
     if let Some(entry) = cache::load::<BuildEntry>(&cache_dir, &entry_name(group)) {
-        if entry.fingerprint == fingerprint && entry.executable.is_file() {
+        let present = entry.executable.is_file()
+            && entry
+                .library
+                .as_ref()
+                .is_none_or(|library| library.is_file());
+        if entry.fingerprint == fingerprint && present {
             crate::check_input::prepare(group, &cache_dir, false);
             for text in &entry.messages {
                 let _ = write!(messages, "{text}");
@@ -253,13 +258,18 @@ pub fn build_harness_at(
         None => {
             let cargo = cargo_program();
             let built = build_with_cargo(place, group, color, &cargo, fingerprint, messages)?;
-            if recipe.is_none() {
+            // A recipe is made once per kit state; where none can be (no unix, a compiler
+            // this cannot read), that is remembered too, so cargo runs once per build.
+            let unmade_name = format!("no-replay-{group}.json");
+            let tried = cache::load::<cache::Fingerprint>(&cache_dir, &unmade_name);
+            if recipe.is_none() && tried.as_ref() != Some(&key) {
                 let made = show_commands(place, group, color, &cargo).and_then(|steps| {
                     let harness_dir = cache_dir.join(format!("loading-harness-{group}"));
-                    replay::make(&steps, key, (root, &target), color, &harness_dir)
+                    replay::make(&steps, key.clone(), (root, &target), color, &harness_dir)
                 });
-                if let Some(recipe) = made {
-                    cache::store(&cache_dir, &recipe_name, &recipe);
+                match made {
+                    Some(recipe) => cache::store(&cache_dir, &recipe_name, &recipe),
+                    None => cache::store(&cache_dir, &unmade_name, &key),
                 }
             }
             built
@@ -444,6 +454,9 @@ fn keep(cache_dir: &Path, group: &str, built: BuildEntry) -> BuildEntry {
         }
         Some(to)
     };
+    // The entry goes first: a half-kept build must never be found under the old one's
+    // fingerprint.
+    let _ = std::fs::remove_file(cache_dir.join(entry_name(group)));
     let Some(executable) = kept(&built.executable, format!("harness-{group}"), false) else {
         return built;
     };

@@ -57,11 +57,19 @@ pub struct Recipe {
     pub library: Step,
     /// The harness that loads that library, built when the recipe was made.
     pub harness: PathBuf,
+    /// The crates the library links, each with its size and time when the harness was
+    /// built. The library and the harness share their types, so both must be built from
+    /// the same files: another copy of the kit sharing the target folder can compile a
+    /// different `kit-types` into the same file, and then the recipe no longer fits.
+    pub linked: Vec<(PathBuf, String)>,
+    /// The standard library the harness loads (the compiler's, by an absolute path): an
+    /// update of the toolchain that removes it makes the recipe unfit.
+    pub std_library: PathBuf,
 }
 
-/// How this grader makes recipes; raised whenever that changes (3: the learner's code is a
+/// How this grader makes recipes; raised whenever that changes (4: the learner's code is a
 /// library that one harness loads).
-pub const RECIPE_FORMAT: u32 = 3;
+pub const RECIPE_FORMAT: u32 = 4;
 
 /// What a replayed build made.
 #[derive(Debug, PartialEq, Eq)]
@@ -91,8 +99,10 @@ pub fn steps_from_cargo(stderr: &str) -> Option<[Step; 2]> {
 /// The practice crate's compiler run, changed to build the library a loading harness loads:
 /// a `cdylib` with the lessons' functions exported (`--cfg kit_glue`), its dependencies
 /// linked in (their `.rlib`s, where cargo named the metadata alone), the standard library
-/// linked dynamically, and no incremental data (for a crate this small, keeping it costs
-/// more than it saves: about 0.015 s of a 0.08 s run).
+/// linked dynamically, no symbol left undefined (`-z defs`: a missing one is a link error,
+/// which sends the build to cargo, rather than a library the harness cannot load), and no
+/// incremental data (for a crate this small, keeping it costs more than it saves: about
+/// 0.015 s of a 0.08 s run).
 pub fn library_step(practice: &Step) -> Step {
     let mut args = rewrite(&practice.args, |option, value| match option {
         "--crate-type" => Some("cdylib".to_string()),
@@ -109,7 +119,17 @@ pub fn library_step(practice: &Step) -> Step {
             None => Some(value.to_string()),
         },
     });
-    args.extend(["-C", "prefer-dynamic", "--cfg", "kit_glue"].map(String::from));
+    args.extend(
+        [
+            "-C",
+            "prefer-dynamic",
+            "-C",
+            "link-arg=-Wl,-z,defs",
+            "--cfg",
+            "kit_glue",
+        ]
+        .map(String::from),
+    );
     Step {
         args,
         ..practice.clone()
@@ -137,7 +157,10 @@ pub fn loading_harness_step(harness: &Step, out_dir: &Path, std_dir: &str) -> St
         ]
         .map(String::from),
     );
-    args.extend(["-C".to_string(), format!("link-arg=-Wl,-rpath,{std_dir}")]);
+    // As two linker words, which no character of the folder's name can split.
+    for word in ["-Xlinker", "-rpath", "-Xlinker", std_dir] {
+        args.extend(["-C".to_string(), format!("link-arg={word}")]);
+    }
     Step {
         args,
         ..harness.clone()
@@ -171,7 +194,8 @@ fn rewrite(args: &[String], mut change: impl FnMut(&str, &str) -> Option<String>
 
 /// Makes the recipe for `steps` (as [`steps_from_cargo`] read them) in the kit at `root`,
 /// building into `target`: builds the loading harness into `harness_dir`. `None` when that
-/// fails; the grader then goes on building with cargo.
+/// fails, or off Unix (the harness loads the library with `dlopen`); the grader then goes
+/// on building with cargo.
 pub fn make(
     steps: &[Step; 2],
     key: Fingerprint,
@@ -179,19 +203,42 @@ pub fn make(
     color: bool,
     harness_dir: &Path,
 ) -> Option<Recipe> {
+    if !cfg!(unix) {
+        return None;
+    }
     let [practice, harness] = steps;
     let std_dir = target_libdir(harness)?;
+    let std_library = std::fs::read_dir(&std_dir)
+        .ok()?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .find(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("libstd-") && n.ends_with(".so"))
+        })?;
     let _ = std::fs::remove_dir_all(harness_dir);
     std::fs::create_dir_all(harness_dir).ok()?;
+    let library = library_step(practice);
+    let linked = linked_files(&library)
+        .into_iter()
+        .map(|file| {
+            let stamp = crate::cache::stamp(&file);
+            (file, stamp)
+        })
+        .collect();
     let mut recipe = Recipe {
         format: RECIPE_FORMAT,
         key,
         root: root.to_path_buf(),
         target: target.to_path_buf(),
         color,
-        library: library_step(practice),
+        library,
         harness: PathBuf::new(),
+        linked,
+        std_library,
     };
+    let std_dir = std_dir.display().to_string();
     let lines = compile(
         &recipe,
         &loading_harness_step(harness, harness_dir, &std_dir),
@@ -200,17 +247,44 @@ pub fn make(
     Some(recipe)
 }
 
-/// Where `step`'s compiler keeps the standard library it links (`--print target-libdir`).
-fn target_libdir(step: &Step) -> Option<String> {
-    let output = Command::new(&step.program)
+/// The compiler `step` runs: its program, or the program's first argument when that is not
+/// an option (a wrapper's command line: `sccache /path/to/rustc --crate-name …`).
+fn compiler_of(step: &Step) -> &str {
+    match step.args.first() {
+        Some(first) if !first.starts_with('-') => first,
+        _ => &step.program,
+    }
+}
+
+/// The crates `step` links by path (`--extern name=path`).
+fn linked_files(step: &Step) -> Vec<PathBuf> {
+    step.args
+        .windows(2)
+        .filter(|w| w[0] == "--extern")
+        .filter_map(|w| w[1].split_once('=').map(|(_, path)| PathBuf::from(path)))
+        .collect()
+}
+
+/// Where `step`'s compiler keeps the standard library it links (`--print target-libdir`,
+/// for the step's `--target` if it names one). Under a compiler wrapper (`RUSTC_WRAPPER`:
+/// sccache and the like), cargo runs the wrapper with the compiler as its first argument.
+fn target_libdir(step: &Step) -> Option<PathBuf> {
+    let compiler = compiler_of(step);
+    let target = step
+        .args
+        .windows(2)
+        .find(|w| w[0] == "--target")
+        .map(|w| ["--target", w[1].as_str()]);
+    let output = Command::new(compiler)
         .args(["--print", "target-libdir"])
+        .args(target.iter().flatten())
         .envs(step.env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::null())
         .stderr(Stdio::null())
         .output()
         .ok()?;
-    let dir = String::from_utf8(output.stdout).ok()?.trim().to_string();
-    (output.status.success() && Path::new(&dir).is_dir()).then_some(dir)
+    let dir = PathBuf::from(String::from_utf8(output.stdout).ok()?.trim());
+    (output.status.success() && dir.is_dir()).then_some(dir)
 }
 
 /// One `Running `…`` line of cargo's, as a [`Step`].
@@ -369,7 +443,8 @@ fn compile(recipe: &Recipe, step: &Step) -> Option<Vec<RustcLine>> {
 }
 
 /// Whether `recipe` was made by this grader's way of making them, for this kit state,
-/// folder and colour, and its compiler and harness are still there.
+/// folder and colour; its compiler, harness and standard library are still there; and the
+/// crates the library links are the ones the harness was built with.
 pub fn fits(recipe: &Recipe, key: &Fingerprint, root: &Path, target: &Path, color: bool) -> bool {
     recipe.format == RECIPE_FORMAT
         && recipe.key == *key
@@ -378,6 +453,11 @@ pub fn fits(recipe: &Recipe, key: &Fingerprint, root: &Path, target: &Path, colo
         && recipe.color == color
         && Path::new(&recipe.library.program).is_file()
         && recipe.harness.is_file()
+        && recipe.std_library.is_file()
+        && recipe
+            .linked
+            .iter()
+            .all(|(file, stamp)| crate::cache::stamp(file) == *stamp)
 }
 
 #[cfg(test)]
@@ -449,6 +529,8 @@ mod tests {
                 "serde=/k/deps/libserde-2.rlib",
                 "-C",
                 "prefer-dynamic",
+                "-C",
+                "link-arg=-Wl,-z,defs",
                 "--cfg",
                 "kit_glue",
             ])
@@ -501,9 +583,34 @@ mod tests {
                 "-C",
                 "strip=debuginfo",
                 "-C",
-                "link-arg=-Wl,-rpath,/t/lib/std",
+                "link-arg=-Xlinker",
+                "-C",
+                "link-arg=-rpath",
+                "-C",
+                "link-arg=-Xlinker",
+                "-C",
+                "link-arg=/t/lib/std",
             ])
         );
+    }
+
+    #[test]
+    fn the_compiler_and_the_linked_crates_are_read_from_a_step() {
+        let step = |program: &str, words: &[&str]| Step {
+            crate_name: "practice".into(),
+            program: program.into(),
+            args: args(words),
+            env: vec![],
+        };
+        let plain = step(
+            "/t/rustc",
+            &["--crate-name", "practice", "--extern", "a=/d/liba.rlib"],
+        );
+        assert_eq!(compiler_of(&plain), "/t/rustc");
+        assert_eq!(linked_files(&plain), [PathBuf::from("/d/liba.rlib")]);
+        let wrapped = step("/bin/sccache", &["/t/rustc", "--crate-name", "practice"]);
+        assert_eq!(compiler_of(&wrapped), "/t/rustc");
+        assert!(linked_files(&wrapped).is_empty());
     }
 
     #[test]
@@ -536,6 +643,8 @@ mod tests {
                 env: vec![],
             },
             harness: std::env::current_exe().unwrap(),
+            linked: vec![],
+            std_library: std::env::current_exe().unwrap(),
         }
     }
 
@@ -567,6 +676,23 @@ mod tests {
             ..recipe.clone()
         };
         assert!(!fits(&no_harness, &key, root, target, false));
+        let no_std = Recipe {
+            std_library: root.join("no-such-libstd.so"),
+            ..recipe.clone()
+        };
+        assert!(!fits(&no_std, &key, root, target, false));
+        // A crate the library links, changed since the harness was built: another copy of
+        // the kit sharing the target folder compiled its own.
+        let dir = tempfile::tempdir().unwrap();
+        let rlib = dir.path().join("libkit_types-1.rlib");
+        std::fs::write(&rlib, "one").unwrap();
+        let linked = Recipe {
+            linked: vec![(rlib.clone(), crate::cache::stamp(&rlib))],
+            ..recipe.clone()
+        };
+        assert!(fits(&linked, &key, root, target, false));
+        std::fs::write(&rlib, "other").unwrap();
+        assert!(!fits(&linked, &key, root, target, false));
     }
 
     #[test]

@@ -77,12 +77,13 @@ pub struct Group {
     pub check_input: Option<CheckInput>,
 }
 
-/// Data the grader computes once per process, where no code under test runs, and writes to
-/// one check's standard input ([`crate::serve::check_input`] reads it): build3's exhaustive
-/// check gets the reference's run of every case this way, so each run of the check runs only
-/// the learner's code. The check must work without it too (more slowly), and must not trust
-/// it blindly: it reaches the child through a pipe only the grader holds, but a grader and a
-/// harness built from different states of the kit could disagree.
+/// Data the grader computes where no code under test runs, once per state of the checks and
+/// the reference (it keeps it in its target folder), and writes to one check's standard
+/// input ([`crate::serve::check_input`] reads it): build3's exhaustive check gets the
+/// reference's run of every case this way, so each run of the check runs only the learner's
+/// code. The check must work without it too (more slowly), and must not trust it blindly: a
+/// grader and a harness built from different states of the kit could disagree, and the kept
+/// copy is a file like the rest of the target folder.
 #[derive(Debug, Clone, Copy)]
 pub struct CheckInput {
     /// The check that reads it.

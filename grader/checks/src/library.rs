@@ -8,14 +8,24 @@
 //! function under [`kit_types::graded::symbol`]. Both sides link the standard library
 //! dynamically, so a panic in the learner's code unwinds through the harness, reaches its
 //! panic hook and is caught and reported as in a harness that links everything.
+//!
+//! What this relies on, and what a change must keep true:
+//! - both sides are compiled by one compiler from the same `kit-types` (one recipe, see
+//!   `grader/src/replay.rs`, which checks the files the library links);
+//! - they share nothing through statics: each has its own copy of `kit-types` and of the
+//!   checks' types, so a `static` or `thread_local!` there (the fake clock's is one) is two
+//!   variables, one per side. A check that sets such a value for the learner's code to read
+//!   must set it through an argument, as the checks do now;
+//! - neither declares a `#[global_allocator]`: memory allocated on one side is freed on the
+//!   other, through the standard library's allocator, which they share.
 
 use std::path::{Path, PathBuf};
 
 /// The variable that names the library to load, for a harness built to load one.
 pub const LIBRARY_VAR: &str = "KIT_LEARNER_LIBRARY";
 
-/// An opened library. It stays loaded until the process ends: a check never unloads the code
-/// it runs.
+/// An opened library. It stays loaded until the process ends (this type has no `Drop`, and
+/// must not get one): the functions read from it are valid only while it is loaded.
 #[derive(Debug)]
 pub struct Library {
     handle: *mut std::ffi::c_void,
@@ -24,21 +34,32 @@ pub struct Library {
 
 impl Library {
     /// Opens the library named by [`LIBRARY_VAR`].
-    pub fn from_env() -> Result<Library, String> {
+    ///
+    /// # Safety
+    ///
+    /// As [`Library::open`].
+    pub unsafe fn from_env() -> Result<Library, String> {
         let path = std::env::var_os(LIBRARY_VAR)
             .ok_or_else(|| format!("{LIBRARY_VAR} names no library of the learner's code"))?;
-        Library::open(Path::new(&path))
+        // SAFETY: the caller's promise.
+        unsafe { Library::open(Path::new(&path)) }
     }
 
     /// Opens the library at `path`, binding every symbol at once (so a missing one fails
     /// here, not in the middle of a check).
+    ///
+    /// # Safety
+    ///
+    /// Loading runs the library's initialisers, in this process: open only a library
+    /// whose code may run here (the learner's, in a check's own process, after its limits
+    /// are set).
     #[cfg(unix)]
-    pub fn open(path: &Path) -> Result<Library, String> {
+    pub unsafe fn open(path: &Path) -> Result<Library, String> {
         use std::os::unix::ffi::OsStrExt;
         let name = std::ffi::CString::new(path.as_os_str().as_bytes())
             .map_err(|_| format!("{}: a path with a NUL byte", path.display()))?;
-        // SAFETY: `name` is a valid C string. Loading runs the library's initialisers: the
-        // practice crate has none of its own, and the learner's code is run here anyway.
+        // SAFETY: `name` is a valid C string; running the initialisers is the caller's
+        // promise.
         let handle = unsafe { libc::dlopen(name.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
         if handle.is_null() {
             return Err(format!("cannot load {}: {}", path.display(), last_error()));
@@ -50,8 +71,12 @@ impl Library {
     }
 
     /// Opens the library at `path`: only on Unix.
+    ///
+    /// # Safety
+    ///
+    /// As on Unix.
     #[cfg(not(unix))]
-    pub fn open(path: &Path) -> Result<Library, String> {
+    pub unsafe fn open(path: &Path) -> Result<Library, String> {
         Err(format!(
             "cannot load {}: the kit loads libraries only on Unix",
             path.display()
@@ -73,7 +98,8 @@ impl Library {
         let address = unsafe { libc::dlsym(self.handle, name.as_ptr()) };
         if address.is_null() {
             return Err(format!(
-                "{} exports no {symbol}: it was built for another lesson",
+                "{} exports no {symbol}: practice/src/root.rs exports each lesson's function \
+                 for the checks (was it changed?)",
                 self.path.display()
             ));
         }
@@ -108,16 +134,18 @@ fn last_error() -> String {
         .into_owned()
 }
 
-#[cfg(all(test, unix))]
+#[cfg(all(test, target_os = "linux", target_env = "gnu"))]
 mod tests {
     use super::*;
 
     #[test]
     fn a_missing_library_or_symbol_is_an_error_that_names_it() {
-        let missing = Library::open(Path::new("/nonexistent/libpractice.so")).unwrap_err();
+        // SAFETY (both): nothing is loaded, or glibc's C library, already loaded here.
+        let missing =
+            unsafe { Library::open(Path::new("/nonexistent/libpractice.so")) }.unwrap_err();
         assert!(missing.contains("/nonexistent/libpractice.so"), "{missing}");
         // The C library is loaded in every process, and exports no lesson.
-        let libc = Library::open(Path::new("libc.so.6")).expect("the C library loads");
+        let libc = unsafe { Library::open(Path::new("libc.so.6")) }.expect("the C library loads");
         // SAFETY: the symbol is not found, so nothing is read.
         let absent = unsafe { libc.function::<fn()>("build3") }.unwrap_err();
         assert!(absent.contains("exports no KIT_LEARNER_BUILD3"), "{absent}");

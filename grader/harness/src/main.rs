@@ -71,9 +71,11 @@ mod learner {
     use grader_checks::groups::{build2, build3, stage8};
     use grader_checks::library::Library;
 
-    // SAFETY (all three): each lesson's symbol is a static of that lesson's type in
-    // `kit_types::graded` (practice/src/root.rs), and the grader compiles the library with
-    // the compiler and the kit-types that built this program (one recipe, one kit state).
+    // SAFETY (all three): the library is the learner's code, loaded in a check's own process
+    // after its limits are set; each lesson's symbol is a static of that lesson's type in
+    // `kit_types::graded` (practice/src/root.rs); and the grader compiles the library with
+    // the compiler and the kit-types that built this program (one recipe, which checks the
+    // files the library links).
     pub fn build2() -> Result<build2::FetchFn, String> {
         unsafe { Library::from_env()?.function("build2") }
     }
