@@ -264,8 +264,7 @@ pub fn build_harness_at(
             let tried = cache::load::<cache::Fingerprint>(&cache_dir, &unmade_name);
             if recipe.is_none() && tried.as_ref() != Some(&key) {
                 let made = show_commands(place, group, color, &cargo).and_then(|steps| {
-                    let harness_dir = cache_dir.join(format!("loading-harness-{group}"));
-                    replay::make(&steps, key.clone(), (root, &target), color, &harness_dir)
+                    replay::make(&steps, key.clone(), (root, &target), color, &cache_dir)
                 });
                 match made {
                     Some(recipe) => cache::store(&cache_dir, &recipe_name, &recipe),

@@ -139,11 +139,17 @@ pub fn library_step(practice: &Step) -> Step {
 /// The harness's compiler run, changed to build the harness that loads the learner's
 /// library (`--cfg kit_dynamic`) into `out_dir`: the standard library linked dynamically and
 /// found at `std_dir` (the compiler's `target-libdir`), no debug information, no incremental
-/// data (it is built once).
+/// data (it is built once). It serves every lesson, so what cargo set for one lesson goes:
+/// its feature, the practice crate (it is loaded, not linked), and the names cargo derives
+/// from them (the executable is `practice_harness-kit`).
 pub fn loading_harness_step(harness: &Step, out_dir: &Path, std_dir: &str) -> Step {
     let mut args = rewrite(&harness.args, |option, value| match option {
         "--out-dir" => Some(out_dir.display().to_string()),
         "-C" if value.starts_with("incremental=") || value.starts_with("strip=") => None,
+        "-C" if value.starts_with("metadata=") => Some("metadata=kit-loading-harness".into()),
+        "-C" if value.starts_with("extra-filename=") => Some("extra-filename=-kit".into()),
+        "--cfg" if value.starts_with("feature=") => None,
+        "--extern" if value.starts_with("practice=") => None,
         _ => Some(value.to_string()),
     });
     args.extend(
@@ -168,7 +174,7 @@ pub fn loading_harness_step(harness: &Step, out_dir: &Path, std_dir: &str) -> St
 }
 
 /// The options [`rewrite`] changes, which cargo writes as two words (`--crate-type lib`).
-const TWO_WORD_OPTIONS: [&str; 4] = ["--crate-type", "-C", "--extern", "--out-dir"];
+const TWO_WORD_OPTIONS: [&str; 5] = ["--crate-type", "-C", "--extern", "--out-dir", "--cfg"];
 
 /// `args` with every word passed to `change`: an option of [`TWO_WORD_OPTIONS`] with its
 /// value (`("-C", "incremental=…")`), any other word alone (`("", "--emit=link")`). The new
@@ -193,15 +199,16 @@ fn rewrite(args: &[String], mut change: impl FnMut(&str, &str) -> Option<String>
 }
 
 /// Makes the recipe for `steps` (as [`steps_from_cargo`] read them) in the kit at `root`,
-/// building into `target`: builds the loading harness into `harness_dir`. `None` when that
-/// fails, or off Unix (the harness loads the library with `dlopen`); the grader then goes
-/// on building with cargo.
+/// building into `target`, with the loading harness in a folder of `cache_dir` named after
+/// its compiler run: every lesson's recipe of one kit state finds it built. `None` when
+/// that fails, or off Unix (the harness loads the library with `dlopen`); the grader then
+/// goes on building with cargo.
 pub fn make(
     steps: &[Step; 2],
     key: Fingerprint,
     (root, target): (&Path, &Path),
     color: bool,
-    harness_dir: &Path,
+    cache_dir: &Path,
 ) -> Option<Recipe> {
     if !cfg!(unix) {
         return None;
@@ -217,8 +224,9 @@ pub fn make(
                 .and_then(|n| n.to_str())
                 .is_some_and(|n| n.starts_with("libstd-") && n.ends_with(".so"))
         })?;
-    let _ = std::fs::remove_dir_all(harness_dir);
-    std::fs::create_dir_all(harness_dir).ok()?;
+    let std_dir = std_dir.display().to_string();
+    let build = |dir: &Path| loading_harness_step(harness, dir, &std_dir);
+    let harness_dir = cache_dir.join(harness_dir_name(&build(Path::new(HARNESS_DIR)), root)?);
     let library = library_step(practice);
     let linked = linked_files(&library)
         .into_iter()
@@ -234,17 +242,48 @@ pub fn make(
         target: target.to_path_buf(),
         color,
         library,
-        harness: PathBuf::new(),
+        harness: harness_dir.join("practice_harness-kit"),
         linked,
         std_library,
     };
-    let std_dir = std_dir.display().to_string();
-    let lines = compile(
-        &recipe,
-        &loading_harness_step(harness, harness_dir, &std_dir),
-    )?;
-    recipe.harness = artifacts(&lines, "link").into_iter().next()?;
+    if !recipe.harness.is_file() {
+        // The harnesses of other kit states: no recipe that fits names them any more.
+        for entry in std::fs::read_dir(cache_dir).into_iter().flatten().flatten() {
+            let name = entry.file_name();
+            if name.to_string_lossy().starts_with(HARNESS_DIR) {
+                let _ = std::fs::remove_dir_all(entry.path());
+            }
+        }
+        std::fs::create_dir_all(&harness_dir).ok()?;
+        let lines = compile(&recipe, &build(&harness_dir))?;
+        recipe.harness = artifacts(&lines, "link").into_iter().next()?;
+    }
     Some(recipe)
+}
+
+/// The folder, in the cache, of the harness that loads the learner's library (a hash of its
+/// compiler run follows the name).
+const HARNESS_DIR: &str = "loading-harness";
+
+/// The name of the folder for the harness `step` builds in the kit at `root`: a hash of the
+/// compiler run and of the files it reads by name — the crates it links (cargo rewrites a
+/// crate whenever anything it depends on changed, so the checks' crate stands for the
+/// checks, the reference and the types) and its source. The same run of the compiler over
+/// other files is another harness.
+fn harness_dir_name(step: &Step, root: &Path) -> Option<String> {
+    let mut named = serde_json::to_vec(step).ok()?;
+    let source = step
+        .args
+        .iter()
+        .find(|a| a.ends_with(".rs"))
+        .map(|a| root.join(a));
+    for file in linked_files(step).into_iter().chain(source) {
+        named.extend_from_slice(crate::cache::stamp(&file).as_bytes());
+    }
+    Some(format!(
+        "{HARNESS_DIR}-{}",
+        crate::cache::content_hash(&named)
+    ))
 }
 
 /// The compiler `step` runs: its program, or the program's first argument when that is not
@@ -542,14 +581,16 @@ mod tests {
     }
 
     #[test]
-    fn the_loading_harness_is_built_once_into_its_own_folder() {
-        let harness = Step {
+    fn the_loading_harness_is_built_once_for_every_lesson() {
+        let harness = |lesson: &str, hash: &str| Step {
             crate_name: "practice_harness".into(),
             program: "/t/bin/rustc".into(),
             args: args(&[
                 "--crate-name",
                 "practice_harness",
                 "grader/harness/src/main.rs",
+                "--cfg",
+                &format!("feature=\"{lesson}\""),
                 "--out-dir",
                 "/k/target/debug/deps",
                 "-C",
@@ -558,12 +599,19 @@ mod tests {
                 "strip=none",
                 "-C",
                 "debuginfo=line-tables-only",
+                "-C",
+                &format!("metadata={hash}"),
+                "-C",
+                &format!("extra-filename=-{hash}"),
                 "--extern",
-                "practice=/k/deps/libpractice-1.rlib",
+                &format!("practice=/k/deps/libpractice-{hash}.rlib"),
+                "--extern",
+                "grader_checks=/k/deps/libgrader_checks-9.rlib",
             ]),
             env: vec![],
         };
-        let built = loading_harness_step(&harness, Path::new("/k/cache/h"), "/t/lib/std");
+        let out = Path::new("/k/cache/h");
+        let built = loading_harness_step(&harness("build3", "3"), out, "/t/lib/std");
         assert_eq!(
             built.args,
             args(&[
@@ -574,8 +622,12 @@ mod tests {
                 "/k/cache/h",
                 "-C",
                 "debuginfo=line-tables-only",
+                "-C",
+                "metadata=kit-loading-harness",
+                "-C",
+                "extra-filename=-kit",
                 "--extern",
-                "practice=/k/deps/libpractice-1.rlib",
+                "grader_checks=/k/deps/libgrader_checks-9.rlib",
                 "--cfg",
                 "kit_dynamic",
                 "-C",
@@ -592,6 +644,37 @@ mod tests {
                 "link-arg=/t/lib/std",
             ])
         );
+        let other = loading_harness_step(&harness("stage8", "8"), out, "/t/lib/std");
+        assert_eq!(other, built, "one harness serves every lesson");
+    }
+
+    #[test]
+    fn a_loading_harness_is_another_when_a_crate_it_links_or_its_source_changed() {
+        let root = tempfile::tempdir().unwrap();
+        let checks = root.path().join("libgrader_checks-9.rlib");
+        let source = root.path().join("main.rs");
+        std::fs::write(&checks, "checks").unwrap();
+        std::fs::write(&source, "fn main() {}").unwrap();
+        let step = Step {
+            crate_name: "practice_harness".into(),
+            program: "/t/bin/rustc".into(),
+            args: args(&[
+                "--crate-name",
+                "practice_harness",
+                "main.rs",
+                "--extern",
+                &format!("grader_checks={}", checks.display()),
+            ]),
+            env: vec![],
+        };
+        let first = harness_dir_name(&step, root.path()).unwrap();
+        assert_eq!(harness_dir_name(&step, root.path()).unwrap(), first);
+        // The same command over a rebuilt checks' crate (the checks or the reference changed).
+        std::fs::write(&checks, "checks, changed").unwrap();
+        let rebuilt = harness_dir_name(&step, root.path()).unwrap();
+        assert_ne!(rebuilt, first);
+        std::fs::write(&source, "fn main() { /* changed */ }").unwrap();
+        assert_ne!(harness_dir_name(&step, root.path()).unwrap(), rebuilt);
     }
 
     #[test]

@@ -280,6 +280,14 @@ fn edits_after_a_build_are_compiled_without_cargo_and_graded_as_cargo_would() {
         }
         assert_eq!(replayed(root, group), Some(true), "{group}");
     }
+    // One harness loads every lesson's library: built once for this kit state.
+    let cache = root.join("target").join(grader::cache::CACHE_DIR);
+    let loading: Vec<String> = std::fs::read_dir(&cache)
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|name| name.starts_with("loading-harness"))
+        .collect();
+    assert_eq!(loading.len(), 1, "{loading:?}");
     std::fs::write(&manifest, pristine).unwrap();
 }
 
