@@ -7,8 +7,8 @@
 //! it runs (`cargo build -vv`, see [`steps_from_cargo`]) and makes a [`Recipe`] of them:
 //!
 //! - the harness's command, changed to build a harness that loads the learner's code from a
-//!   library ([`grader_checks::library`]) and links the standard library dynamically, run
-//!   once, now ([`make`]);
+//!   library ([`grader_checks::library`]) and links the standard library dynamically: run
+//!   when the recipe is made, and only once for all the lessons of a kit state ([`make`]);
 //! - the practice crate's command, changed to build that library: the crate with its
 //!   lesson's function exported (`--cfg kit_glue`, see `practice/src/root.rs`), linked to the
 //!   standard library dynamically, so both sides share one (one panic hook, one allocator).
