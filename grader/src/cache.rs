@@ -151,18 +151,22 @@ pub fn load<T: serde::de::DeserializeOwned>(dir: &Path, name: &str) -> Option<T>
     serde_json::from_str(&text).ok()
 }
 
-/// Writes a cache entry in the cache folder `dir`, whole or not at all (through a temporary
-/// file and a rename). A cache that cannot be written only costs time later, so failures are
-/// ignored.
+/// Writes a cache entry in the cache folder `dir`, as JSON ([`store_bytes`]).
 pub fn store<T: Serialize>(dir: &Path, name: &str, value: &T) {
-    let Ok(text) = serde_json::to_string_pretty(value) else {
-        return;
-    };
+    if let Ok(text) = serde_json::to_string_pretty(value) {
+        store_bytes(dir, name, text.as_bytes());
+    }
+}
+
+/// Writes the file `name` in the cache folder `dir`, whole or not at all (through a
+/// temporary file and a rename): a reader never sees half of it. A cache that cannot be
+/// written only costs time later, so failures are ignored.
+pub fn store_bytes(dir: &Path, name: &str, bytes: &[u8]) {
     if std::fs::create_dir_all(dir).is_err() {
         return;
     }
     if let Ok(mut tmp) = tempfile::NamedTempFile::new_in(dir) {
-        if std::io::Write::write_all(&mut tmp, text.as_bytes()).is_ok() {
+        if std::io::Write::write_all(&mut tmp, bytes).is_ok() {
             let _ = tmp.persist(dir.join(name));
         }
     }

@@ -79,9 +79,9 @@ fn kept_file(cache_dir: &Path, group: &str) -> PathBuf {
     cache_dir.join(format!("input-{group}-{}.bin", grader_checks::KIT_STATE))
 }
 
-/// Writes `bytes` to `file` whole or not at all (a temporary file, then a rename): a reader
-/// never sees half of it. Failing only costs a later run the time to make it again. The
-/// inputs kept for other states of the kit, which nothing reads any more, are removed.
+/// Writes `bytes` to `file` whole or not at all ([`crate::cache::store_bytes`]); failing
+/// only costs a later run the time to make it again. The inputs kept for other states of
+/// the kit, which nothing reads any more, are removed.
 fn keep(file: &Path, bytes: &[u8]) {
     let (Some(dir), Some(name)) = (file.parent(), file.file_name().and_then(|n| n.to_str())) else {
         return;
@@ -99,13 +99,7 @@ fn keep(file: &Path, bytes: &[u8]) {
             }
         }
     }
-    let temporary = dir.join(format!(".input-{}.tmp", std::process::id()));
-    let written = std::fs::create_dir_all(dir)
-        .and_then(|()| std::fs::write(&temporary, bytes))
-        .and_then(|()| std::fs::rename(&temporary, file));
-    if written.is_err() {
-        let _ = std::fs::remove_file(&temporary);
-    }
+    crate::cache::store_bytes(dir, name, bytes);
 }
 
 /// What check `check` of group `group` is handed on standard input: the group's input when
