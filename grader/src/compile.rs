@@ -246,11 +246,8 @@ pub fn build_harness_at(
             BuildEntry {
                 fingerprint,
                 executable: done.executable,
+                dep_info: rustc_dep_info(&done.library),
                 library: Some(done.library),
-                dep_info: done
-                    .practice_artifacts
-                    .iter()
-                    .find_map(|f| rustc_dep_info(f)),
                 messages: warnings,
                 replayed: true,
             }

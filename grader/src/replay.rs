@@ -76,10 +76,9 @@ pub const RECIPE_FORMAT: u32 = 4;
 pub struct Replayed {
     /// The harness executable: the recipe's.
     pub executable: PathBuf,
-    /// The learner's library (in `target/debug/deps`), for the harness to load.
+    /// The learner's library (in `target/debug/deps`, beside the compiler's dep-info), for
+    /// the harness to load.
     pub library: PathBuf,
-    /// The practice crate's artifacts (the library).
-    pub practice_artifacts: Vec<PathBuf>,
     /// The compiler's warnings about the learner's code, rendered.
     pub warnings: Vec<String>,
 }
@@ -427,8 +426,7 @@ struct RustcLine {
 /// compiler failed, reported an error, or printed something this cannot read.
 pub fn run(recipe: &Recipe) -> Option<Replayed> {
     let lines = compile(recipe, &recipe.library)?;
-    let practice_artifacts = artifacts(&lines, "link");
-    let library = practice_artifacts.first()?.clone();
+    let library = artifacts(&lines, "link").into_iter().next()?;
     let warnings = lines
         .iter()
         .filter(|l| l.message_type == "diagnostic")
@@ -437,7 +435,6 @@ pub fn run(recipe: &Recipe) -> Option<Replayed> {
     Some(Replayed {
         executable: recipe.harness.clone(),
         library,
-        practice_artifacts,
         warnings,
     })
 }
