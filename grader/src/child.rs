@@ -1,5 +1,6 @@
-//! The parent side: start a harness process for one job, watch it, stop it and everything it
-//! started, and read its report.
+//! The parent side: start a harness process for one job (or, in a [`Session`], have a fork
+//! server start it: see [`crate::forked`]), watch it, stop it and everything it started, and
+//! read its report.
 //!
 //! In the manner of nextest: each child runs in a process group of its own. When its time
 //! runs out, or it starts too many threads or processes, the whole group gets SIGTERM, a
@@ -147,6 +148,8 @@ impl Launcher {
     /// report is written there, and it is the child's working folder. `stall` is how long a
     /// long check may go without progress; `stop_hint` is what a learner whose code never
     /// finished should check.
+    ///
+    /// Each call starts the harness program anew; a [`Session`] runs many checks faster.
     pub fn run(
         &self,
         group: &str,
@@ -156,9 +159,31 @@ impl Launcher {
         timeout: Duration,
         stop_hint: &str,
     ) -> Ran {
+        self.run_in(None, group, check, scratch, stall, timeout, stop_hint)
+    }
+
+    /// A session of this launcher, to run checks one after the other (see [`Session`]).
+    pub fn session(&self) -> Session<'_> {
+        Session {
+            launcher: self,
+            server: ServerSlot::Unstarted,
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)] // `run`'s arguments, and the session's server
+    fn run_in(
+        &self,
+        server: Option<&mut ServerSlot>,
+        group: &str,
+        check: &str,
+        scratch: &Path,
+        stall: Duration,
+        timeout: Duration,
+        stop_hint: &str,
+    ) -> Ran {
         let job = [OsStr::new(group), OsStr::new("check"), OsStr::new(check)];
         let input = (self.input)(group, check);
-        match self.run_job(&job, input, scratch, stall, timeout, stop_hint) {
+        match self.run_job_in(server, &job, input, scratch, stall, timeout, stop_hint) {
             JobEnd::Reported {
                 report,
                 output,
@@ -194,32 +219,45 @@ impl Launcher {
         timeout: Duration,
         stop_hint: &str,
     ) -> JobEnd {
+        self.run_job_in(None, job, input, scratch, stall, timeout, stop_hint)
+    }
+
+    #[allow(clippy::too_many_arguments)] // `run_job`'s arguments, and the session's server
+    fn run_job_in(
+        &self,
+        server: Option<&mut ServerSlot>,
+        job: &[&OsStr],
+        input: &'static [u8],
+        scratch: &Path,
+        stall: Duration,
+        timeout: Duration,
+        stop_hint: &str,
+    ) -> JobEnd {
         let report_path = scratch.join("report.json");
         let _ = std::fs::remove_file(&report_path);
         let token = new_token();
         let mut limits = self.limits;
         // The CPU backstop stops a child whose parent died; it must never cut a live run short.
         limits.cpu_secs = limits.cpu_secs.max(timeout.as_secs() * 2 + 10);
-        let mut command = Command::new(&self.program);
-        command
-            .args(&self.args)
-            .args(job)
-            .arg(&report_path)
-            .envs(self.envs.iter().map(|(k, v)| (k, v)))
-            .env(STALL_VAR, stall.as_secs_f64().to_string())
-            .env(LIMITS_VAR, limits.encode())
-            // glibc reserves 64 MiB of address space per malloc arena: keep a few threads
-            // from using up the memory limit with reservations alone.
-            .env("MALLOC_ARENA_MAX", "2")
-            .current_dir(scratch)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        #[cfg(unix)]
-        std::os::unix::process::CommandExt::process_group(&mut command, 0);
+        let mut args: Vec<&OsStr> = job.to_vec();
+        args.push(report_path.as_os_str());
+        let envs = [
+            (STALL_VAR, stall.as_secs_f64().to_string()),
+            (LIMITS_VAR, limits.encode()),
+        ];
         // Listed as running before anything reaches its standard input: until then it waits,
         // and runs no code under test.
-        let (mut child, group) = match ProcessGroup::spawn(&mut command) {
+        let started = match server {
+            Some(slot) => slot.start(self, &args, &envs, scratch, timeout),
+            None => self.spawn(&args, &envs, scratch),
+        };
+        let Started {
+            mut process,
+            group,
+            stdin,
+            outputs,
+            slot,
+        } = match started {
             Ok(started) => started,
             Err(e) => {
                 return JobEnd::Failed {
@@ -229,7 +267,8 @@ impl Launcher {
                 }
             }
         };
-        if let Some(mut stdin) = child.stdin.take() {
+        {
+            let mut stdin = stdin;
             // A child that exits at once closes the pipe: its missing report says the rest.
             let _ = stdin.write_all(format!("{token}\n").as_bytes());
             if !input.is_empty() {
@@ -240,9 +279,9 @@ impl Launcher {
                 });
             }
         }
-        let pipes = pipe_inodes(&child);
-        let output = collect_output(&mut child);
-        let watched = watch(&mut child, &group, timeout, limits.tasks, || {
+        let pipes = pipe_inodes(&outputs);
+        let output = collect_output(outputs);
+        let watched = watch(&mut process, &group, timeout, limits.tasks, || {
             self.cancelled()
         });
         // Whatever happened, nothing of this job may outlive it.
@@ -251,6 +290,10 @@ impl Launcher {
             _ => None,
         };
         group.stop();
+        let lost = process.lost();
+        if let Some(slot) = slot {
+            slot.keep(process);
+        }
         let mut captured = output.finish(OUTPUT_CLOSE);
         let mut held_open = None;
         if !captured.closed {
@@ -298,10 +341,18 @@ impl Launcher {
         };
         match read_report(&report_path, &token) {
             // A report counts only from a process that then exited normally.
-            Some(report) if status.success() => JobEnd::Reported {
+            Some(report) if status.success() && !lost => JobEnd::Reported {
                 report,
                 output: captured.text,
                 leaked,
+            },
+            _ if lost => JobEnd::Failed {
+                kind: FailureKind::Crash,
+                message: "crashed: the process that started the check was stopped while the \
+                          check ran (by the code under test?), and the check went with it. \
+                          The check did not finish."
+                    .to_string(),
+                output: captured.text,
             },
             _ => JobEnd::Failed {
                 kind: death_kind(status, &captured),
@@ -310,6 +361,332 @@ impl Launcher {
             },
         }
     }
+
+    /// Starts the harness program for one job (`args`), with `envs` set and `scratch` as its
+    /// working folder, in a process group of its own.
+    fn spawn(
+        &self,
+        args: &[&OsStr],
+        envs: &[(&str, String); 2],
+        scratch: &Path,
+    ) -> std::io::Result<Started<'static>> {
+        let mut command = Command::new(&self.program);
+        command
+            .args(&self.args)
+            .args(args)
+            .envs(self.envs.iter().map(|(k, v)| (k, v)))
+            .envs(envs.iter().map(|(k, v)| (k, v)))
+            // glibc reserves 64 MiB of address space per malloc arena: keep a few threads
+            // from using up the memory limit with reservations alone.
+            .env("MALLOC_ARENA_MAX", "2")
+            .current_dir(scratch)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        #[cfg(unix)]
+        std::os::unix::process::CommandExt::process_group(&mut command, 0);
+        let (mut child, group) = ProcessGroup::listed(|| {
+            let child = command.spawn()?;
+            let pid = child.id();
+            Ok((child, pid))
+        })?;
+        let (Some(stdin), Some(stdout), Some(stderr)) =
+            (child.stdin.take(), child.stdout.take(), child.stderr.take())
+        else {
+            return Err(std::io::Error::other("the child's pipes were not made"));
+        };
+        Ok(Started {
+            process: Process::Spawned(child),
+            group,
+            stdin: Box::new(stdin),
+            outputs: [Stream::from(stdout), Stream::from(stderr)],
+            slot: None,
+        })
+    }
+}
+
+/// Runs checks one after the other, faster than [`Launcher::run`] one by one: on Linux, the
+/// first check starts the harness as a fork server ([`grader_checks::forks`]), and every
+/// check then runs in a fork of it rather than in a program started anew. Each check still
+/// has a process, a process group and limits of its own, and is watched and stopped the
+/// same way. Elsewhere, or when the harness cannot serve, each check starts the program.
+///
+/// A session belongs to the thread that made it: the server ends with that thread.
+pub struct Session<'a> {
+    launcher: &'a Launcher,
+    server: ServerSlot,
+}
+
+impl Session<'_> {
+    /// [`Launcher::run`], in this session.
+    pub fn run(
+        &mut self,
+        group: &str,
+        check: &str,
+        scratch: &Path,
+        stall: Duration,
+        timeout: Duration,
+        stop_hint: &str,
+    ) -> Ran {
+        self.launcher.run_in(
+            Some(&mut self.server),
+            group,
+            check,
+            scratch,
+            stall,
+            timeout,
+            stop_hint,
+        )
+    }
+}
+
+/// A session's fork server.
+enum ServerSlot {
+    /// None started yet.
+    Unstarted,
+    /// Running, and idle.
+    #[cfg(target_os = "linux")]
+    Idle(crate::forked::Server),
+    /// Out for a check (see [`ServerSlot::keep`]), lost, or never to be had: each check
+    /// starts the program.
+    Unavailable,
+}
+
+/// How long a fork server may take to start, or to answer a request to start a check.
+#[cfg(target_os = "linux")]
+const SERVER_ANSWER: Duration = Duration::from_secs(10);
+
+/// How long a fork server may take to report the end of a check stopped by the grader.
+#[cfg(target_os = "linux")]
+const SERVER_REAP: Duration = Duration::from_secs(2);
+
+impl ServerSlot {
+    /// Starts a job in a fork of this slot's server (starting the server first if needed),
+    /// or, when there is none to be had, as a program.
+    fn start(
+        &mut self,
+        launcher: &Launcher,
+        args: &[&OsStr],
+        envs: &[(&str, String); 2],
+        scratch: &Path,
+        timeout: Duration,
+    ) -> std::io::Result<Started<'_>> {
+        #[cfg(target_os = "linux")]
+        {
+            if matches!(self, ServerSlot::Unstarted) {
+                *self = match crate::forked::Server::start(
+                    &launcher.program,
+                    &launcher.args,
+                    &launcher.envs,
+                    SERVER_ANSWER.min(timeout.max(Duration::from_secs(1))),
+                ) {
+                    Some(server) => ServerSlot::Idle(server),
+                    None => ServerSlot::Unavailable,
+                };
+            }
+            if let ServerSlot::Idle(_) = self {
+                let ServerSlot::Idle(server) = std::mem::replace(self, ServerSlot::Unavailable)
+                else {
+                    unreachable!("matched just above")
+                };
+                return match fork(server, args, envs, scratch) {
+                    Ok(started) => Ok(Started {
+                        slot: Some(self),
+                        ..started
+                    }),
+                    // The server is dropped (stopped); this check, and the session's next
+                    // ones, start the program.
+                    Err(_) => launcher.spawn(args, envs, scratch),
+                };
+            }
+        }
+        #[cfg(not(target_os = "linux"))]
+        let _ = timeout;
+        launcher.spawn(args, envs, scratch)
+    }
+
+    /// Takes back the server a check was forked from, once the check's end was heard; a
+    /// server that was lost, or did not report the end, is dropped (stopped), and the next
+    /// check starts a new one.
+    fn keep(&mut self, process: Process) {
+        #[cfg(target_os = "linux")]
+        {
+            *self = match process {
+                Process::Forked {
+                    server,
+                    status: Some(_),
+                    lost: false,
+                    ..
+                } => ServerSlot::Idle(server),
+                _ => ServerSlot::Unstarted,
+            };
+        }
+        #[cfg(not(target_os = "linux"))]
+        let _ = process;
+    }
+}
+
+/// Asks `server` to start a job: makes its standard streams, passes them, and lists its
+/// process group as running.
+#[cfg(target_os = "linux")]
+fn fork(
+    mut server: crate::forked::Server,
+    args: &[&OsStr],
+    envs: &[(&str, String); 2],
+    scratch: &Path,
+) -> std::io::Result<Started<'static>> {
+    use rustix::fd::OwnedFd;
+    let text = |s: &OsStr| {
+        s.to_str()
+            .map(str::to_string)
+            .ok_or_else(|| std::io::Error::other("not UTF-8"))
+    };
+    let request = grader_checks::forks::Request {
+        args: args.iter().map(|a| text(a)).collect::<Result<_, _>>()?,
+        cwd: scratch.to_path_buf(),
+        env: envs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.clone()))
+            .collect(),
+    };
+    let (stdin_read, stdin_write) = std::io::pipe()?;
+    let (stdout_read, stdout_write) = std::io::pipe()?;
+    let (stderr_read, stderr_write) = std::io::pipe()?;
+    let theirs: [OwnedFd; 3] = [stdin_read.into(), stdout_write.into(), stderr_write.into()];
+    // Asked outside the lock (a server that is slow to answer must not hold up Ctrl-C);
+    // the check waits for its token before it runs anything, so listing it next is in time.
+    let pid = server.start_check(
+        &request,
+        [&theirs[0], &theirs[1], &theirs[2]],
+        SERVER_ANSWER,
+    )?;
+    let group = ProcessGroup::register(pid)?;
+    // Only the check may hold its ends: their closing is how its output ends.
+    drop(theirs);
+    Ok(Started {
+        process: Process::Forked {
+            server,
+            status: None,
+            lost: false,
+        },
+        group,
+        stdin: Box::new(stdin_write),
+        outputs: [Stream::from(stdout_read), Stream::from(stderr_read)],
+        slot: None,
+    })
+}
+
+/// A job's process once started, with the streams the grader holds.
+struct Started<'s> {
+    process: Process,
+    group: ProcessGroup,
+    stdin: Box<dyn Write + Send>,
+    outputs: [Stream; 2],
+    /// The session's slot the process's server goes back to.
+    slot: Option<&'s mut ServerSlot>,
+}
+
+/// The read end of a job's standard output or error.
+struct Stream {
+    reader: Box<dyn Read + Send>,
+    /// The pipe's inode (Linux), to find who else holds it.
+    inode: Option<u64>,
+}
+
+impl<T: Read + Send + std::os::fd::AsFd + 'static> From<T> for Stream {
+    fn from(reader: T) -> Self {
+        #[cfg(target_os = "linux")]
+        let inode = rustix::fs::fstat(&reader).ok().map(|s| s.st_ino);
+        #[cfg(not(target_os = "linux"))]
+        let inode = None;
+        Stream {
+            reader: Box::new(reader),
+            inode,
+        }
+    }
+}
+
+/// A job's process: a program started for it, or a fork of a session's server.
+enum Process {
+    Spawned(Child),
+    #[cfg(target_os = "linux")]
+    Forked {
+        server: crate::forked::Server,
+        /// Its end, once the server reported it.
+        status: Option<ExitStatus>,
+        /// The server is gone, and took the process with it (its parent-death signal).
+        lost: bool,
+    },
+}
+
+impl Process {
+    /// Whether the process's server was lost while it ran.
+    fn lost(&self) -> bool {
+        match self {
+            Process::Spawned(_) => false,
+            #[cfg(target_os = "linux")]
+            Process::Forked { lost, .. } => *lost,
+        }
+    }
+
+    /// Its end, if it has ended.
+    fn try_wait(&mut self) -> std::io::Result<Option<ExitStatus>> {
+        self.ended(Duration::ZERO)
+    }
+
+    /// Waits for its end (a stopped process ends at once).
+    fn wait(&mut self) -> std::io::Result<ExitStatus> {
+        match self {
+            Process::Spawned(child) => child.wait(),
+            #[cfg(target_os = "linux")]
+            Process::Forked { .. } => match self.ended(SERVER_REAP)? {
+                Some(status) => Ok(status),
+                None => {
+                    // The server does not answer (the code under test stopped it?): drop it.
+                    self.lose();
+                    self.ended(Duration::ZERO)?
+                        .ok_or_else(|| std::io::Error::other("no status"))
+                }
+            },
+        }
+    }
+
+    fn ended(&mut self, within: Duration) -> std::io::Result<Option<ExitStatus>> {
+        match self {
+            Process::Spawned(child) => child.try_wait(),
+            #[cfg(target_os = "linux")]
+            Process::Forked {
+                server,
+                status,
+                lost,
+                ..
+            } => {
+                use crate::forked::Ended;
+                if status.is_none() && !*lost {
+                    match server.ended(within) {
+                        Ended::Exited(ended) => *status = Some(ended),
+                        Ended::Running => {}
+                        Ended::Lost => *lost = true,
+                    }
+                }
+                Ok(if *lost { Some(killed()) } else { *status })
+            }
+        }
+    }
+
+    #[cfg(target_os = "linux")]
+    fn lose(&mut self) {
+        if let Process::Forked { lost, .. } = self {
+            *lost = true;
+        }
+    }
+}
+
+/// The status of a process killed by SIGKILL: what became of a check whose server was lost.
+#[cfg(target_os = "linux")]
+fn killed() -> ExitStatus {
+    use std::os::unix::process::ExitStatusExt;
+    ExitStatus::from_raw(9)
 }
 
 /// A token no code under test can guess: the report must carry it.
@@ -340,24 +717,9 @@ fn seconds(d: Duration) -> String {
     }
 }
 
-/// The inodes of the child's output pipes (Linux), to find who else holds them.
-fn pipe_inodes(child: &Child) -> Vec<u64> {
-    #[cfg(target_os = "linux")]
-    {
-        let mut inodes = Vec::new();
-        if let Some(out) = &child.stdout {
-            inodes.extend(rustix::fs::fstat(out).ok().map(|s| s.st_ino));
-        }
-        if let Some(err) = &child.stderr {
-            inodes.extend(rustix::fs::fstat(err).ok().map(|s| s.st_ino));
-        }
-        inodes
-    }
-    #[cfg(not(target_os = "linux"))]
-    {
-        let _ = child;
-        Vec::new()
-    }
+/// The inodes of a job's output pipes (Linux), to find who else holds them.
+fn pipe_inodes(outputs: &[Stream; 2]) -> Vec<u64> {
+    outputs.iter().filter_map(|s| s.inode).collect()
 }
 
 /// Kills every process holding one of `pipes` open (Linux) and names them.
@@ -457,7 +819,7 @@ enum Watched {
 /// Polls the child until it exits, its time runs out, it runs too many tasks, or the run is
 /// `cancelled`.
 fn watch(
-    child: &mut Child,
+    child: &mut Process,
     group: &ProcessGroup,
     timeout: Duration,
     max_tasks: u32,
@@ -516,17 +878,22 @@ struct ExitWait {
 }
 
 impl ExitWait {
-    fn new(child: &Child) -> ExitWait {
+    fn new(process: &Process) -> ExitWait {
         #[cfg(target_os = "linux")]
         {
             use rustix::process::{pidfd_open, Pid, PidfdFlags};
-            ExitWait {
-                pidfd: pidfd_open(Pid::from_child(child), PidfdFlags::empty()).ok(),
-            }
+            let fd = match process {
+                Process::Spawned(child) => {
+                    pidfd_open(Pid::from_child(child), PidfdFlags::empty()).ok()
+                }
+                // The server says when the check ended.
+                Process::Forked { server, .. } => rustix::io::dup(server.socket()).ok(),
+            };
+            ExitWait { pidfd: fd }
         }
         #[cfg(not(target_os = "linux"))]
         {
-            let _ = child;
+            let _ = process;
             ExitWait {}
         }
     }
@@ -594,26 +961,44 @@ struct ProcessGroup {
 }
 
 impl ProcessGroup {
-    /// Starts `command` (which puts the child in a group of its own) and lists its group in
-    /// [`RUNNING`], both under its lock: [`stop_running_checks`] either sees the group or
-    /// has already refused every start.
-    fn spawn(command: &mut Command) -> std::io::Result<(Child, Self)> {
+    /// Starts a process that leads a group of its own (`start` returns it and its id) and
+    /// lists its group in [`RUNNING`], both under its lock: [`stop_running_checks`] either
+    /// sees the group or has already refused every start.
+    fn listed<T>(start: impl FnOnce() -> std::io::Result<(T, u32)>) -> std::io::Result<(T, Self)> {
         let mut running = running();
         if running.stopped {
             return Err(std::io::Error::other("the grader is stopping"));
         }
-        let child = command.spawn()?;
-        running.leaders.push(child.id());
-        let group = ProcessGroup::of(&child);
-        Ok((child, group))
+        let (process, pid) = start()?;
+        running.leaders.push(pid);
+        Ok((
+            process,
+            ProcessGroup {
+                #[cfg(unix)]
+                pgid: rustix::process::Pid::from_raw(pid as i32),
+                pid,
+            },
+        ))
     }
 
-    fn of(child: &Child) -> Self {
-        ProcessGroup {
-            #[cfg(unix)]
-            pgid: rustix::process::Pid::from_raw(child.id() as i32),
-            pid: child.id(),
+    /// Lists the group led by `pid`, a process just started that waits for its standard
+    /// input before it runs anything, in [`RUNNING`]; once [`stop_running_checks`] has run,
+    /// stops the group instead.
+    #[cfg(target_os = "linux")]
+    fn register(pid: u32) -> std::io::Result<Self> {
+        let mut running = running();
+        let group = ProcessGroup {
+            pgid: rustix::process::Pid::from_raw(pid as i32),
+            pid,
+        };
+        if running.stopped {
+            if let Some(pgid) = group.pgid {
+                let _ = rustix::process::kill_process_group(pgid, rustix::process::Signal::KILL);
+            }
+            return Err(std::io::Error::other("the grader is stopping"));
         }
+        running.leaders.push(pid);
+        Ok(group)
     }
 
     /// SIGTERM to the whole group, a short grace, then SIGKILL (Unix).
@@ -795,19 +1180,10 @@ struct Captured {
 
 impl Captured {}
 
-fn collect_output(child: &mut Child) -> OutputReaders {
+fn collect_output(outputs: [Stream; 2]) -> OutputReaders {
     let (tx, done) = mpsc::channel();
     let mut expected = 0;
-    let streams: [Option<Box<dyn Read + Send>>; 2] = [
-        child
-            .stdout
-            .take()
-            .map(|s| Box::new(s) as Box<dyn Read + Send>),
-        child
-            .stderr
-            .take()
-            .map(|s| Box::new(s) as Box<dyn Read + Send>),
-    ];
+    let streams = outputs.map(|s| Some(s.reader));
     for mut stream in streams.into_iter().flatten() {
         expected += 1;
         let tx = tx.clone();

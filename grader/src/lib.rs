@@ -2,7 +2,8 @@
 //! The kit's command line, as a library: runs an exercise group's checks against the
 //! learner's `practice` crate or against the `reference`, each check in its own process.
 //!
-//! - [`Launcher`]: the parent side, which starts a child, times it out, and reads its report.
+//! - [`Launcher`]: the parent side, which starts a child, times it out, and reads its report;
+//!   a [`Session`] runs a thread's checks as forks of one harness process (Linux).
 //! - [`suite`]: selects checks with libtest's arguments and prints results.
 //! - [`compile`]: builds the learner's harness with cargo, one lesson at a time, and
 //!   [`borrowed`] refuses a practice crate that reaches the kit's answers.
@@ -21,6 +22,8 @@ pub mod check_input;
 mod child;
 pub mod compile;
 pub mod exercise;
+#[cfg(target_os = "linux")]
+mod forked;
 pub mod grade;
 pub mod guidance;
 pub mod help;
@@ -34,6 +37,6 @@ pub mod suite;
 pub mod toml_file;
 pub mod workspace;
 
-pub use child::{output_section, stop_running_checks, JobEnd, Launcher, Ran};
+pub use child::{output_section, stop_running_checks, JobEnd, Launcher, Ran, Session};
 pub use exercise::Exercise;
 pub use grader_checks::{groups, FailureKind, Group, Outcome, Status};

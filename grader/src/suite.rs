@@ -196,38 +196,44 @@ pub fn run(
             let tx = tx.clone();
             let (next, stop, selected, launch) = (&next, &stop, &selected, &launch);
             let scratch = scratch.path();
-            scope.spawn(move || loop {
-                if stop.load(Ordering::SeqCst) || launcher.cancelled() {
-                    break;
-                }
-                let Some(&i) = launch.get(next.fetch_add(1, Ordering::SeqCst)) else {
-                    break;
-                };
-                let check = &selected[i];
-                let dir = scratch.join(i.to_string());
-                let timeout = settings.timeout.max(check.min_timeout);
-                let began = Instant::now();
-                let ran = match std::fs::create_dir(&dir) {
-                    Ok(()) => launcher.run(
-                        group.name,
-                        check.name,
-                        &dir,
-                        settings.timeout,
-                        timeout,
-                        group.stop_hint,
-                    ),
-                    Err(e) => Ran {
-                        outcome: Outcome::KitBug {
-                            message: format!("cannot make a scratch folder {}: {e}", dir.display()),
+            scope.spawn(move || {
+                let mut session = launcher.session();
+                loop {
+                    if stop.load(Ordering::SeqCst) || launcher.cancelled() {
+                        break;
+                    }
+                    let Some(&i) = launch.get(next.fetch_add(1, Ordering::SeqCst)) else {
+                        break;
+                    };
+                    let check = &selected[i];
+                    let dir = scratch.join(i.to_string());
+                    let timeout = settings.timeout.max(check.min_timeout);
+                    let began = Instant::now();
+                    let ran = match std::fs::create_dir(&dir) {
+                        Ok(()) => session.run(
+                            group.name,
+                            check.name,
+                            &dir,
+                            settings.timeout,
+                            timeout,
+                            group.stop_hint,
+                        ),
+                        Err(e) => Ran {
+                            outcome: Outcome::KitBug {
+                                message: format!(
+                                    "cannot make a scratch folder {}: {e}",
+                                    dir.display()
+                                ),
+                            },
+                            output: String::new(),
                         },
-                        output: String::new(),
-                    },
-                };
-                if settings.fail_fast && ran.outcome != Outcome::Passed {
-                    stop.store(true, Ordering::SeqCst);
-                }
-                if tx.send((i, ran, began.elapsed())).is_err() {
-                    break;
+                    };
+                    if settings.fail_fast && ran.outcome != Outcome::Passed {
+                        stop.store(true, Ordering::SeqCst);
+                    }
+                    if tx.send((i, ran, began.elapsed())).is_err() {
+                        break;
+                    }
                 }
             });
         }

@@ -38,14 +38,99 @@ fn main() -> ExitCode {
     if let Ok(label) = std::env::var(IMPL_VAR) {
         let args: Vec<String> = std::env::args().skip(1).collect();
         let _ = LABEL.set(label);
-        return grader_checks::serve::main(&args, serve);
+        return grader_checks::harness_main(&args, serve);
     }
     let args = Arguments::from_args();
     let mut all = trials();
     all.extend(stage8_trials());
     all.extend(build2_trials());
     all.extend(MISTAKES.iter().map(mistake_trial));
+    #[cfg(target_os = "linux")]
+    all.extend(fork_trials());
     libtest_mimic::run(&args, all).exit_code()
+}
+
+/// The fork server's (Linux): a run's checks are forked from it, and a check that kills it
+/// is a crash, not the end of the run.
+#[cfg(target_os = "linux")]
+fn fork_trials() -> Vec<Trial> {
+    vec![
+        Trial::test(
+            "checks_of_a_run_are_forked_from_one_server_per_thread",
+            || {
+                // The checks of a run (a session per thread) start as forks of a fork server,
+                // not as programs started by the grader; a launcher's single run still starts one.
+                let (summary, out) = grade_with(
+                    "names_its_parent",
+                    "fixtures::",
+                    10.0,
+                    FormatSetting::Pretty,
+                );
+                let me = std::process::id();
+                let mut parents = std::collections::BTreeSet::new();
+                for check in [
+                    "fixtures::permanent_error",
+                    "fixtures::third_attempt_success",
+                ] {
+                    let Some(Outcome::Failed { message, .. }) = summary.outcome(check) else {
+                        return Err(format!("{check} did not fail as expected\n{out}").into());
+                    };
+                    let parent =
+                        parent_named(message).ok_or_else(|| format!("no parent in {message:?}"))?;
+                    ensure(parent != me, || {
+                        format!("{check} was started by the grader itself\n{out}")
+                    })?;
+                    parents.insert(parent);
+                }
+                let ran = summary.count(Status::Failed);
+                ensure(ran == 8, || out.clone())?;
+                ensure(parents.len() <= suite::default_threads(), || {
+                    format!("{} servers for {ran} checks\n{out}", parents.len())
+                })?;
+                let me_path = std::env::current_exe().expect("the test binary knows its own path");
+                let scratch = tempfile::tempdir().expect("a scratch folder");
+                let ran = Launcher::new(me_path)
+                    .env(IMPL_VAR, "names_its_parent")
+                    .run(
+                        "build3",
+                        "fixtures::permanent_error",
+                        scratch.path(),
+                        Duration::from_secs(10),
+                        Duration::from_secs(10),
+                        "",
+                    );
+                let Outcome::Failed { message, .. } = &ran.outcome else {
+                    return Err(format!("a single run did not fail: {:?}", ran.outcome).into());
+                };
+                ensure(parent_named(message) == Some(me), || message.clone())
+            },
+        ),
+        Trial::test(
+            "a_check_that_kills_its_server_is_a_crash_and_the_run_goes_on",
+            || {
+                let (summary, out) = grade("kills_its_parent", "fixtures::", 10.0);
+                ensure(
+                    summary.count(Status::Passed) == 0 && summary.count(Status::Failed) == 8,
+                    || out.clone(),
+                )?;
+                expect_failed(
+                    &summary,
+                    "fixtures::third_attempt_success",
+                    FailureKind::Crash,
+                    &["the process that started the check was stopped"],
+                )
+            },
+        ),
+    ]
+}
+
+/// The process id in a `parent N` panic message (the `names_its_parent` implementation).
+fn parent_named(message: &str) -> Option<u32> {
+    let rest = &message[message.find("parent ")? + "parent ".len()..];
+    rest.split(|c: char| !c.is_ascii_digit())
+        .next()?
+        .parse()
+        .ok()
 }
 
 /// Runs the build3 checks (those matching `filter`, all when empty) against `label`.

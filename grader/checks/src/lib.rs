@@ -6,14 +6,16 @@
 //!
 //! - [`groups`]: the registry, and one module per group — its checks, its scenario format
 //!   and runner, and its messages.
-//! - [`serve`]: the child's side: run one job, write a report; [`library`]: the learner's
-//!   function loaded from a library the grader built.
+//! - [`serve`]: the child's side: run one job, write a report; [`forks`]: a harness that
+//!   starts each job by forking itself; [`library`]: the learner's function loaded from a
+//!   library the grader built.
 //! - Leaves every group uses, which depend on nothing above them: [`panics`] (whose panic it
 //!   was), [`report`] (how a job ended), [`view`] (what code did, as fields),
 //!   [`feedback`] (a failure message's layout), [`scenario`] (what every scenario format
 //!   shares), [`limits`] (what a child may use) and [`group`] (what a group is).
 
 pub mod feedback;
+pub mod forks;
 pub mod group;
 pub mod groups;
 pub mod library;
@@ -31,3 +33,27 @@ pub use group::{Check, CheckInfo, CheckInput, CheckResult, Group, Job};
 /// kept under this name.
 pub const KIT_STATE: &str = env!("KIT_CHECKS_STATE");
 pub use report::{FailureKind, Outcome, Report, Status};
+
+/// A harness program's `main`: with the one argument
+/// [`SERVER_ARG`](forks::SERVER_ARG) it is a fork server (Linux, see [`forks`]); otherwise
+/// it runs the one job `args` name ([`serve::main`]). `run` runs a job of a group on the
+/// code under test, and returns `None` for a group this harness does not serve.
+///
+/// ```no_run
+/// fn main() -> std::process::ExitCode {
+///     let args: Vec<String> = std::env::args().skip(1).collect();
+///     grader_checks::harness_main(&args, grader_checks::groups::run_reference)
+/// }
+/// ```
+pub fn harness_main(
+    args: &[String],
+    run: fn(&str, &Job) -> Option<Report>,
+) -> std::process::ExitCode {
+    #[cfg(target_os = "linux")]
+    if let [only] = args {
+        if only == forks::SERVER_ARG {
+            return std::process::ExitCode::from(forks::serve(run));
+        }
+    }
+    serve::main(args, run)
+}

@@ -56,33 +56,32 @@ pub struct Sealed {
     pub report: Report,
 }
 
-/// The child process's `main`: reads the job from `args` (without the program name) and
-/// the token from standard input, runs the job with `run` (which returns `None` for a group
-/// this harness does not serve), writes the report and exits.
+/// One job's `main`: reads the job from `args` (without the program name) and the token from
+/// standard input, runs the job with `run` (which returns `None` for a group this harness
+/// does not serve), writes the report and exits. A harness calls it through
+/// [`harness_main`](crate::harness_main), which also serves forks.
 ///
 /// `run` is a plain function pointer, so that all of this is compiled once, here, and the
 /// harness — rebuilt after every edit of the learner's file — compiles almost nothing.
-///
-/// ```no_run
-/// fn main() -> std::process::ExitCode {
-///     let args: Vec<String> = std::env::args().skip(1).collect();
-///     grader_checks::serve::main(&args, grader_checks::groups::run_reference)
-/// }
-/// ```
 pub fn main(args: &[String], run: fn(&str, &Job) -> Option<Report>) -> ExitCode {
+    ExitCode::from(run_job_args(args, run))
+}
+
+/// [`main`] for one job: returns the exit status when it does not exit itself.
+pub(crate) fn run_job_args(args: &[String], run: fn(&str, &Job) -> Option<Report>) -> u8 {
     let [group, kind, what, report_path] = args else {
         eprintln!(
             "usage: GROUP check NAME REPORT-PATH | GROUP scenario FILE REPORT-PATH\n\
              This program is started by the grader: run `cargo run -p grader -- --help`."
         );
-        return ExitCode::from(EXIT_USAGE);
+        return EXIT_USAGE;
     };
     let job = match kind.as_str() {
         "check" => Job::Check(what.clone()),
         "scenario" => Job::Scenario(PathBuf::from(what)),
         other => {
             eprintln!("unknown job {other:?}: expected `check` or `scenario`");
-            return ExitCode::from(EXIT_USAGE);
+            return EXIT_USAGE;
         }
     };
     if let Some(limits) = std::env::var(crate::limits::LIMITS_VAR)
@@ -109,7 +108,7 @@ pub fn main(args: &[String], run: fn(&str, &Job) -> Option<Report>) -> ExitCode 
         Some(report) => finish(&report),
         None => {
             eprintln!("this harness does not serve group {group:?}");
-            ExitCode::from(EXIT_USAGE)
+            EXIT_USAGE
         }
     }
 }

@@ -89,5 +89,5 @@ mod learner {
 
 fn main() -> std::process::ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    grader_checks::serve::main(&args, run)
+    grader_checks::harness_main(&args, run)
 }

@@ -87,7 +87,7 @@ enum Command {
     /// Internal: run one job on the reference (the grader starts this itself).
     #[command(name = "__check", hide = true)]
     Check {
-        #[arg(num_args = 4)]
+        #[arg(num_args = 1..=4)]
         args: Vec<String>,
     },
 }
@@ -172,7 +172,7 @@ fn dispatch(matches: &clap::ArgMatches) -> Outcome {
     let cli = Cli::from_arg_matches(matches).map_err(bad_args)?;
     let root = cli.global.root;
     match cli.command {
-        Command::Check { args } => Ok(grader_checks::serve::main(
+        Command::Check { args } => Ok(grader_checks::harness_main(
             &args,
             grader_checks::groups::run_reference,
         )),

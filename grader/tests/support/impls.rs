@@ -412,6 +412,18 @@ pub fn build3(label: &str) -> Option<build3::Learner> {
             std::hint::black_box(&handles);
             CORRECT(p, r, s, l)
         },
+        "kills_its_parent" => |p, r, s, l| {
+            // In a session, the parent is the fork server; the check goes down with it.
+            if let Some(parent) = rustix::process::getppid() {
+                let _ = rustix::process::kill_process(parent, rustix::process::Signal::KILL);
+            }
+            std::thread::sleep(std::time::Duration::from_secs(2));
+            CORRECT(p, r, s, l)
+        },
+        "names_its_parent" => |_, _, _, _| {
+            let parent = rustix::process::getppid().map_or(0, |p| p.as_raw_nonzero().get());
+            panic!("parent {parent}")
+        },
         "forges_report" => |_, _, _, _| {
             println!("{{\"status\":\"passed\"}}");
             eprintln!("{{\"status\":\"passed\"}}");

@@ -1,0 +1,242 @@
+//! The fork server: one harness process that starts each check by forking itself.
+//!
+//! Starting a program per check costs about a millisecond of CPU (exec, the dynamic loader,
+//! the runtime's start), most of a small check's cost. So on Linux each thread of a grader
+//! run starts one harness in this mode, and asks it for each check; the server forks, and
+//! the child runs the job exactly as a started harness would ([`serve::main`](crate::serve::main)),
+//! in a process group of its own, under its own limits, with its own standard input, output
+//! and error, which the grader made and passed with the request. Isolation is the same: the
+//! server itself never runs code under test (it does not load the learner's library; a
+//! child does, after its limits are set), and each check's process is a fresh copy of it.
+//!
+//! The protocol, over a `SOCK_SEQPACKET` socket that is the server's standard input:
+//! - server → grader, once: [`Reply::Ready`];
+//! - grader → server: a [`Request`] (JSON) with three descriptors attached (`SCM_RIGHTS`):
+//!   the check's standard input, output and error;
+//! - server → grader: [`Reply::Started`] with the child's id (or [`Reply::Refused`]), then
+//!   [`Reply::Exited`] with its wait status once it has ended. One check at a time.
+//!
+//! The server ends when the grader closes its end, or when the thread that started it ends
+//! (its parent-death signal).
+
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+
+/// The argument that starts a harness as a fork server, in place of a job.
+pub const SERVER_ARG: &str = "__fork-server";
+
+/// One check to start: the job's arguments as a started harness takes them, its working
+/// folder, and environment variables to set for it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Request {
+    /// `GROUP check NAME REPORT-PATH` or `GROUP scenario FILE REPORT-PATH`.
+    pub args: Vec<String>,
+    /// The child's working folder.
+    pub cwd: PathBuf,
+    /// Set in the child before the job starts.
+    pub env: Vec<(String, String)>,
+}
+
+/// What the server says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reply {
+    /// The server is up and waits for requests.
+    Ready,
+    /// The check's process was started, with this id; it leads its own process group.
+    Started(i32),
+    /// The check could not be started (an errno, or 0 for a malformed request).
+    Refused(i32),
+    /// The check's process (this id) ended with this wait status.
+    Exited(i32, i32),
+}
+
+impl Reply {
+    /// The largest encoded reply, in bytes.
+    pub const SIZE: usize = 9;
+
+    /// The reply as bytes: a kind, then two numbers.
+    ///
+    /// ```
+    /// use grader_checks::forks::Reply;
+    /// let reply = Reply::Exited(42, 9);
+    /// assert_eq!(Reply::decode(&reply.encode()), Some(reply));
+    /// ```
+    pub fn encode(self) -> [u8; Reply::SIZE] {
+        let (kind, a, b) = match self {
+            Reply::Ready => (b'R', 0, 0),
+            Reply::Started(pid) => (b'S', pid, 0),
+            Reply::Refused(errno) => (b'F', errno, 0),
+            Reply::Exited(pid, status) => (b'E', pid, status),
+        };
+        let mut bytes = [0; Reply::SIZE];
+        bytes[0] = kind;
+        bytes[1..5].copy_from_slice(&a.to_le_bytes());
+        bytes[5..9].copy_from_slice(&b.to_le_bytes());
+        bytes
+    }
+
+    /// Reads [`Reply::encode`]'s bytes; `None` for anything else.
+    pub fn decode(bytes: &[u8]) -> Option<Reply> {
+        let bytes: &[u8; Reply::SIZE] = bytes.try_into().ok()?;
+        let a = i32::from_le_bytes(bytes[1..5].try_into().ok()?);
+        let b = i32::from_le_bytes(bytes[5..9].try_into().ok()?);
+        Some(match bytes[0] {
+            b'R' => Reply::Ready,
+            b'S' => Reply::Started(a),
+            b'F' => Reply::Refused(a),
+            b'E' => Reply::Exited(a, b),
+            _ => return None,
+        })
+    }
+}
+
+#[cfg(target_os = "linux")]
+pub(crate) use server::serve;
+
+#[cfg(target_os = "linux")]
+mod server {
+    use super::{Reply, Request};
+    use crate::group::Job;
+    use crate::report::Report;
+    use rustix::fd::{AsFd, OwnedFd};
+    use rustix::net::{
+        recvmsg, send, RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags, SendFlags,
+    };
+    use std::io::IoSliceMut;
+    use std::mem::MaybeUninit;
+
+    /// The largest request the server reads (a request is a few hundred bytes).
+    const MAX_REQUEST: usize = 64 * 1024;
+
+    /// Runs the server until the grader closes the socket; returns the exit status.
+    ///
+    /// The server stays single-threaded, so that a fork copies a process in a known state:
+    /// nothing here starts a thread, and nothing the checks use is touched before a fork.
+    pub(crate) fn serve(run: fn(&str, &Job) -> Option<Report>) -> u8 {
+        let Ok(socket) = rustix::io::fcntl_dupfd_cloexec(rustix::stdio::stdin(), 3) else {
+            return 3;
+        };
+        // Standard input is the socket: nothing but this loop may read it.
+        if let Ok(null) = std::fs::File::open("/dev/null") {
+            let _ = rustix::stdio::dup2_stdin(&null);
+        }
+        // Ends with the grader's thread that started it (and so with the grader).
+        let _ =
+            rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL));
+        if !reply(&socket, Reply::Ready) {
+            return 3;
+        }
+        let server = rustix::process::getpid();
+        let mut buffer = vec![0u8; MAX_REQUEST];
+        loop {
+            let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(3))];
+            let mut control = RecvAncillaryBuffer::new(&mut space);
+            let received = match recvmsg(
+                &socket,
+                &mut [IoSliceMut::new(&mut buffer)],
+                &mut control,
+                RecvFlags::CMSG_CLOEXEC,
+            ) {
+                Ok(received) => received,
+                Err(rustix::io::Errno::INTR) => continue,
+                Err(_) => return 0,
+            };
+            if received.bytes == 0 {
+                return 0; // the grader is done
+            }
+            let mut fds: Vec<OwnedFd> = Vec::new();
+            for message in control.drain() {
+                if let RecvAncillaryMessage::ScmRights(received) = message {
+                    fds.extend(received);
+                }
+            }
+            let request = serde_json::from_slice::<Request>(&buffer[..received.bytes]);
+            let (Ok(request), [stdin, stdout, stderr]) = (request, fds.as_slice()) else {
+                if !reply(&socket, Reply::Refused(0)) {
+                    return 3;
+                }
+                continue;
+            };
+            // SAFETY: this process is single-threaded (see above), so the child is a
+            // complete copy of it; the child never returns into this loop.
+            match unsafe { libc::fork() } {
+                -1 => {
+                    let errno = std::io::Error::last_os_error().raw_os_error().unwrap_or(0);
+                    if !reply(&socket, Reply::Refused(errno)) {
+                        return 3;
+                    }
+                }
+                0 => child(server, socket, [stdin, stdout, stderr], &request, run),
+                pid => {
+                    // Also set in the child: whichever runs first, the group exists before
+                    // the grader hears of the child.
+                    // SAFETY: plain system calls on the child just forked.
+                    unsafe { libc::setpgid(pid, pid) };
+                    drop(fds);
+                    if !reply(&socket, Reply::Started(pid)) {
+                        return 3;
+                    }
+                    let status = wait(pid);
+                    if !reply(&socket, Reply::Exited(pid, status)) {
+                        return 3;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Waits for child `pid` to end and returns its raw wait status.
+    fn wait(pid: i32) -> i32 {
+        let mut status = 0;
+        loop {
+            // SAFETY: `status` is a valid place for the status.
+            let waited = unsafe { libc::waitpid(pid, &mut status, 0) };
+            if waited == pid {
+                return status;
+            }
+            if std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+                // Not this server's child any more: say it was killed.
+                return libc::SIGKILL;
+            }
+        }
+    }
+
+    fn reply(socket: &OwnedFd, what: Reply) -> bool {
+        send(socket, &what.encode(), SendFlags::NOSIGNAL).is_ok()
+    }
+
+    /// The forked child: becomes the check's process, runs the job, exits.
+    fn child(
+        server: rustix::process::Pid,
+        socket: OwnedFd,
+        [stdin, stdout, stderr]: [&OwnedFd; 3],
+        request: &Request,
+        run: fn(&str, &Job) -> Option<Report>,
+    ) -> ! {
+        // Ends with the server (and so with the grader), even before its limits are set; a
+        // server already gone by now would never say so.
+        let _ =
+            rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL));
+        if rustix::process::getppid() != Some(server) {
+            std::process::exit(i32::from(crate::serve::EXIT_USAGE));
+        }
+        // The code under test must not reach the server.
+        drop(socket);
+        // SAFETY: a plain system call on this process.
+        unsafe { libc::setpgid(0, 0) };
+        let redirected = rustix::stdio::dup2_stdin(stdin.as_fd())
+            .and_then(|()| rustix::stdio::dup2_stdout(stdout.as_fd()))
+            .and_then(|()| rustix::stdio::dup2_stderr(stderr.as_fd()));
+        // The descriptors received were opened close-on-exec and are closed at exit; the
+        // copies on 0, 1 and 2 are what the job uses.
+        if redirected.is_err() || std::env::set_current_dir(&request.cwd).is_err() {
+            std::process::exit(i32::from(crate::serve::EXIT_USAGE));
+        }
+        for (key, value) in &request.env {
+            std::env::set_var(key, value);
+        }
+        let code = std::panic::catch_unwind(|| crate::serve::run_job_args(&request.args, run))
+            .unwrap_or(101);
+        std::process::exit(i32::from(code))
+    }
+}
