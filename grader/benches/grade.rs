@@ -81,7 +81,7 @@ fn main() {
 
     let variants: Vec<&class::Variant> = class::VARIANTS
         .iter()
-        .filter(|v| v.name != "spins")
+        .filter(|v| !matches!(v.name, "spins" | "hangs"))
         .collect();
     let subs = dir.path().join("class");
     class::write(&kit, &subs, &variants, count);

@@ -110,19 +110,22 @@ fn assert_expected(row: &Value, expect: Expect) {
 fn a_class_of_sixty_gets_one_right_row_each_and_unchanged_work_is_not_graded_again() {
     let dir = tempfile::tempdir().unwrap();
     let (subs, out) = (dir.path().join("class"), dir.path().join("grades"));
-    // One spinning submission (every check runs to its timeout); the rest cycle through the
-    // other variants.
-    let mut variants: Vec<&class::Variant> =
-        VARIANTS.iter().filter(|v| v.name != "spins").collect();
+    // One hanging submission (every check waits out its timeout), graded first so that its
+    // timeouts overlap the others' grading; the rest cycle through the other variants. It sleeps rather than spins: a spinning one took a core from the other
+    // 59 for 39 timeouts, and CPU-burning code is the implementations tests' (`spins`).
+    let mut variants: Vec<&class::Variant> = VARIANTS
+        .iter()
+        .filter(|v| !matches!(v.name, "spins" | "hangs"))
+        .collect();
     let mut written = class::write(&kit_root(), &subs, &variants, 59);
-    variants = vec![class::variant("spins")];
-    let spin = class::write(&kit_root(), &dir.path().join("spin"), &variants, 1);
+    variants = vec![class::variant("hangs")];
+    let hang = class::write(&kit_root(), &dir.path().join("hang"), &variants, 1);
     std::fs::rename(
-        dir.path().join("spin").join(&spin[0].0),
-        subs.join("99-spins"),
+        dir.path().join("hang").join(&hang[0].0),
+        subs.join("00-hangs"),
     )
     .unwrap();
-    written.push(("99-spins".into(), "spins"));
+    written.push(("00-hangs".into(), "hangs"));
 
     let args = [
         subs.to_str().unwrap(),
@@ -134,7 +137,7 @@ fn a_class_of_sixty_gets_one_right_row_each_and_unchanged_work_is_not_graded_aga
         "json",
         "--report",
         "junit",
-        // The spinning submission waits out the timeout in every check: 1 s, not 3.
+        // The hanging submission waits out the timeout in every check: 1 s, not 3.
         "--timeout",
         "1",
     ];

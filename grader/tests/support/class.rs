@@ -167,6 +167,16 @@ pub const VARIANTS: &[Variant] = &[
             kind: "did not finish",
         },
     },
+    Variant {
+        name: "hangs",
+        change: Some((
+            "    policy.validate()?;\n",
+            "    loop {\n        std::thread::sleep(std::time::Duration::from_secs(1));\n    }\n",
+        )),
+        expect: Expect::AllFail {
+            kind: "did not finish",
+        },
+    },
 ];
 
 /// The variant called `name`.
