@@ -192,11 +192,14 @@ pub fn run(
     let stop = AtomicBool::new(false);
     let (tx, rx) = mpsc::channel();
     std::thread::scope(|scope| -> io::Result<()> {
-        for _ in 0..threads.min(selected.len()) {
+        for thread in 0..threads.min(selected.len()) {
             let tx = tx.clone();
             let (next, stop, selected, launch) = (&next, &stop, &selected, &launch);
-            let scratch = scratch.path();
+            // A working folder per thread, for its checks one after the other: making one
+            // costs about 0.35 ms on ext4, as much as a small check's own run.
+            let dir = scratch.path().join(format!("thread-{thread}"));
             scope.spawn(move || {
+                let made = std::fs::create_dir(&dir);
                 let mut session = launcher.session();
                 loop {
                     if stop.load(Ordering::SeqCst) || launcher.cancelled() {
@@ -206,10 +209,9 @@ pub fn run(
                         break;
                     };
                     let check = &selected[i];
-                    let dir = scratch.join(i.to_string());
                     let timeout = settings.timeout.max(check.min_timeout);
                     let began = Instant::now();
-                    let ran = match std::fs::create_dir(&dir) {
+                    let ran = match &made {
                         Ok(()) => session.run(
                             group.name,
                             check.name,
