@@ -55,6 +55,11 @@ pub struct Launcher {
     /// When set (by [`Launcher::cancel_with`]) and raised, every child is stopped at once and
     /// no check starts: a watch does this when a newer save or `q` makes its run moot.
     pub cancel: Option<Arc<AtomicBool>>,
+    /// Whether a [`Session`] may start the program as a fork server. Only for a program
+    /// that runs no code under test before a job starts: not for a harness with the
+    /// learner's crate linked in, whose code could run before `main` (in the server, outside
+    /// every limit and watch).
+    pub fork: bool,
 }
 
 /// How a harness process ended.
@@ -109,6 +114,7 @@ impl Launcher {
             limits: Limits::default(),
             input: crate::check_input::for_check,
             cancel: None,
+            fork: true,
         }
     }
 
@@ -167,6 +173,7 @@ impl Launcher {
         Session {
             launcher: self,
             server: ServerSlot::Unstarted,
+            _thread: std::marker::PhantomData,
         }
     }
 
@@ -308,6 +315,17 @@ impl Launcher {
             captured = captured.rest(OUTPUT_CLOSE);
         }
         let leaked = leaked.or(held_open);
+        if lost && !matches!(watched, Watched::Cancelled) {
+            // Whatever the check seemed to do, its end was not seen: no report counts.
+            return JobEnd::Failed {
+                kind: FailureKind::Crash,
+                message: "crashed: the process that started the check was stopped while the \
+                          check ran (by the code under test?), and the check went with it. \
+                          The check did not finish."
+                    .to_string(),
+                output: captured.text,
+            };
+        }
         let status = match watched {
             Watched::Exited(status) => status,
             Watched::Cancelled => {
@@ -341,18 +359,10 @@ impl Launcher {
         };
         match read_report(&report_path, &token) {
             // A report counts only from a process that then exited normally.
-            Some(report) if status.success() && !lost => JobEnd::Reported {
+            Some(report) if status.success() => JobEnd::Reported {
                 report,
                 output: captured.text,
                 leaked,
-            },
-            _ if lost => JobEnd::Failed {
-                kind: FailureKind::Crash,
-                message: "crashed: the process that started the check was stopped while the \
-                          check ran (by the code under test?), and the check went with it. \
-                          The check did not finish."
-                    .to_string(),
-                output: captured.text,
             },
             _ => JobEnd::Failed {
                 kind: death_kind(status, &captured),
@@ -415,6 +425,8 @@ impl Launcher {
 pub struct Session<'a> {
     launcher: &'a Launcher,
     server: ServerSlot,
+    /// Not `Send`: the server's parent-death signal follows the thread that started it.
+    _thread: std::marker::PhantomData<*const ()>,
 }
 
 impl Session<'_> {
@@ -473,6 +485,11 @@ impl ServerSlot {
     ) -> std::io::Result<Started<'_>> {
         #[cfg(target_os = "linux")]
         {
+            // A request carries its arguments and folder as text.
+            let as_text = args.iter().all(|a| a.to_str().is_some()) && scratch.to_str().is_some();
+            if !launcher.fork || !as_text {
+                return launcher.spawn(args, envs, scratch);
+            }
             if matches!(self, ServerSlot::Unstarted) {
                 *self = match crate::forked::Server::start(
                     &launcher.program,
@@ -560,12 +577,18 @@ fn fork(
         [&theirs[0], &theirs[1], &theirs[2]],
         SERVER_ANSWER,
     )?;
+    // Opened before the check can end (it waits for its token), so it names this process
+    // and no later one: the way to stop a check that left its process group.
+    let pidfd = rustix::process::Pid::from_raw(pid as i32)
+        .and_then(|p| rustix::process::pidfd_open(p, rustix::process::PidfdFlags::empty()).ok());
     let group = ProcessGroup::register(pid)?;
     // Only the check may hold its ends: their closing is how its output ends.
     drop(theirs);
     Ok(Started {
         process: Process::Forked {
             server,
+            pid,
+            pidfd,
             status: None,
             lost: false,
         },
@@ -612,6 +635,9 @@ enum Process {
     #[cfg(target_os = "linux")]
     Forked {
         server: crate::forked::Server,
+        pid: u32,
+        /// The process's pidfd, to kill it whatever group it is in.
+        pidfd: Option<rustix::fd::OwnedFd>,
         /// Its end, once the server reported it.
         status: Option<ExitStatus>,
         /// The server is gone, and took the process with it (its parent-death signal).
@@ -626,6 +652,26 @@ impl Process {
             Process::Spawned(_) => false,
             #[cfg(target_os = "linux")]
             Process::Forked { lost, .. } => *lost,
+        }
+    }
+
+    /// Kills the process itself (SIGKILL), in case it left its process group, unless its end
+    /// was already seen.
+    fn kill(&mut self) {
+        match self {
+            Process::Spawned(child) => {
+                let _ = child.kill();
+            }
+            #[cfg(target_os = "linux")]
+            Process::Forked {
+                pidfd: Some(pidfd),
+                status: None,
+                ..
+            } => {
+                let _ = rustix::process::pidfd_send_signal(pidfd, rustix::process::Signal::KILL);
+            }
+            #[cfg(target_os = "linux")]
+            Process::Forked { .. } => {}
         }
     }
 
@@ -657,13 +703,14 @@ impl Process {
             #[cfg(target_os = "linux")]
             Process::Forked {
                 server,
+                pid,
                 status,
                 lost,
                 ..
             } => {
                 use crate::forked::Ended;
                 if status.is_none() && !*lost {
-                    match server.ended(within) {
+                    match server.ended(*pid, within) {
                         Ended::Exited(ended) => *status = Some(ended),
                         Ended::Running => {}
                         Ended::Lost => *lost = true,
@@ -834,7 +881,7 @@ fn watch(
             Ok(Some(status)) => return Watched::Exited(status),
             Ok(None) => {}
             Err(_) => {
-                group.stop();
+                stop(group, child);
                 return match child.wait() {
                     Ok(status) => Watched::Exited(status),
                     Err(_) => Watched::TimedOut,
@@ -842,13 +889,13 @@ fn watch(
             }
         }
         if cancelled() {
-            group.stop();
+            stop(group, child);
             let _ = child.wait();
             return Watched::Cancelled;
         }
         let elapsed = start.elapsed();
         if elapsed >= timeout {
-            group.stop();
+            stop(group, child);
             let _ = child.wait();
             return Watched::TimedOut;
         }
@@ -858,7 +905,7 @@ fn watch(
                 elapsed + Duration::from_millis(if elapsed.as_millis() < 200 { 20 } else { 100 });
             let tasks = group.tasks();
             if tasks > max_tasks {
-                group.stop();
+                stop(group, child);
                 let _ = child.wait();
                 return Watched::TooManyTasks(tasks);
             }
@@ -866,6 +913,13 @@ fn watch(
         exit.pause(pause.min(timeout - elapsed));
         pause = (pause * 2).min(Duration::from_millis(10));
     }
+}
+
+/// Stops the child's group, and the child itself in case it left the group (it may join
+/// another one): then it ends, and waiting for it cannot hang.
+fn stop(group: &ProcessGroup, child: &mut Process) {
+    group.stop();
+    child.kill();
 }
 
 /// Waits for a child's exit, for at most a pause: on Linux the child's pidfd wakes the
@@ -887,7 +941,9 @@ impl ExitWait {
                     pidfd_open(Pid::from_child(child), PidfdFlags::empty()).ok()
                 }
                 // The server says when the check ended.
-                Process::Forked { server, .. } => rustix::io::dup(server.socket()).ok(),
+                Process::Forked { server, .. } => {
+                    rustix::io::fcntl_dupfd_cloexec(server.socket(), 0).ok()
+                }
             };
             ExitWait { pidfd: fd }
         }

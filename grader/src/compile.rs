@@ -76,12 +76,19 @@ pub struct Built {
 
 impl Built {
     /// A launcher for the checks of this build: its executable, told where the learner's
-    /// library is when it loads one.
+    /// library is when it loads one. Only a loading harness may serve forks (see
+    /// [`Launcher::fork`](crate::Launcher::fork)).
     pub fn launcher(&self) -> crate::Launcher {
         let launcher = crate::Launcher::new(&self.executable);
         match &self.library {
+            // The loading harness runs the learner's code only in a check's own process, after
+            // its limits are set: a fork server of it runs none.
             Some(library) => launcher.env(grader_checks::library::LIBRARY_VAR, library),
-            None => launcher,
+            // The learner's crate is linked in: its code could run before `main`.
+            None => crate::Launcher {
+                fork: false,
+                ..launcher
+            },
         }
     }
 }

@@ -88,28 +88,31 @@ impl Server {
         if !control.push(SendAncillaryMessage::ScmRights(&fds)) {
             return Err(io::Error::other("the descriptors do not fit the message"));
         }
+        // An idle server has room for a request: a full socket means it is stuck.
         sendmsg(
             &self.socket,
             &[IoSlice::new(&text)],
             &mut control,
-            SendFlags::NOSIGNAL,
+            SendFlags::NOSIGNAL | SendFlags::DONTWAIT,
         )?;
         match self.next(answer_within) {
             Ok(Some(Reply::Started(pid))) => u32::try_from(pid).map_err(io::Error::other),
+            Ok(Some(Reply::Refused(0))) => Err(io::Error::other("the fork server refused")),
             Ok(Some(Reply::Refused(errno))) => Err(io::Error::from_raw_os_error(errno)),
             _ => Err(io::Error::other("the fork server did not answer")),
         }
     }
 
-    /// Whether the check the server started last has ended, waiting up to `within` for it
-    /// (not at all for `Duration::ZERO`).
-    pub(crate) fn ended(&mut self, within: Duration) -> Ended {
+    /// Whether check `pid`, the one the server started last, has ended, waiting up to
+    /// `within` for it (not at all for `Duration::ZERO`).
+    pub(crate) fn ended(&mut self, pid: u32, within: Duration) -> Ended {
         match self.next(within) {
-            Ok(Some(Reply::Exited(_, status))) => {
+            Ok(Some(Reply::Exited(ended, status))) if u32::try_from(ended) == Ok(pid) => {
                 use std::os::unix::process::ExitStatusExt;
                 Ended::Exited(ExitStatus::from_raw(status))
             }
             Ok(None) => Ended::Running,
+            // Gone, or out of step: either way nothing it says can be trusted now.
             _ => Ended::Lost,
         }
     }

@@ -34,10 +34,17 @@ fn serve(group: &str, job: &grader_checks::Job) -> Option<grader_checks::Report>
     }
 }
 
+/// Set for a harness that does not serve forks (the way a harness without the mode would
+/// answer): its sessions start a program per check.
+const NO_FORKS_VAR: &str = "GRADER_TEST_NO_FORKS";
+
 fn main() -> ExitCode {
     if let Ok(label) = std::env::var(IMPL_VAR) {
         let args: Vec<String> = std::env::args().skip(1).collect();
         let _ = LABEL.set(label);
+        if std::env::var_os(NO_FORKS_VAR).is_some() {
+            return grader_checks::serve::main(&args, serve);
+        }
         return grader_checks::harness_main(&args, serve);
     }
     let args = Arguments::from_args();
@@ -118,6 +125,90 @@ fn fork_trials() -> Vec<Trial> {
                     "fixtures::third_attempt_success",
                     FailureKind::Crash,
                     &["the process that started the check was stopped"],
+                )
+            },
+        ),
+        Trial::test(
+            "a_check_that_stops_its_server_is_a_crash_not_a_hang",
+            || {
+                // The server cannot report the end: the check is stopped at its timeout, and
+                // the server, which does not answer, is dropped.
+                let (summary, out) = grade("stops_its_parent", "fixtures::permanent_error", 1.0);
+                expect_failed(
+                    &summary,
+                    "fixtures::permanent_error",
+                    FailureKind::Crash,
+                    &["the process that started the check was stopped"],
+                )
+                .map_err(|e| format!("{}\n{out}", e.message().unwrap_or_default()).into())
+            },
+        ),
+        Trial::test("a_forked_check_holds_no_descriptor_but_its_streams", || {
+            // Several threads, so that servers start while other checks run.
+            let (summary, out) = grade("names_its_descriptors", "fixtures::", 10.0);
+            ensure(summary.count(Status::Failed) == 8, || out.clone())?;
+            for check in summary.runs.iter() {
+                let Outcome::Failed { message, .. } = &check.outcome else {
+                    return Err(format!("{} did not fail\n{out}", check.name).into());
+                };
+                ensure(message.contains("descriptors []"), || {
+                    format!("{}: {message}\n{out}", check.name)
+                })?;
+            }
+            Ok(())
+        }),
+        Trial::test(
+            "a_harness_that_does_not_serve_forks_still_gets_every_check_run",
+            || {
+                let me = std::env::current_exe().expect("the test binary knows its own path");
+                let launcher = Launcher::new(me).env(NO_FORKS_VAR, "1");
+                let (summary, out) = grade_launched(
+                    &build3::GROUP,
+                    launcher,
+                    "names_its_parent",
+                    "fixtures::",
+                    10.0,
+                    FormatSetting::Pretty,
+                );
+                ensure(summary.count(Status::Failed) == 8, || out.clone())?;
+                let me = std::process::id();
+                for check in summary.runs.iter() {
+                    let Outcome::Failed { message, .. } = &check.outcome else {
+                        return Err(format!("{} did not fail\n{out}", check.name).into());
+                    };
+                    ensure(parent_named(message) == Some(me), || {
+                        format!("{} was not started by the grader: {message}", check.name)
+                    })?;
+                }
+                Ok(())
+            },
+        ),
+        Trial::test(
+            "what_a_check_leaves_in_its_folder_never_reaches_the_next",
+            || {
+                // One thread, so that every check would run in the same folder: the first leaves
+                // a file and a folder named report.json; the next ones must not pay for it.
+                let marker = tempfile::tempdir().expect("a scratch folder");
+                let me = std::env::current_exe().expect("the test binary knows its own path");
+                let launcher = Launcher::new(me)
+                    .env(IMPL_VAR, "fouls_its_folder_once")
+                    .env(impls::FOUL_MARKER_VAR, marker.path().join("fouled"));
+                let args = Arguments {
+                    filter: Some("fixtures::".to_string()),
+                    test_threads: Some(1),
+                    ..Arguments::default()
+                };
+                let settings = RunSettings::new("fouls", Duration::from_secs(10));
+                let mut out = Vec::new();
+                let summary = suite::run(&build3::GROUP, &launcher, &args, &settings, &mut out)
+                    .expect("printing into memory cannot fail");
+                let out = String::from_utf8_lossy(&out).into_owned();
+                ensure(marker.path().join("fouled").exists(), || {
+                    format!("no check fouled its folder\n{out}")
+                })?;
+                ensure(
+                    summary.count(Status::Passed) == 7 && summary.count(Status::Failed) == 1,
+                    || out.clone(),
                 )
             },
         ),

@@ -6,8 +6,11 @@
 //! the child runs the job exactly as a started harness would ([`serve::main`](crate::serve::main)),
 //! in a process group of its own, under its own limits, with its own standard input, output
 //! and error, which the grader made and passed with the request. Isolation is the same: the
-//! server itself never runs code under test (it does not load the learner's library; a
-//! child does, after its limits are set), and each check's process is a fresh copy of it.
+//! server itself never runs code under test, and each check's process is a fresh copy of it.
+//! That is why the grader starts a fork server only from a harness with no learner's code in
+//! it (the one that loads the learner's library, which a child does after its limits are
+//! set; or the reference), never from one with the learner's crate linked in, whose code
+//! could run before `main`. A child holds its three streams and no other descriptor.
 //!
 //! The protocol, over a `SOCK_SEQPACKET` socket that is the server's standard input:
 //! - server → grader, once: [`Reply::Ready`];
@@ -113,6 +116,9 @@ mod server {
     /// The server stays single-threaded, so that a fork copies a process in a known state:
     /// nothing here starts a thread, and nothing the checks use is touched before a fork.
     pub(crate) fn serve(run: fn(&str, &Job) -> Option<Report>) -> u8 {
+        // Nothing but the standard streams is inherited on purpose: close the rest, so no
+        // check forked from here can reach what the grader left open by mistake.
+        close_from(3);
         let Ok(socket) = rustix::io::fcntl_dupfd_cloexec(rustix::stdio::stdin(), 3) else {
             return 3;
         };
@@ -157,6 +163,23 @@ mod server {
                 }
                 continue;
             };
+            // Opened here, so that a folder the check cannot enter refuses the request
+            // rather than ending the check in a way that would look like its own doing.
+            let folder = match rustix::fs::open(
+                &request.cwd,
+                rustix::fs::OFlags::PATH
+                    | rustix::fs::OFlags::DIRECTORY
+                    | rustix::fs::OFlags::CLOEXEC,
+                rustix::fs::Mode::empty(),
+            ) {
+                Ok(folder) => folder,
+                Err(e) => {
+                    if !reply(&socket, Reply::Refused(e.raw_os_error())) {
+                        return 3;
+                    }
+                    continue;
+                }
+            };
             // SAFETY: this process is single-threaded (see above), so the child is a
             // complete copy of it; the child never returns into this loop.
             match unsafe { libc::fork() } {
@@ -166,13 +189,21 @@ mod server {
                         return 3;
                     }
                 }
-                0 => child(server, socket, [stdin, stdout, stderr], &request, run),
+                0 => child(
+                    server,
+                    socket,
+                    [stdin, stdout, stderr],
+                    &folder,
+                    &request,
+                    run,
+                ),
                 pid => {
                     // Also set in the child: whichever runs first, the group exists before
                     // the grader hears of the child.
                     // SAFETY: plain system calls on the child just forked.
                     unsafe { libc::setpgid(pid, pid) };
                     drop(fds);
+                    drop(folder);
                     if !reply(&socket, Reply::Started(pid)) {
                         return 3;
                     }
@@ -185,20 +216,29 @@ mod server {
         }
     }
 
-    /// Waits for child `pid` to end and returns its raw wait status.
+    /// Waits for child `pid` to end and returns its raw wait status. A stop is not an end: a
+    /// child that asked to be traced (`PTRACE_TRACEME`) reports its stops here too.
     fn wait(pid: i32) -> i32 {
         let mut status = 0;
         loop {
             // SAFETY: `status` is a valid place for the status.
             let waited = unsafe { libc::waitpid(pid, &mut status, 0) };
             if waited == pid {
-                return status;
-            }
-            if std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+                if libc::WIFEXITED(status) || libc::WIFSIGNALED(status) {
+                    return status;
+                }
+            } else if std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
                 // Not this server's child any more: say it was killed.
                 return libc::SIGKILL;
             }
         }
+    }
+
+    /// Closes every descriptor from `first` up (Linux 5.9 and later; elsewhere nothing).
+    fn close_from(first: u32) {
+        // SAFETY: a plain system call; nothing in this process holds those descriptors as
+        // owned values at the points it is called.
+        unsafe { libc::syscall(libc::SYS_close_range, first, u32::MAX, 0) };
     }
 
     fn reply(socket: &OwnedFd, what: Reply) -> bool {
@@ -210,6 +250,7 @@ mod server {
         server: rustix::process::Pid,
         socket: OwnedFd,
         [stdin, stdout, stderr]: [&OwnedFd; 3],
+        folder: &OwnedFd,
         request: &Request,
         run: fn(&str, &Job) -> Option<Report>,
     ) -> ! {
@@ -220,18 +261,20 @@ mod server {
         if rustix::process::getppid() != Some(server) {
             std::process::exit(i32::from(crate::serve::EXIT_USAGE));
         }
-        // The code under test must not reach the server.
+        // The code under test must not reach the server (closed again below, with the rest).
         drop(socket);
         // SAFETY: a plain system call on this process.
         unsafe { libc::setpgid(0, 0) };
-        let redirected = rustix::stdio::dup2_stdin(stdin.as_fd())
+        let ready = rustix::stdio::dup2_stdin(stdin.as_fd())
             .and_then(|()| rustix::stdio::dup2_stdout(stdout.as_fd()))
-            .and_then(|()| rustix::stdio::dup2_stderr(stderr.as_fd()));
-        // The descriptors received were opened close-on-exec and are closed at exit; the
-        // copies on 0, 1 and 2 are what the job uses.
-        if redirected.is_err() || std::env::set_current_dir(&request.cwd).is_err() {
+            .and_then(|()| rustix::stdio::dup2_stderr(stderr.as_fd()))
+            .and_then(|()| rustix::process::fchdir(folder));
+        if ready.is_err() {
             std::process::exit(i32::from(crate::serve::EXIT_USAGE));
         }
+        // The check holds its standard streams and nothing else: not the socket, nor the
+        // copies of what it received (so its output ends when it and what it starts end).
+        close_from(3);
         for (key, value) in &request.env {
             std::env::set_var(key, value);
         }

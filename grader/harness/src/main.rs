@@ -1,5 +1,6 @@
 //! The learner's harness: runs the grader's checks on the practice crate. The grader starts
-//! it once per check; it is not meant to be run by hand.
+//! it for a check, or (the loading build) as a fork server that forks a process per check;
+//! it is not meant to be run by hand.
 //!
 //! It is built two ways from this one file:
 //! - by cargo, with one lesson's feature: the practice crate is linked in;

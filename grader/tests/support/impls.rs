@@ -334,6 +334,22 @@ macro_rules! gateway_mistake {
     };
 }
 
+/// The variable that names the marker file of `fouls_its_folder_once`.
+pub const FOUL_MARKER_VAR: &str = "GRADER_TEST_FOUL_MARKER";
+
+/// This process's parent when it is a fork server, as in a session; anything else is a
+/// kit bug for the tests that use it (they would stop the test run itself).
+fn fork_server() -> rustix::process::Pid {
+    let parent = rustix::process::getppid().expect("a parent");
+    let cmdline =
+        std::fs::read(format!("/proc/{}/cmdline", parent.as_raw_nonzero())).unwrap_or_default();
+    assert!(
+        String::from_utf8_lossy(&cmdline).contains(grader_checks::forks::SERVER_ARG),
+        "not forked from a fork server"
+    );
+    parent
+}
+
 /// A build3 implementation of `retry_request`, by name.
 pub fn build3(label: &str) -> Option<build3::Learner> {
     let retry_request: RetryFn = match label {
@@ -414,10 +430,40 @@ pub fn build3(label: &str) -> Option<build3::Learner> {
         },
         "kills_its_parent" => |p, r, s, l| {
             // In a session, the parent is the fork server; the check goes down with it.
-            if let Some(parent) = rustix::process::getppid() {
-                let _ = rustix::process::kill_process(parent, rustix::process::Signal::KILL);
-            }
+            let _ = rustix::process::kill_process(fork_server(), rustix::process::Signal::KILL);
             std::thread::sleep(std::time::Duration::from_secs(2));
+            CORRECT(p, r, s, l)
+        },
+        "stops_its_parent" => |p, r, s, l| {
+            // The server can no longer say when the check ends.
+            let _ = rustix::process::kill_process(fork_server(), rustix::process::Signal::STOP);
+            CORRECT(p, r, s, l)
+        },
+        "names_its_descriptors" => |_, _, _, _| {
+            // Every descriptor open beyond the standard streams.
+            let open: Vec<i32> = (3..256)
+                .filter(|&fd| {
+                    // SAFETY: only asks whether `fd` is open; nothing is read or closed.
+                    let fd = unsafe { rustix::fd::BorrowedFd::borrow_raw(fd) };
+                    rustix::io::fcntl_getfd(fd).is_ok()
+                })
+                .collect();
+            panic!("descriptors {open:?}")
+        },
+        "fouls_its_folder_once" => |p, r, s, l| {
+            // The first check to run leaves a file, and a folder where its report goes; the
+            // others behave. The marker is a file the test names.
+            if let Ok(marker) = std::env::var(FOUL_MARKER_VAR) {
+                if std::fs::OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .open(marker)
+                    .is_ok()
+                {
+                    let _ = std::fs::write("left-behind.txt", "x");
+                    let _ = std::fs::create_dir_all("report.json/inside");
+                }
+            }
             CORRECT(p, r, s, l)
         },
         "names_its_parent" => |_, _, _, _| {
