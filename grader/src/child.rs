@@ -151,9 +151,9 @@ impl Launcher {
 
     /// Runs check `check` of group `group` in a new process, stops it after `timeout`, and
     /// turns what happened into an [`Outcome`]. `scratch` is a folder no other check uses
-    /// meanwhile: the report is written there, and it is the child's working folder. `stall` is how long a
-    /// long check may go without progress; `stop_hint` is what a learner whose code never
-    /// finished should check.
+    /// meanwhile: the report is written there (any earlier one is removed first), and it is
+    /// the child's working folder. `stall` is how long a long check may go without progress;
+    /// `stop_hint` is what a learner whose code never finished should check.
     ///
     /// Each call starts the harness program anew; a [`Session`] runs many checks faster.
     pub fn run(
