@@ -255,7 +255,7 @@ impl Launcher {
         // Listed as running before anything reaches its standard input: until then it waits,
         // and runs no code under test.
         let started = match server {
-            Some(slot) => slot.start(self, &args, &envs, scratch, timeout),
+            Some(slot) => slot.start(self, &args, &envs, scratch),
             None => self.spawn(&args, &envs, scratch),
         };
         let Started {
@@ -298,6 +298,7 @@ impl Launcher {
         };
         group.stop();
         let lost = process.lost();
+        let silent = process.silent();
         if let Some(slot) = slot {
             slot.keep(process);
         }
@@ -339,8 +340,14 @@ impl Launcher {
                 return JobEnd::Failed {
                     kind: FailureKind::Timeout,
                     message: format!(
-                        "did not finish within {} and was stopped.\nA loop that never ends? {stop_hint}",
+                        "did not finish within {} and was stopped.\nA loop that never ends? {stop_hint}{}",
                         seconds(timeout),
+                        if silent {
+                            "\n(The process that started the check did not say how it ended: \
+                             was it stopped by the code under test?)"
+                        } else {
+                            ""
+                        },
                     ),
                     output: captured.text,
                 }
@@ -481,7 +488,6 @@ impl ServerSlot {
         args: &[&OsStr],
         envs: &[(&str, String); 2],
         scratch: &Path,
-        timeout: Duration,
     ) -> std::io::Result<Started<'_>> {
         #[cfg(target_os = "linux")]
         {
@@ -495,7 +501,7 @@ impl ServerSlot {
                     &launcher.program,
                     &launcher.args,
                     &launcher.envs,
-                    SERVER_ANSWER.min(timeout.max(Duration::from_secs(1))),
+                    SERVER_ANSWER,
                 ) {
                     Some(server) => ServerSlot::Idle(server),
                     None => ServerSlot::Unavailable,
@@ -517,8 +523,6 @@ impl ServerSlot {
                 };
             }
         }
-        #[cfg(not(target_os = "linux"))]
-        let _ = timeout;
         launcher.spawn(args, envs, scratch)
     }
 
@@ -533,6 +537,7 @@ impl ServerSlot {
                     server,
                     status: Some(_),
                     lost: false,
+                    silent: false,
                     ..
                 } => ServerSlot::Idle(server),
                 _ => ServerSlot::Unstarted,
@@ -591,6 +596,7 @@ fn fork(
             pidfd,
             status: None,
             lost: false,
+            silent: false,
         },
         group,
         stdin: Box::new(stdin_write),
@@ -642,6 +648,9 @@ enum Process {
         status: Option<ExitStatus>,
         /// The server is gone, and took the process with it (its parent-death signal).
         lost: bool,
+        /// The server did not report the end of a check the grader stopped: it is not used
+        /// again, and the check's end is taken to be the kill.
+        silent: bool,
     },
 }
 
@@ -688,10 +697,13 @@ impl Process {
             Process::Forked { .. } => match self.ended(SERVER_REAP)? {
                 Some(status) => Ok(status),
                 None => {
-                    // The server does not answer (the code under test stopped it?): drop it.
-                    self.lose();
-                    self.ended(Duration::ZERO)?
-                        .ok_or_else(|| std::io::Error::other("no status"))
+                    // The server does not answer (the code under test stopped it?): it is
+                    // dropped, and the check, killed, counts as ended by the kill.
+                    if let Process::Forked { status, silent, .. } = self {
+                        *silent = true;
+                        *status = Some(killed());
+                    }
+                    Ok(killed())
                 }
             },
         }
@@ -721,10 +733,12 @@ impl Process {
         }
     }
 
-    #[cfg(target_os = "linux")]
-    fn lose(&mut self) {
-        if let Process::Forked { lost, .. } = self {
-            *lost = true;
+    /// Whether the check's server did not report its end (see `silent`).
+    fn silent(&self) -> bool {
+        match self {
+            Process::Spawned(_) => false,
+            #[cfg(target_os = "linux")]
+            Process::Forked { silent, .. } => *silent,
         }
     }
 }

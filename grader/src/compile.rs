@@ -600,6 +600,24 @@ mod tests {
     use super::*;
 
     #[test]
+    fn only_a_harness_that_loads_the_learners_code_serves_forks() {
+        let built = |library: Option<PathBuf>| Built {
+            executable: PathBuf::from("/kit/harness"),
+            library,
+            practice_dep_info: None,
+            _private: crate::scratch::Scratch::new("compile-test-", None).unwrap(),
+        };
+        // Linked in, the learner's code could run before main, in the server.
+        assert!(!built(None).launcher().fork);
+        let loading = built(Some(PathBuf::from("/kit/learner.so"))).launcher();
+        assert!(loading.fork);
+        assert!(loading
+            .envs
+            .iter()
+            .any(|(k, v)| k == grader_checks::library::LIBRARY_VAR && v == "/kit/learner.so"));
+    }
+
+    #[test]
     fn dep_info_sits_next_to_the_metadata() {
         let d = rustc_dep_info(Path::new("/t/debug/deps/libpractice-0123abcd.rmeta")).unwrap();
         assert_eq!(d, Path::new("/t/debug/deps/practice-0123abcd.d"));

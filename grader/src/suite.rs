@@ -143,8 +143,6 @@ pub fn default_threads() -> usize {
 struct WorkFolder<'a> {
     scratch: &'a Path,
     thread: usize,
-    /// Folders made so far.
-    made: usize,
     current: Option<PathBuf>,
 }
 
@@ -153,7 +151,6 @@ impl<'a> WorkFolder<'a> {
         WorkFolder {
             scratch,
             thread,
-            made: 0,
             current: None,
         }
     }
@@ -166,12 +163,17 @@ impl<'a> WorkFolder<'a> {
                 return Ok(dir.clone());
             }
         }
-        let dir = self
-            .scratch
-            .join(format!("thread-{}-{}", self.thread, self.made));
-        self.made += 1;
-        std::fs::create_dir(&dir)
-            .map_err(|e| format!("cannot make a scratch folder {}: {e}", dir.display()))?;
+        // A name no check can take first (they can write here).
+        let dir = tempfile::Builder::new()
+            .prefix(&format!("thread-{}-", self.thread))
+            .tempdir_in(self.scratch)
+            .map_err(|e| {
+                format!(
+                    "cannot make a scratch folder in {}: {e}",
+                    self.scratch.display()
+                )
+            })?
+            .keep();
         self.current = Some(dir.clone());
         Ok(dir)
     }

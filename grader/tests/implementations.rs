@@ -129,16 +129,16 @@ fn fork_trials() -> Vec<Trial> {
             },
         ),
         Trial::test(
-            "a_check_that_stops_its_server_is_a_crash_not_a_hang",
+            "a_check_that_stops_its_server_is_stopped_not_waited_for",
             || {
-                // The server cannot report the end: the check is stopped at its timeout, and
-                // the server, which does not answer, is dropped.
-                let (summary, out) = grade("stops_its_parent", "fixtures::permanent_error", 1.0);
+                // The server cannot report the end: the check is stopped at its timeout, the
+                // server, which does not answer, is dropped, and the message says why.
+                let (summary, out) = grade("stops_its_parent", "fixtures::permanent_error", 3.0);
                 expect_failed(
                     &summary,
                     "fixtures::permanent_error",
-                    FailureKind::Crash,
-                    &["the process that started the check was stopped"],
+                    FailureKind::Timeout,
+                    &["did not say how it ended"],
                 )
                 .map_err(|e| format!("{}\n{out}", e.message().unwrap_or_default()).into())
             },
@@ -187,7 +187,8 @@ fn fork_trials() -> Vec<Trial> {
             "what_a_check_leaves_in_its_folder_never_reaches_the_next",
             || {
                 // One thread, so that every check would run in the same folder: the first leaves
-                // a file and a folder named report.json; the next ones must not pay for it.
+                // a file, the second a folder named report.json (so its own report cannot be
+                // written); the others must not pay for either.
                 let marker = tempfile::tempdir().expect("a scratch folder");
                 let me = std::env::current_exe().expect("the test binary knows its own path");
                 let launcher = Launcher::new(me)
@@ -203,12 +204,24 @@ fn fork_trials() -> Vec<Trial> {
                 let summary = suite::run(&build3::GROUP, &launcher, &args, &settings, &mut out)
                     .expect("printing into memory cannot fail");
                 let out = String::from_utf8_lossy(&out).into_owned();
-                ensure(marker.path().join("fouled").exists(), || {
-                    format!("no check fouled its folder\n{out}")
+                ensure(marker.path().join("fouled.folder").exists(), || {
+                    format!("no check fouled its folder twice\n{out}")
                 })?;
                 ensure(
                     summary.count(Status::Passed) == 7 && summary.count(Status::Failed) == 1,
                     || out.clone(),
+                )?;
+                ensure(
+                    summary.runs.iter().any(|r| {
+                        matches!(
+                            &r.outcome,
+                            Outcome::Failed {
+                                kind: FailureKind::Crash,
+                                ..
+                            }
+                        )
+                    }),
+                    || format!("the second fouler's own check is the crash\n{out}"),
                 )
             },
         ),

@@ -440,6 +440,7 @@ pub fn build3(label: &str) -> Option<build3::Learner> {
             CORRECT(p, r, s, l)
         },
         "names_its_descriptors" => |_, _, _, _| {
+            fork_server();
             // Every descriptor open beyond the standard streams.
             let open: Vec<i32> = (3..256)
                 .filter(|&fd| {
@@ -451,18 +452,32 @@ pub fn build3(label: &str) -> Option<build3::Learner> {
             panic!("descriptors {open:?}")
         },
         "fouls_its_folder_once" => |p, r, s, l| {
-            // The first check to run leaves a file, and a folder where its report goes; the
-            // others behave. The marker is a file the test names.
-            if let Ok(marker) = std::env::var(FOUL_MARKER_VAR) {
-                if std::fs::OpenOptions::new()
+            // The first check to run leaves a file behind; the second finds its folder empty,
+            // then leaves a folder where its report goes; every later one finds its folder
+            // empty too. The markers are files the test names.
+            let marker = std::env::var(FOUL_MARKER_VAR).unwrap_or_default();
+            let first_to = |step: &str| {
+                std::fs::OpenOptions::new()
                     .write(true)
                     .create_new(true)
-                    .open(marker)
+                    .open(format!("{marker}.{step}"))
                     .is_ok()
-                {
-                    let _ = std::fs::write("left-behind.txt", "x");
-                    let _ = std::fs::create_dir_all("report.json/inside");
-                }
+            };
+            if first_to("file") {
+                let _ = std::fs::write("left-behind.txt", "x");
+                return CORRECT(p, r, s, l);
+            }
+            let found: Vec<String> = std::fs::read_dir(".")
+                .map(|entries| {
+                    entries
+                        .filter_map(Result::ok)
+                        .map(|e| e.file_name().to_string_lossy().into_owned())
+                        .collect()
+                })
+                .unwrap_or_default();
+            assert!(found.is_empty(), "the folder holds {found:?}");
+            if first_to("folder") {
+                let _ = std::fs::create_dir_all("report.json/inside");
             }
             CORRECT(p, r, s, l)
         },
