@@ -274,6 +274,8 @@ impl Launcher {
                 }
             }
         };
+        // The child reads its standard input to the end: this end closes with this block, or
+        // with the writer below once the input is written.
         {
             let mut stdin = stdin;
             // A child that exits at once closes the pipe: its missing report says the rest.
@@ -402,11 +404,15 @@ impl Launcher {
             .stderr(Stdio::piped());
         #[cfg(unix)]
         std::os::unix::process::CommandExt::process_group(&mut command, 0);
-        let (mut child, group) = ProcessGroup::listed(|| {
-            let child = command.spawn()?;
-            let pid = child.id();
-            Ok((child, pid))
-        })?;
+        let mut child = command.spawn()?;
+        let group = match ProcessGroup::register(child.id()) {
+            Ok(group) => group,
+            Err(e) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(e);
+            }
+        };
         let (Some(stdin), Some(stdout), Some(stderr)) =
             (child.stdin.take(), child.stdout.take(), child.stderr.take())
         else {
@@ -492,10 +498,10 @@ impl ServerSlot {
         #[cfg(target_os = "linux")]
         {
             // A request carries its arguments and folder as text.
-            let as_text = args.iter().all(|a| a.to_str().is_some()) && scratch.to_str().is_some();
-            if !launcher.fork || !as_text {
+            let request = request(args, envs, scratch).filter(|_| launcher.fork);
+            let Some(request) = request else {
                 return launcher.spawn(args, envs, scratch);
-            }
+            };
             if matches!(self, ServerSlot::Unstarted) {
                 *self = match crate::forked::Server::start(
                     &launcher.program,
@@ -512,7 +518,7 @@ impl ServerSlot {
                 else {
                     unreachable!("matched just above")
                 };
-                return match fork(server, args, envs, scratch) {
+                return match fork(server, &request) {
                     Ok(started) => Ok(Started {
                         slot: Some(self),
                         ..started
@@ -548,40 +554,43 @@ impl ServerSlot {
     }
 }
 
-/// Asks `server` to start a job: makes its standard streams, passes them, and lists its
-/// process group as running.
+/// A fork server's request for a job: `None` when an argument or the folder is not
+/// UTF-8 (a request carries them as text).
 #[cfg(target_os = "linux")]
-fn fork(
-    mut server: crate::forked::Server,
+fn request(
     args: &[&OsStr],
     envs: &[(&str, String); 2],
     scratch: &Path,
-) -> std::io::Result<Started<'static>> {
-    use rustix::fd::OwnedFd;
-    let text = |s: &OsStr| {
-        s.to_str()
-            .map(str::to_string)
-            .ok_or_else(|| std::io::Error::other("not UTF-8"))
-    };
-    let request = grader_checks::forks::Request {
-        args: args.iter().map(|a| text(a)).collect::<Result<_, _>>()?,
+) -> Option<grader_checks::forks::Request> {
+    scratch.to_str()?;
+    Some(grader_checks::forks::Request {
+        args: args
+            .iter()
+            .map(|a| a.to_str().map(str::to_string))
+            .collect::<Option<_>>()?,
         cwd: scratch.to_path_buf(),
         env: envs
             .iter()
             .map(|(k, v)| (k.to_string(), v.clone()))
             .collect(),
-    };
+    })
+}
+
+/// Asks `server` to start the job of `request`: makes its standard streams, passes them,
+/// and lists its process group as running.
+#[cfg(target_os = "linux")]
+fn fork(
+    mut server: crate::forked::Server,
+    request: &grader_checks::forks::Request,
+) -> std::io::Result<Started<'static>> {
+    use rustix::fd::OwnedFd;
     let (stdin_read, stdin_write) = std::io::pipe()?;
     let (stdout_read, stdout_write) = std::io::pipe()?;
     let (stderr_read, stderr_write) = std::io::pipe()?;
     let theirs: [OwnedFd; 3] = [stdin_read.into(), stdout_write.into(), stderr_write.into()];
     // Asked outside the lock (a server that is slow to answer must not hold up Ctrl-C);
     // the check waits for its token before it runs anything, so listing it next is in time.
-    let pid = server.start_check(
-        &request,
-        [&theirs[0], &theirs[1], &theirs[2]],
-        SERVER_ANSWER,
-    )?;
+    let pid = server.start_check(request, [&theirs[0], &theirs[1], &theirs[2]], SERVER_ANSWER)?;
     // Opened before the check can end (it waits for its token), so it names this process
     // and no later one: the way to stop a check that left its process group.
     let pidfd = rustix::process::Pid::from_raw(pid as i32)
@@ -1031,37 +1040,19 @@ struct ProcessGroup {
 }
 
 impl ProcessGroup {
-    /// Starts a process that leads a group of its own (`start` returns it and its id) and
-    /// lists its group in [`RUNNING`], both under its lock: [`stop_running_checks`] either
-    /// sees the group or has already refused every start.
-    fn listed<T>(start: impl FnOnce() -> std::io::Result<(T, u32)>) -> std::io::Result<(T, Self)> {
-        let mut running = running();
-        if running.stopped {
-            return Err(std::io::Error::other("the grader is stopping"));
-        }
-        let (process, pid) = start()?;
-        running.leaders.push(pid);
-        Ok((
-            process,
-            ProcessGroup {
-                #[cfg(unix)]
-                pgid: rustix::process::Pid::from_raw(pid as i32),
-                pid,
-            },
-        ))
-    }
-
     /// Lists the group led by `pid`, a process just started that waits for its standard
     /// input before it runs anything, in [`RUNNING`]; once [`stop_running_checks`] has run,
-    /// stops the group instead.
-    #[cfg(target_os = "linux")]
+    /// stops the group instead (Unix). Either way the lock orders it with
+    /// [`stop_running_checks`]: that sees the group, or the group is refused.
     fn register(pid: u32) -> std::io::Result<Self> {
         let mut running = running();
         let group = ProcessGroup {
+            #[cfg(unix)]
             pgid: rustix::process::Pid::from_raw(pid as i32),
             pid,
         };
         if running.stopped {
+            #[cfg(unix)]
             if let Some(pgid) = group.pgid {
                 let _ = rustix::process::kill_process_group(pgid, rustix::process::Signal::KILL);
             }
