@@ -11,6 +11,8 @@
 //! ([`Limits`]).
 
 use grader_checks::limits::{bytes, Limits, LIMITS_VAR};
+#[cfg(target_os = "linux")]
+use grader_checks::sandbox::{BeforeExec, Mode};
 use grader_checks::serve::{Sealed, STALL_VAR};
 use grader_checks::{FailureKind, Outcome, Report};
 use std::ffi::{OsStr, OsString};
@@ -240,7 +242,7 @@ impl Launcher {
         timeout: Duration,
         stop_hint: &str,
     ) -> JobEnd {
-        let report_path = scratch.join("report.json");
+        let report_path = scratch.join(REPORT_FILE);
         let _ = std::fs::remove_file(&report_path);
         let token = new_token();
         let mut limits = self.limits;
@@ -404,6 +406,26 @@ impl Launcher {
             .stderr(Stdio::piped());
         #[cfg(unix)]
         std::os::unix::process::CommandExt::process_group(&mut command, 0);
+        // A harness with the learner's crate linked in runs its constructors before `main`
+        // confines it: this layer confines them.
+        #[cfg(target_os = "linux")]
+        if self.limits.sandbox != Mode::Off {
+            // The one file the harness writes, made here so that the layer can name it.
+            let report = scratch.join(REPORT_FILE);
+            std::fs::File::create(&report)?;
+            let layer = BeforeExec::prepare(&self.program, &report);
+            if self.limits.sandbox == Mode::Required && !layer.missing.is_empty() {
+                return Err(std::io::Error::other(format!(
+                    "{SANDBOX_REFUSED}: {}",
+                    layer.missing.join("; ")
+                )));
+            }
+            // SAFETY: `apply` makes system calls only, as the time between fork and exec
+            // requires.
+            unsafe {
+                std::os::unix::process::CommandExt::pre_exec(&mut command, move || layer.apply())
+            };
+        }
         let mut child = command.spawn()?;
         let group = match ProcessGroup::register(child.id()) {
             Ok(group) => group,
@@ -1175,6 +1197,12 @@ fn death_kind(status: ExitStatus, output: &Captured) -> FailureKind {
     FailureKind::Crash
 }
 
+/// The name of a check's report in its working folder.
+pub(crate) const REPORT_FILE: &str = "report.json";
+
+/// How a check's process that could not be confined says so on its standard error.
+const SANDBOX_REFUSED: &str = "the sandbox could not be set up";
+
 fn describe_death(status: ExitStatus, output: &Captured, limits: &Limits) -> String {
     if output.text.contains("memory allocation of") {
         return format!(
@@ -1216,6 +1244,21 @@ fn describe_death(status: ExitStatus, output: &Captured, limits: &Limits) -> Str
         Some(0) => "crashed: the process exited with status 0 before the check finished \
                     (std::process::exit in the code under test?). Nothing was passed."
             .into(),
+        // Said by the check's process before any code under test ran, or by that code
+        // itself (it may exit with any status and print anything): either way no verdict
+        // was seen, so it stays a failure, never a pass nor the kit's fault.
+        Some(code) if code == i32::from(grader_checks::sandbox::EXIT_UNCONFINED) => {
+            let said = output
+                .text
+                .lines()
+                .find(|line| line.starts_with(SANDBOX_REFUSED))
+                .unwrap_or(SANDBOX_REFUSED);
+            format!(
+                "did not run: the process exited with status {code} before the check started, \
+                 as a check does when {said} (or the code under test called \
+                 std::process::exit({code})). No check ran without its sandbox."
+            )
+        }
         Some(code) => format!(
             "crashed: the process exited with status {code} before the check finished \
              (std::process::exit in the code under test?)."

@@ -196,7 +196,8 @@ fn as_left(dir: &Path) -> bool {
         && std::fs::read_dir(dir).is_ok_and(|entries| {
             entries.into_iter().all(|entry| {
                 entry.is_ok_and(|e| {
-                    e.file_name() == "report.json" && e.file_type().is_ok_and(|t| t.is_file())
+                    e.file_name() == crate::child::REPORT_FILE
+                        && e.file_type().is_ok_and(|t| t.is_file())
                 })
             })
         })

@@ -11,6 +11,8 @@ use grader::suite::{self, RunSettings, Summary};
 use grader::Launcher;
 use grader_checks::groups::build3::scenario::Scenario;
 use grader_checks::groups::{self, build2, build3, stage8};
+use grader_checks::limits::Limits;
+use grader_checks::sandbox;
 use grader_checks::{FailureKind, Group, Outcome, Status};
 use libtest_mimic::{Arguments, Failed, FormatSetting, Trial};
 use std::path::Path;
@@ -42,6 +44,10 @@ fn main() -> ExitCode {
     if let Ok(label) = std::env::var(IMPL_VAR) {
         let args: Vec<String> = std::env::args().skip(1).collect();
         let _ = LABEL.set(label);
+        #[cfg(target_os = "linux")]
+        if std::env::var_os(NO_LANDLOCK_VAR).is_some() {
+            refuse_landlock();
+        }
         if std::env::var_os(NO_FORKS_VAR).is_some() {
             return grader_checks::serve::main(&args, serve);
         }
@@ -54,7 +60,205 @@ fn main() -> ExitCode {
     all.extend(MISTAKES.iter().map(mistake_trial));
     #[cfg(target_os = "linux")]
     all.extend(fork_trials());
+    #[cfg(target_os = "linux")]
+    all.extend(sandbox_trials());
     libtest_mimic::run(&args, all).exit_code()
+}
+
+/// Set for a harness that plays a system without Landlock (an old kernel, or a container
+/// whose seccomp profile does not know its calls): see [`refuse_landlock`].
+const NO_LANDLOCK_VAR: &str = "GRADER_TEST_NO_LANDLOCK";
+
+/// Makes Landlock's three system calls unknown (`ENOSYS`) to this process and every process
+/// it starts, as a kernel without Landlock answers them, with a seccomp filter of its own.
+#[cfg(target_os = "linux")]
+fn refuse_landlock() {
+    let stmt = |code: u32, k: u32| libc::sock_filter {
+        code: code as u16,
+        jt: 0,
+        jf: 0,
+        k,
+    };
+    let jump = |code: u32, k: u32, jt: u8, jf: u8| libc::sock_filter {
+        code: code as u16,
+        jt,
+        jf,
+        k,
+    };
+    let first = libc::SYS_landlock_create_ruleset as u32;
+    let last = libc::SYS_landlock_restrict_self as u32;
+    let mut program = [
+        // The call's number: the first field of `struct seccomp_data`.
+        stmt(libc::BPF_LD | libc::BPF_W | libc::BPF_ABS, 0),
+        jump(libc::BPF_JMP | libc::BPF_JGE | libc::BPF_K, first, 0, 2),
+        jump(libc::BPF_JMP | libc::BPF_JGT | libc::BPF_K, last, 1, 0),
+        stmt(
+            libc::BPF_RET | libc::BPF_K,
+            libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32,
+        ),
+        stmt(libc::BPF_RET | libc::BPF_K, libc::SECCOMP_RET_ALLOW),
+    ];
+    let filter = libc::sock_fprog {
+        len: program.len() as u16,
+        filter: program.as_mut_ptr(),
+    };
+    // SAFETY: plain prctl calls; `filter` points at a program that lives through the call.
+    let installed = unsafe {
+        libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0
+            && libc::prctl(
+                libc::PR_SET_SECCOMP,
+                libc::SECCOMP_MODE_FILTER,
+                &filter as *const libc::sock_fprog,
+            ) == 0
+    };
+    assert!(
+        installed,
+        "the test's seccomp filter could not be installed"
+    );
+}
+
+/// Set to a path that this program, as a harness, tries to write before its `main` runs, as
+/// a constructor in a learner's crate could: see `a_constructor_before_main_runs_confined`.
+const CONSTRUCTOR_VAR: &str = "GRADER_TEST_CONSTRUCTOR_WRITES";
+
+/// The constructor: runs before `main` in every process of this program.
+#[cfg(target_os = "linux")]
+#[used]
+#[link_section = ".init_array"]
+static CONSTRUCTOR: extern "C" fn() = {
+    extern "C" fn before_main() {
+        if let Some(path) = std::env::var_os(CONSTRUCTOR_VAR) {
+            let _ = std::fs::write(path, "written before main");
+        }
+    }
+    before_main
+};
+
+/// The expected result of `probes_its_sandbox` where every protection is on.
+const ALL_REFUSED: &str = "refused: fork, exec, read a kit file, read its own program (the \
+     symbol table), read /etc/passwd, read its own memory, list its folder, write a file, write \
+     /tmp, a signal to its parent, a signal to every process, a TCP socket, a new session, \
+     memory outside the limit (memfd) | allowed: a thread, a signal to itself";
+
+/// The sandbox's (Linux): what a check's process may still do, where the system gives every
+/// protection and where it lacks Landlock.
+#[cfg(target_os = "linux")]
+fn sandbox_trials() -> Vec<Trial> {
+    fn probed(launcher: Launcher) -> Result<String, Failed> {
+        let (summary, out) = grade_launched(
+            &build3::GROUP,
+            launcher,
+            "probes_its_sandbox",
+            "fixtures::permanent_error",
+            10.0,
+            FormatSetting::Pretty,
+        );
+        let Some(Outcome::Failed { message, .. }) = summary.runs.first().map(|r| &r.outcome) else {
+            return Err(format!("the probe did not fail as it always does\n{out}").into());
+        };
+        Ok(message.clone())
+    }
+    let me = || std::env::current_exe().expect("the test binary knows its own path");
+    let required = Limits {
+        sandbox: sandbox::Mode::Required,
+        ..Limits::default()
+    };
+    vec![
+        Trial::test(
+            "the_sandbox_refuses_what_a_pure_function_never_needs",
+            move || {
+                let missing = sandbox::probe();
+                ensure(missing.is_empty(), || {
+                    format!("this system cannot give the whole sandbox: {missing:?}")
+                })?;
+                // Forked from a fork server, and started as a program of its own: the same.
+                for launcher in [
+                    Launcher::new(me()),
+                    Launcher::new(me()).env(NO_FORKS_VAR, "1"),
+                ] {
+                    let message = probed(launcher.limits(required))?;
+                    ensure(message.contains(ALL_REFUSED), || message.clone())?;
+                }
+                Ok(())
+            },
+        ),
+        Trial::test(
+            "without_landlock_seccomp_still_refuses_processes_and_signals",
+            move || {
+                let message = probed(Launcher::new(me()).env(NO_LANDLOCK_VAR, "1"))?;
+                ensure(
+                message.contains(
+                    "refused: fork, exec, a signal to its parent, a signal to every process, a \
+                     TCP socket, a new session, memory outside the limit (memfd) | allowed: a \
+                     thread, a signal to itself, read a kit file",
+                ),
+                || message.clone(),
+            )
+            },
+        ),
+        Trial::test("a_constructor_before_main_runs_confined", move || {
+            // A harness with code linked in that runs before `main` (as a learner's crate may
+            // hold): started as a program per check, never as a fork server.
+            for (mode, written) in [
+                (sandbox::Mode::Off, true),
+                (sandbox::Mode::BestEffort, false),
+            ] {
+                let scratch = tempfile::tempdir().expect("a scratch folder");
+                let target = scratch.path().join("before-main.txt");
+                let launcher = Launcher {
+                    fork: false,
+                    ..Launcher::new(me())
+                }
+                .env(CONSTRUCTOR_VAR, &target)
+                .limits(Limits {
+                    sandbox: mode,
+                    ..Limits::default()
+                });
+                let (summary, out) = grade_launched(
+                    &build3::GROUP,
+                    launcher,
+                    "correct",
+                    "fixtures::permanent_error",
+                    10.0,
+                    FormatSetting::Pretty,
+                );
+                ensure(summary.count(Status::Passed) == 1, || out.clone())?;
+                ensure(target.exists() == written, || {
+                    format!(
+                        "sandbox {}: the constructor's file exists: {}",
+                        mode.name(),
+                        target.exists()
+                    )
+                })?;
+            }
+            Ok(())
+        }),
+        Trial::test("an_exit_handler_cannot_rewrite_the_report", || {
+            // The handler would leave a report that cannot be read: a failure. Not run, the
+            // report written stands, and the correct code passes.
+            let (summary, out) = grade(
+                "rewrites_its_report_at_exit",
+                "fixtures::permanent_error",
+                10.0,
+            );
+            ensure(summary.count(Status::Passed) == 1, || out.clone())
+        }),
+        Trial::test(
+            "a_required_sandbox_that_cannot_be_had_runs_no_code",
+            move || {
+                let launcher = Launcher::new(me())
+                    .env(NO_LANDLOCK_VAR, "1")
+                    .limits(required);
+                let message = probed(launcher)?;
+                ensure(
+                    message.contains("the sandbox could not be set up")
+                        && message.contains("Landlock")
+                        && !message.contains("refused:"),
+                    || message.clone(),
+                )
+            },
+        ),
+    ]
 }
 
 /// The fork server's (Linux): a run's checks are forked from it, and a check that kills it
@@ -115,7 +319,7 @@ fn fork_trials() -> Vec<Trial> {
         Trial::test(
             "a_check_that_kills_its_server_is_a_crash_and_the_run_goes_on",
             || {
-                let (summary, out) = grade("kills_its_parent", "fixtures::", 10.0);
+                let (summary, out) = grade_unconfined("kills_its_parent", "fixtures::", 10.0);
                 ensure(
                     summary.count(Status::Passed) == 0 && summary.count(Status::Failed) == 8,
                     || out.clone(),
@@ -133,7 +337,8 @@ fn fork_trials() -> Vec<Trial> {
             || {
                 // The server cannot report the end: the check is stopped at its timeout, the
                 // server, which does not answer, is dropped, and the message says why.
-                let (summary, out) = grade("stops_its_parent", "fixtures::permanent_error", 3.0);
+                let (summary, out) =
+                    grade_unconfined("stops_its_parent", "fixtures::permanent_error", 3.0);
                 expect_failed(
                     &summary,
                     "fixtures::permanent_error",
@@ -145,13 +350,15 @@ fn fork_trials() -> Vec<Trial> {
         ),
         Trial::test("a_forked_check_holds_no_descriptor_but_its_streams", || {
             // Several threads, so that servers start while other checks run.
-            let (summary, out) = grade("names_its_descriptors", "fixtures::", 10.0);
+            let (summary, out) = grade_unconfined("names_its_descriptors", "fixtures::", 10.0);
             ensure(summary.count(Status::Failed) == 8, || out.clone())?;
             for check in summary.runs.iter() {
                 let Outcome::Failed { message, .. } = &check.outcome else {
                     return Err(format!("{} did not fail\n{out}", check.name).into());
                 };
-                ensure(message.contains("descriptors []"), || {
+                // Descriptor 3 is its report, which the harness opens before the job runs
+                // (a confined process can open no file to write).
+                ensure(message.contains("descriptors [3]"), || {
                     format!("{}: {message}\n{out}", check.name)
                 })?;
             }
@@ -192,6 +399,7 @@ fn fork_trials() -> Vec<Trial> {
                 let marker = tempfile::tempdir().expect("a scratch folder");
                 let me = std::env::current_exe().expect("the test binary knows its own path");
                 let launcher = Launcher::new(me)
+                    .limits(unconfined())
                     .env(IMPL_VAR, "fouls_its_folder_once")
                     .env(impls::FOUL_MARKER_VAR, marker.path().join("fouled"));
                 let args = Arguments {
@@ -240,6 +448,29 @@ fn parent_named(message: &str) -> Option<u32> {
 /// Runs the build3 checks (those matching `filter`, all when empty) against `label`.
 fn grade(label: &str, filter: &str, timeout: f64) -> (Summary, String) {
     grade_with(label, filter, timeout, FormatSetting::Pretty)
+}
+
+/// The limits of a run with the sandbox off: for the trials of the defences that stand in for
+/// it where a system cannot give it (process groups, leak detection, limits, the fork
+/// server's guards), whose attacks the sandbox would refuse before they reach them.
+fn unconfined() -> Limits {
+    Limits {
+        sandbox: sandbox::Mode::Off,
+        ..Limits::default()
+    }
+}
+
+/// [`grade`] with the sandbox off ([`unconfined`]).
+fn grade_unconfined(label: &str, filter: &str, timeout: f64) -> (Summary, String) {
+    let me = std::env::current_exe().expect("the test binary knows its own path");
+    grade_launched(
+        &build3::GROUP,
+        Launcher::new(me).limits(unconfined()),
+        label,
+        filter,
+        timeout,
+        FormatSetting::Pretty,
+    )
 }
 
 /// Runs the stage8 checks (those matching `filter`) against `label`.
@@ -641,7 +872,8 @@ fn trials() -> Vec<Trial> {
                 ("spawns_sleeper", impls::SLEEPER_SECS),
                 ("spawns_detached_sleeper", impls::DETACHED_SLEEPER_SECS),
             ] {
-                let (summary, out) = grade(label, "fixtures::third_attempt_success", 10.0);
+                let (summary, out) =
+                    grade_unconfined(label, "fixtures::third_attempt_success", 10.0);
                 expect_failed(
                     &summary,
                     "fixtures::third_attempt_success",
@@ -657,12 +889,15 @@ fn trials() -> Vec<Trial> {
             Ok(())
         }),
         Trial::test("resource_limits_are_named_failures", || {
+            // Unconfined, so that the file is written: the sandbox refuses it (see
+            // the_sandbox_refuses_what_a_pure_function_never_needs).
             for (label, says) in [
                 ("eats_memory", "used more than 1 GiB of memory"),
                 ("writes_files", "wrote a file larger than 64 MiB"),
                 ("spawns_threads", "threads"),
             ] {
-                let (summary, out) = grade(label, "fixtures::third_attempt_success", 10.0);
+                let (summary, out) =
+                    grade_unconfined(label, "fixtures::third_attempt_success", 10.0);
                 expect_failed(
                     &summary,
                     "fixtures::third_attempt_success",

@@ -5,8 +5,9 @@
 //! and CPU time to itself with `setrlimit` before any code under test runs (so do the
 //! processes it starts, which inherit them). The number of threads and processes is watched
 //! by the parent, because `RLIMIT_NPROC` counts every process of the user and does not
-//! apply to root. This module depends on nothing else in the crate.
+//! apply to root. What the child may still do once they are set is [`crate::sandbox`]'s.
 
+use crate::sandbox::Mode;
 use std::fmt;
 
 /// The environment variable that carries [`Limits`] to a child.
@@ -25,16 +26,20 @@ pub struct Limits {
     pub tasks: u32,
     /// Seconds of CPU time (`RLIMIT_CPU`): a backstop for a child whose parent is gone.
     pub cpu_secs: u64,
+    /// How strictly the child is confined once its limits are set ([`crate::sandbox`]).
+    pub sandbox: Mode,
 }
 
 impl Default for Limits {
-    /// 1 GiB of memory, 64 MiB files, 256 threads and processes, 10 minutes of CPU.
+    /// 1 GiB of memory, 64 MiB files, 256 threads and processes, 10 minutes of CPU, and
+    /// every protection of the sandbox the system gives.
     fn default() -> Self {
         Limits {
             memory: 1024 * MIB,
             file_size: 64 * MIB,
             tasks: 256,
             cpu_secs: 600,
+            sandbox: Mode::default(),
         }
     }
 }
@@ -82,8 +87,12 @@ impl Limits {
     /// ```
     pub fn encode(&self) -> String {
         format!(
-            "memory={},file_size={},tasks={},cpu_secs={}",
-            self.memory, self.file_size, self.tasks, self.cpu_secs
+            "memory={},file_size={},tasks={},cpu_secs={},sandbox={}",
+            self.memory,
+            self.file_size,
+            self.tasks,
+            self.cpu_secs,
+            self.sandbox.name()
         )
     }
 
@@ -93,6 +102,11 @@ impl Limits {
         let mut seen = 0;
         for part in text.split(',') {
             let (key, value) = part.split_once('=')?;
+            if key.trim() == "sandbox" {
+                limits.sandbox = Mode::from_name(value.trim())?;
+                seen += 1;
+                continue;
+            }
             let value: u64 = value.trim().parse().ok()?;
             match key.trim() {
                 "memory" => limits.memory = value,
@@ -103,7 +117,7 @@ impl Limits {
             }
             seen += 1;
         }
-        (seen == 4).then_some(limits)
+        (seen == 5).then_some(limits)
     }
 
     /// Applies memory, file size and CPU time to this process (Unix), and asks the kernel to

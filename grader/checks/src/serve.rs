@@ -20,7 +20,7 @@ use std::panic::{self, AssertUnwindSafe};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 /// The environment variable through which the grader says how long one step of a check
@@ -31,7 +31,17 @@ pub const STALL_VAR: &str = "GRADER_STALL_SECS";
 pub const EXIT_USAGE: u8 = 2;
 
 /// Where this process writes its report, and the token it must carry.
-static REPORT: OnceLock<(PathBuf, String)> = OnceLock::new();
+static REPORT: OnceLock<ReportFile> = OnceLock::new();
+
+/// The report's file, opened before the job starts: once the process is confined
+/// ([`crate::sandbox`]) it can open no file for writing, so this is the one it writes.
+#[derive(Debug)]
+struct ReportFile {
+    path: PathBuf,
+    token: String,
+    /// Taken by the first [`finish`]: a report is written once.
+    file: Mutex<Option<std::io::Result<std::fs::File>>>,
+}
 
 /// What the parent wrote on standard input after the token: the data the grader computed
 /// for this check ([`Group::check_input`](crate::Group::check_input)), or nothing.
@@ -84,10 +94,10 @@ pub(crate) fn run_job_args(args: &[String], run: fn(&str, &Job) -> Option<Report
             return EXIT_USAGE;
         }
     };
-    if let Some(limits) = std::env::var(crate::limits::LIMITS_VAR)
+    let limits = std::env::var(crate::limits::LIMITS_VAR)
         .ok()
-        .and_then(|text| crate::limits::Limits::decode(&text))
-    {
+        .and_then(|text| crate::limits::Limits::decode(&text));
+    if let Some(limits) = limits {
         for missed in limits.apply_to_self() {
             eprintln!("limit not applied: {missed}");
         }
@@ -102,8 +112,24 @@ pub(crate) fn run_job_args(args: &[String], run: fn(&str, &Job) -> Option<Report
     let _ = stdin.take(MAX_INPUT).read_to_end(&mut input);
     let _ = INPUT.set(input);
     let token = String::from_utf8_lossy(&token).trim().to_string();
-    let _ = REPORT.set((PathBuf::from(report_path), token));
+    let file = std::fs::File::create(report_path);
+    let _ = REPORT.set(ReportFile {
+        path: PathBuf::from(report_path),
+        token,
+        file: Mutex::new(Some(file)),
+    });
     panics::install_quiet_hook();
+    // The last step before any code under test runs (the learner's library is loaded by
+    // `run`): from here on this process reads, writes and starts nothing it was not given.
+    let mode = limits.map_or(crate::sandbox::Mode::default(), |l| l.sandbox);
+    if mode != crate::sandbox::Mode::Off {
+        let missing = crate::sandbox::confine(&crate::sandbox::readable_files());
+        if mode == crate::sandbox::Mode::Required && !missing.is_empty() {
+            // The grader quotes this line (grader/src/child.rs).
+            eprintln!("the sandbox could not be set up: {}", missing.join("; "));
+            return crate::sandbox::EXIT_UNCONFINED;
+        }
+    }
     match run(group, &job) {
         Some(report) => finish(&report),
         None => {
@@ -158,24 +184,48 @@ pub fn from_panic(payload: &(dyn std::any::Any + Send)) -> Report {
 /// Writes `report` and ends the process: threads the code under test may have left running
 /// must not keep the check alive.
 fn finish(report: &Report) -> ! {
-    let written = REPORT
-        .get()
-        .ok_or_else(|| "no report path".to_string())
-        .and_then(|(path, token)| {
-            let sealed = Sealed {
-                token: token.clone(),
-                report: report.clone(),
-            };
-            let text = serde_json::to_string(&sealed).map_err(|e| e.to_string())?;
-            std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))
+    let Some(to) = REPORT.get() else {
+        eprintln!("could not write the report: no report path");
+        end_now(3)
+    };
+    // Held until the process ends: a second report (a stall seen as the job returns) waits
+    // here, and the first one stands.
+    let mut slot = to.file.lock().unwrap_or_else(|e| e.into_inner());
+    let sealed = Sealed {
+        token: to.token.clone(),
+        report: report.clone(),
+    };
+    let written = serde_json::to_string(&sealed)
+        .map_err(|e| e.to_string())
+        .and_then(|text| {
+            let file = slot.take().ok_or_else(|| "written already".to_string())?;
+            let mut file = file.map_err(|e| format!("{}: {e}", to.path.display()))?;
+            std::io::Write::write_all(&mut file, text.as_bytes())
+                .map_err(|e| format!("{}: {e}", to.path.display()))
         });
-    match written {
-        Ok(()) => std::process::exit(0),
+    let code = match written {
+        Ok(()) => 0,
         Err(e) => {
             eprintln!("could not write the report: {e}");
-            std::process::exit(3)
+            3
         }
+    };
+    end_now(code)
+}
+
+/// Ends the process with `code` at once: no exit handler (`atexit`) nor destructor that the
+/// code under test registered runs after its report is written (one could rewrite it).
+fn end_now(code: i32) -> ! {
+    use std::io::Write;
+    let _ = std::io::stdout().flush();
+    let _ = std::io::stderr().flush();
+    #[cfg(unix)]
+    {
+        // SAFETY: `_exit` ends the process; nothing runs after it.
+        unsafe { libc::_exit(code) }
     }
+    #[cfg(not(unix))]
+    std::process::exit(code)
 }
 
 /// For checks that run many cases: when `progress` stays the same for longer than the

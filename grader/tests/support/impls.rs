@@ -350,6 +350,77 @@ fn fork_server() -> rustix::process::Pid {
     parent
 }
 
+/// What a hostile learner's code tries once the check runs, each attempt as `name` with
+/// whether the system let it: `refused: fork, exec, … | allowed: a thread, …`. Each attempt
+/// ends at once (a forked child exits straight away), so it stays bounded when a
+/// protection fails.
+pub fn probe_sandbox() -> String {
+    use std::io::Write;
+    let kit_file = concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml");
+    let parent = rustix::process::getppid();
+    let attempts: Vec<(&str, bool)> = vec![
+        ("a thread", std::thread::spawn(|| 7).join().is_ok()),
+        ("a signal to itself", {
+            rustix::process::test_kill_process(rustix::process::getpid()).is_ok()
+        }),
+        ("fork", {
+            // SAFETY: the child only exits.
+            match unsafe { libc::fork() } {
+                0 => unsafe { libc::_exit(0) },
+                -1 => false,
+                pid => {
+                    let mut status = 0;
+                    // SAFETY: waits for the child just made.
+                    unsafe { libc::waitpid(pid, &mut status, 0) };
+                    true
+                }
+            }
+        }),
+        ("exec", std::process::Command::new("true").status().is_ok()),
+        ("read a kit file", std::fs::read(kit_file).is_ok()),
+        ("read its own program (the symbol table)", {
+            std::env::current_exe().is_ok_and(|me| std::fs::read(me).is_ok())
+        }),
+        ("read /etc/passwd", std::fs::read("/etc/passwd").is_ok()),
+        (
+            "read its own memory",
+            std::fs::File::open("/proc/self/mem").is_ok(),
+        ),
+        ("list its folder", std::fs::read_dir(".").is_ok()),
+        ("write a file", {
+            std::fs::File::create("escape.txt").is_ok_and(|mut f| f.write_all(b"x").is_ok())
+        }),
+        ("write /tmp", {
+            std::fs::File::create(format!("/tmp/kit-sandbox-probe-{}", std::process::id())).is_ok()
+        }),
+        ("a signal to its parent", {
+            parent.is_some_and(|p| rustix::process::test_kill_process(p).is_ok())
+        }),
+        ("a signal to every process", {
+            // SAFETY: signal 0 only asks whether it could be sent.
+            unsafe { libc::kill(-1, 0) == 0 }
+        }),
+        (
+            "a TCP socket",
+            std::net::TcpListener::bind("127.0.0.1:0").is_ok(),
+        ),
+        ("a new session", rustix::process::setsid().is_ok()),
+        ("memory outside the limit (memfd)", {
+            // SAFETY: a plain system call with a valid name.
+            let fd = unsafe { libc::memfd_create(c"hoard".as_ptr(), 0) };
+            fd >= 0
+        }),
+    ];
+    let (allowed, refused): (Vec<_>, Vec<_>) = attempts.into_iter().partition(|(_, ok)| *ok);
+    let names = |list: Vec<(&str, bool)>| {
+        list.into_iter()
+            .map(|(name, _)| name)
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    format!("refused: {} | allowed: {}", names(refused), names(allowed))
+}
+
 /// A build3 implementation of `retry_request`, by name.
 pub fn build3(label: &str) -> Option<build3::Learner> {
     let retry_request: RetryFn = match label {
@@ -428,6 +499,21 @@ pub fn build3(label: &str) -> Option<build3::Learner> {
             std::hint::black_box(&handles);
             CORRECT(p, r, s, l)
         },
+        "probes_its_sandbox" => |_, _, _, _| panic!("{}", probe_sandbox()),
+        "rewrites_its_report_at_exit" => |p, r, s, l| {
+            // Runs after the report is written, if anything does: replaces it with one that
+            // cannot be read (the report is descriptor 3, as `names_its_descriptors` shows).
+            extern "C" fn clobber() {
+                // SAFETY: plain system calls on a descriptor number; harmless if it is closed.
+                unsafe {
+                    libc::ftruncate(3, 0);
+                    libc::pwrite(3, b"x".as_ptr().cast(), 1, 0);
+                }
+            }
+            // SAFETY: registers a function that takes nothing and returns nothing.
+            unsafe { libc::atexit(clobber) };
+            CORRECT(p, r, s, l)
+        },
         "kills_its_parent" => |p, r, s, l| {
             // In a session, the parent is the fork server; the check goes down with it.
             let _ = rustix::process::kill_process(fork_server(), rustix::process::Signal::KILL);
@@ -467,16 +553,19 @@ pub fn build3(label: &str) -> Option<build3::Learner> {
                 let _ = std::fs::write("left-behind.txt", "x");
                 return CORRECT(p, r, s, l);
             }
+            // Its own report, opened before the job started, is the one thing it may find.
             let found: Vec<String> = std::fs::read_dir(".")
                 .map(|entries| {
                     entries
                         .filter_map(Result::ok)
                         .map(|e| e.file_name().to_string_lossy().into_owned())
+                        .filter(|name| name != "report.json")
                         .collect()
                 })
                 .unwrap_or_default();
             assert!(found.is_empty(), "the folder holds {found:?}");
             if first_to("folder") {
+                let _ = std::fs::remove_file("report.json");
                 let _ = std::fs::create_dir_all("report.json/inside");
             }
             CORRECT(p, r, s, l)
