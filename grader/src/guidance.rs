@@ -12,13 +12,15 @@
 //! | 1 | 2026-11-30T16:49:15Z | build3 | help | level 1: refresher |
 //! ```
 //!
-//! Appending takes an exclusive lock on the file (to number records without gaps or
-//! repeats across processes), reads the last number, and writes the new row with a single
-//! `write` in append mode. Nothing here ever truncates, rewrites or reorders the file.
+//! Appending opens the file (creating it when it is missing, never truncating it), takes an
+//! exclusive lock on it (to number records without gaps or repeats across processes),
+//! checks that the locked file is still the one at the path, reads the last number, and
+//! writes the new rows (the header too, when the file is empty) with a single `write` in
+//! append mode. Nothing here ever truncates, rewrites or reorders the file.
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
-use std::fs::OpenOptions;
+use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
@@ -250,41 +252,27 @@ impl GuidanceLog {
         &self.path
     }
 
-    /// Appends one record and returns it. When the log is missing it is created with its
-    /// header, and that is recorded first.
+    /// Appends one record and returns it. When the log is missing (or empty) it is started
+    /// with its header, and that is recorded first.
+    ///
+    /// Creating the file, writing its header and appending the row all happen under one
+    /// exclusive lock on one open file, so two writers at once on a missing log cannot
+    /// write over each other.
     pub fn append(&self, group: &str, kind: Kind, detail: &str) -> Result<Record, GuidanceError> {
         let write_err = |source| GuidanceError::Write {
             path: self.path.clone(),
             source,
         };
-        let created = match OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&self.path)
-        {
-            Ok(mut file) => {
-                file.write_all(HEADER.as_bytes()).map_err(write_err)?;
-                true
-            }
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => false,
-            Err(e) => return Err(write_err(e)),
-        };
-        let mut file = OpenOptions::new()
-            .read(true)
-            .append(true)
-            .open(&self.path)
-            .map_err(write_err)?;
-        file.lock().map_err(write_err)?;
+        let mut file = self.open_locked().map_err(write_err)?;
         let mut text = String::new();
         file.read_to_string(&mut text).map_err(write_err)?;
-        let mut last = parse(&text)
-            .records
-            .iter()
-            .map(|r| r.seq)
-            .max()
-            .unwrap_or(0);
         let now = humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
-        if created {
+        let mut rows = String::new();
+        let mut last = 0;
+        if text.is_empty() {
+            // Whoever finds the file empty under the lock starts it; every other writer
+            // finds the header already there.
+            rows.push_str(HEADER);
             last += 1;
             let note = Record {
                 seq: last,
@@ -293,8 +281,14 @@ impl GuidanceLog {
                 kind: Kind::LogRecreated,
                 detail: "the log was missing; started again with its header".into(),
             };
-            file.write_all(note.to_row().as_bytes())
-                .map_err(write_err)?;
+            rows.push_str(&note.to_row());
+        } else {
+            last = parse(&text)
+                .records
+                .iter()
+                .map(|r| r.seq)
+                .max()
+                .unwrap_or(0);
         }
         let record = Record {
             seq: last + 1,
@@ -303,11 +297,39 @@ impl GuidanceLog {
             kind,
             detail: detail.to_string(),
         };
-        // One write per row: with O_APPEND, rows from other processes never interleave.
-        file.write_all(record.to_row().as_bytes())
-            .map_err(write_err)?;
+        rows.push_str(&record.to_row());
+        // One write in append mode: the header and the rows land together at the end.
+        file.write_all(rows.as_bytes()).map_err(write_err)?;
         file.flush().map_err(write_err)?;
         Ok(record)
+    }
+
+    /// Opens the log for reading and appending, creating it empty when it is missing (never
+    /// truncating it), and takes its exclusive lock.
+    ///
+    /// The file locked must still be the one at the log's path: another process may have
+    /// removed or replaced it between the open and the lock, and a row appended to a file
+    /// no longer at the path would be lost. Then it opens the path again.
+    fn open_locked(&self) -> io::Result<File> {
+        const TRIES: usize = 100;
+        for _ in 0..TRIES {
+            let file = OpenOptions::new()
+                .read(true)
+                .append(true)
+                .create(true)
+                .open(&self.path)?;
+            file.lock()?;
+            let locked = file.metadata()?;
+            match std::fs::metadata(&self.path) {
+                Ok(at_path) if same_file(&locked, &at_path) => return Ok(file),
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Err(io::Error::other(format!(
+            "the file was replaced or removed each of {TRIES} times it was opened"
+        )))
     }
 
     /// Reads and checks the log. A missing log reads as empty.
@@ -379,6 +401,20 @@ pub fn parse(text: &str) -> Contents {
         });
     }
     contents
+}
+
+/// Whether two metadata describe the same file (device and inode).
+#[cfg(unix)]
+fn same_file(a: &std::fs::Metadata, b: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    (a.dev(), a.ino()) == (b.dev(), b.ino())
+}
+
+/// Elsewhere std has no stable file identity; a file of another type or length at the path
+/// is still caught.
+#[cfg(not(unix))]
+fn same_file(a: &std::fs::Metadata, b: &std::fs::Metadata) -> bool {
+    a.file_type() == b.file_type() && a.len() == b.len()
 }
 
 fn truncate(text: &str, max: usize) -> String {
@@ -478,5 +514,109 @@ mod tests {
             .append("build3", Kind::Help, "x")
             .unwrap_err();
         assert!(err.to_string().contains(LOG_FILE), "{err}");
+    }
+
+    /// A log renamed away while a writer waits for its lock: the row goes to the log now at
+    /// the path, not to the file that was moved.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_log_replaced_while_waiting_for_the_lock_gets_the_row() {
+        use std::time::{Duration, Instant};
+        let dir = tempfile::tempdir().unwrap();
+        let log = log_in(dir.path());
+        let holder = File::open(log.path()).unwrap();
+        holder.lock().unwrap();
+        // How many of this process's open files are the log at its path.
+        let opened = |path: &Path| {
+            std::fs::read_dir("/proc/self/fd")
+                .unwrap()
+                .filter_map(|fd| std::fs::read_link(fd.ok()?.path()).ok())
+                .filter(|target| target == path)
+                .count()
+        };
+        let (done, finished) = std::sync::mpsc::channel();
+        let writer = log.clone();
+        std::thread::spawn(move || {
+            let _ = done.send(writer.append("build3", Kind::Note, "after the move"));
+        });
+        // Wait until the writer has the file open (and so waits for its lock).
+        let path = log.path().canonicalize().unwrap();
+        let started = Instant::now();
+        while opened(&path) < 2 {
+            assert!(
+                started.elapsed() < Duration::from_secs(30),
+                "the writer never opened the log"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let moved = dir.path().join("moved-away.md");
+        std::fs::rename(log.path(), &moved).unwrap();
+        std::fs::write(log.path(), HEADER).unwrap();
+        drop(holder);
+        let record = finished
+            .recv_timeout(Duration::from_secs(30))
+            .expect("the writer finished within 30 s")
+            .unwrap();
+        assert_eq!(record.seq, 1);
+        assert_eq!(
+            std::fs::read_to_string(&moved).unwrap(),
+            HEADER,
+            "untouched"
+        );
+        let contents = log.read().unwrap();
+        assert!(contents.problems.is_empty(), "{:?}", contents.problems);
+        assert_eq!(contents.records, vec![record]);
+    }
+
+    /// The race that lost records: writers at once on a missing log, one of them creating
+    /// it. Each round releases every writer together, so they meet inside `append`.
+    #[test]
+    fn writers_at_once_on_a_missing_log_lose_nothing() {
+        const WRITERS: usize = 6;
+        const ROUNDS: usize = 150;
+        let (done, finished) = std::sync::mpsc::channel();
+        // On its own thread, so that a writer stuck on the lock fails the test in bounded
+        // time instead of hanging it.
+        std::thread::spawn(move || {
+            let outcome = std::panic::catch_unwind(|| {
+                for round in 0..ROUNDS {
+                    let dir = tempfile::tempdir().unwrap();
+                    let log = GuidanceLog::in_kit(dir.path());
+                    let start = std::sync::Barrier::new(WRITERS);
+                    std::thread::scope(|s| {
+                        for writer in 0..WRITERS {
+                            let (log, start) = (&log, &start);
+                            s.spawn(move || {
+                                start.wait();
+                                log.append("build3", Kind::Note, &format!("writer {writer}"))
+                                    .unwrap();
+                            });
+                        }
+                    });
+                    let text = std::fs::read_to_string(log.path()).unwrap();
+                    assert!(text.starts_with(HEADER), "round {round}: {text}");
+                    let contents = parse(&text);
+                    assert!(contents.problems.is_empty(), "round {round}: {text}");
+                    let seqs: Vec<u64> = contents.records.iter().map(|r| r.seq).collect();
+                    assert_eq!(
+                        seqs,
+                        (1..=WRITERS as u64 + 1).collect::<Vec<_>>(),
+                        "round {round}: {text}"
+                    );
+                    assert_eq!(contents.count("-", Kind::LogRecreated), 1, "{text}");
+                    for writer in 0..WRITERS {
+                        let note = format!("writer {writer}");
+                        let n = contents.records.iter().filter(|r| r.detail == note).count();
+                        assert_eq!(n, 1, "round {round}, {note}: {text}");
+                    }
+                }
+            });
+            let _ = done.send(outcome);
+        });
+        match finished.recv_timeout(std::time::Duration::from_secs(120)) {
+            Ok(Ok(())) => {}
+            Ok(Err(panic)) => std::panic::resume_unwind(panic),
+            Err(_) => panic!("the writers did not finish within 120 s (stuck on the lock?)"),
+        }
     }
 }

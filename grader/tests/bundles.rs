@@ -26,6 +26,7 @@ mod common;
 mod platforms;
 
 use common::*;
+use grader::bundle::MANIFEST;
 use grader::guidance::{HEADER, LOG_FILE};
 use platforms::{exercism_problems, gradescope_problems};
 use serde_json::Value;
@@ -64,8 +65,29 @@ fn make_bundle(platform: &str, out: &Path, extra: &[&str]) {
 }
 
 /// A folder under the target folder that outlives the test, so a kit built in it is reused.
+/// The target folder is inside the kit, where a bundle of the kit is refused: make it from
+/// a copy of the kit with [`make_lasting_bundle`].
 fn lasting(name: &str) -> PathBuf {
     target().join("bundle-tests").join(name)
+}
+
+/// Writes the bundle `platform GROUP` into the [`lasting`] folder `out`, made from a copy of
+/// the kit (outside which `out` is), replacing the bundle there.
+fn make_lasting_bundle(platform: &str, out: &Path, extra: &[&str]) {
+    if out.exists() && !out.join(MANIFEST).exists() {
+        // Left by a kit from before bundles had manifests, which --force now refuses.
+        std::fs::remove_dir_all(out).unwrap();
+    }
+    let copy = fresh_kit();
+    let mut args = vec!["bundle", platform, GROUP, "--out", path_str(out), "--force"];
+    args.extend_from_slice(extra);
+    let made = grader(copy.root(), &args);
+    assert!(
+        made.status.success(),
+        "{}\n{}",
+        text(&made.stdout),
+        text(&made.stderr)
+    );
 }
 
 /// A script (or binary) run as a platform runs it: its output captured, and without the
@@ -223,7 +245,7 @@ exec "$SHIM_REAL_CARGO" "$@"
 #[test]
 fn gradescope_bundle_sets_up_and_grades_a_submission_end_to_end() {
     let source = lasting("gradescope");
-    make_bundle("gradescope", &source, &[]);
+    make_lasting_bundle("gradescope", &source, &[]);
 
     // What Gradescope unpacks: the two scripts, executable, and the kit.
     for script in ["setup.sh", "run_autograder"] {
@@ -962,8 +984,9 @@ fn classroom_workflows_run_the_kits_own_checks_in_the_learners_repository() {
     let dir = tempfile::tempdir().unwrap();
     let per_check = dir.path().join("per-check");
     make_bundle("classroom", &per_check, &["--per", "check"]);
-    assert_holds_the_kit(&per_check, &[".github", ".grader-bundle"]);
+    assert_holds_the_kit(&per_check, &[".github", ".grader-bundle", MANIFEST]);
     assert!(per_check.join(".grader-bundle").is_file());
+    assert!(per_check.join(MANIFEST).is_file());
     let tests = classroom_tests(&read(&per_check.join(".github/workflows/classroom.yml")));
     let names: Vec<&str> = tests.iter().map(|t| t.name.as_str()).collect();
     assert_eq!(names, check_names(), "one test per check, in order");
@@ -1101,16 +1124,13 @@ fn bundle_refuses_what_it_cannot_do_with_one_line_and_a_hint() {
 }
 
 #[test]
-fn a_folder_that_is_not_empty_needs_force_and_then_holds_exactly_the_bundle() {
+fn a_folder_without_a_manifest_is_refused_even_with_force() {
     let dir = tempfile::tempdir().unwrap();
     let out_dir = dir.path().join("out");
-    std::fs::create_dir_all(out_dir.join("kit/target/debug")).unwrap();
-    std::fs::create_dir_all(out_dir.join(".git")).unwrap();
-    std::fs::write(out_dir.join("kit/target/debug/built"), "a build").unwrap();
-    std::fs::write(out_dir.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+    std::fs::create_dir_all(out_dir.join("src")).unwrap();
     std::fs::write(out_dir.join("notes.txt"), "mine").unwrap();
-    std::fs::create_dir_all(out_dir.join("kit/stale")).unwrap();
-    std::fs::write(out_dir.join("kit/stale/old.rs"), "old").unwrap();
+    std::fs::write(out_dir.join("src/lib.rs"), "my work").unwrap();
+    let before = files_under(&out_dir, &[]);
 
     let args = ["gradescope", "build3", "--out", path_str(&out_dir)];
     let refused = bundle(&args);
@@ -1118,36 +1138,89 @@ fn a_folder_that_is_not_empty_needs_force_and_then_holds_exactly_the_bundle() {
     assert_eq!(refused.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("is not empty"), "{stderr}");
     assert!(stderr.contains("--force"), "{stderr}");
-    assert_eq!(
-        read(&out_dir.join("notes.txt")),
-        "mine",
-        "nothing was touched"
-    );
-    assert!(!out_dir.join("setup.sh").exists());
 
-    let mut forced = args.to_vec();
-    forced.push("--force");
-    let made = bundle(&forced);
+    let forced = bundle(&[&args[..], &["--force"]].concat());
+    let stderr = text(&forced.stderr);
+    assert_eq!(forced.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("holds no bundle manifest"), "{stderr}");
+    assert!(stderr.contains("nothing was changed"), "{stderr}");
+    assert!(stderr.contains("hint: "), "{stderr}");
+    assert_eq!(files_under(&out_dir, &[]), before, "nothing was touched");
+
+    // Git's folder alone, as in a clone of a new repository, counts as empty.
+    let clone = dir.path().join("clone");
+    std::fs::create_dir_all(clone.join(".git")).unwrap();
+    std::fs::write(clone.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+    let made = bundle(&["classroom", "build3", "--out", path_str(&clone)]);
     assert!(made.status.success(), "{}", text(&made.stderr));
-    assert!(out_dir.join("setup.sh").is_file());
+    assert_eq!(read(&clone.join(".git/HEAD")), "ref: refs/heads/main\n");
+    assert!(clone.join(MANIFEST).is_file());
+}
+
+#[test]
+fn force_replaces_only_what_the_earlier_bundle_wrote() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = dir.path().join("out");
+    let args = [
+        "gradescope",
+        "build3",
+        "--out",
+        path_str(&out_dir),
+        "--force",
+    ];
+    let made = bundle(&args);
+    assert!(made.status.success(), "{}", text(&made.stderr));
+    let manifest = read(&out_dir.join(MANIFEST));
+    assert!(manifest.contains("\nfile setup.sh\n"), "{manifest}");
+    assert!(manifest.contains("\nfile kit/Cargo.toml\n"), "{manifest}");
     assert!(
-        !out_dir.join("notes.txt").exists(),
-        "other files are removed"
+        manifest.contains("\nplatform gradescope\ngroup build3\n"),
+        "{manifest}"
     );
-    assert!(!out_dir.join("kit/stale").exists());
-    assert_eq!(
-        read(&out_dir.join("kit/target/debug/built")),
-        "a build",
-        "the kit's build stays"
+
+    // Files the bundle did not write: the user's, git's, the kit's build.
+    std::fs::create_dir_all(out_dir.join("kit/target/debug")).unwrap();
+    std::fs::create_dir_all(out_dir.join(".git")).unwrap();
+    std::fs::create_dir_all(out_dir.join("mine/deep")).unwrap();
+    std::fs::write(out_dir.join("kit/target/debug/built"), "a build").unwrap();
+    std::fs::write(out_dir.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+    std::fs::write(out_dir.join("notes.txt"), "mine").unwrap();
+    std::fs::write(out_dir.join("mine/deep/work.rs"), "my work").unwrap();
+    // A file an earlier bundle wrote that this one does not.
+    std::fs::create_dir_all(out_dir.join("kit/stale")).unwrap();
+    std::fs::write(out_dir.join("kit/stale/old.rs"), "old").unwrap();
+    std::fs::write(
+        out_dir.join(MANIFEST),
+        format!("{manifest}file kit/stale/old.rs\n"),
+    )
+    .unwrap();
+
+    let again = bundle(&args);
+    let said = text(&again.stdout);
+    assert!(again.status.success(), "{}", text(&again.stderr));
+    assert!(said.contains(" 1 removed)"), "{said}");
+    assert!(
+        said.contains(&format!(
+            "Kept 2 files no bundle wrote (not in {MANIFEST}): mine/deep/work.rs, notes.txt."
+        )),
+        "{said}"
     );
+    assert!(
+        !out_dir.join("kit/stale").exists(),
+        "the earlier bundle's file and folder"
+    );
+    assert_eq!(read(&out_dir.join("notes.txt")), "mine");
+    assert_eq!(read(&out_dir.join("mine/deep/work.rs")), "my work");
+    assert_eq!(read(&out_dir.join("kit/target/debug/built")), "a build");
     assert!(out_dir.join(".git/HEAD").is_file(), "git's folder stays");
+    assert_eq!(read(&out_dir.join(MANIFEST)), manifest, "the new manifest");
 
     // Again: every file is already right, so none is written (and cargo's build stays valid).
     let before = std::fs::metadata(out_dir.join("kit/Cargo.toml"))
         .unwrap()
         .modified()
         .unwrap();
-    let again = bundle(&forced);
+    let again = bundle(&args);
     let said = text(&again.stdout);
     assert!(again.status.success(), "{}", text(&again.stderr));
     assert!(said.contains("(0 written, "), "{said}");
@@ -1157,6 +1230,184 @@ fn a_folder_that_is_not_empty_needs_force_and_then_holds_exactly_the_bundle() {
         .modified()
         .unwrap();
     assert_eq!(before, after);
+
+    // A file of the user's where the bundle writes one (not in the manifest): refused.
+    let without_setup = manifest.replace("\nfile setup.sh\n", "\n");
+    std::fs::write(out_dir.join(MANIFEST), &without_setup).unwrap();
+    std::fs::write(out_dir.join("setup.sh"), "my own setup").unwrap();
+    let before = files_under(&out_dir, &[]);
+    let refused = bundle(&args);
+    let stderr = text(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("setup.sh is in the way"), "{stderr}");
+    assert_eq!(files_under(&out_dir, &[]), before, "nothing changed");
+}
+
+/// A manifest is read from a folder anyone may have written: what it lists must not reach
+/// outside the folder, by name or through a link.
+#[test]
+fn a_forged_manifest_removes_nothing_outside_the_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = dir.path().join("out");
+    let outside = dir.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(dir.path().join("Cargo.toml"), "[workspace]\n").unwrap();
+    std::fs::write(outside.join("victim.txt"), "keep me").unwrap();
+    let args = [
+        "classroom",
+        "build3",
+        "--out",
+        path_str(&out_dir),
+        "--force",
+    ];
+    let made = bundle(&args);
+    assert!(made.status.success(), "{}", text(&made.stderr));
+    let manifest = read(&out_dir.join(MANIFEST));
+
+    let victim = outside.join("victim.txt");
+    for forged in [
+        "file ../Cargo.toml".to_string(),
+        format!("file {}", victim.display()),
+        "file kit/../../outside/victim.txt".to_string(),
+    ] {
+        std::fs::write(out_dir.join(MANIFEST), format!("{manifest}{forged}\n")).unwrap();
+        let before = files_under(dir.path(), &[]);
+        let refused = bundle(&args);
+        let stderr = text(&refused.stderr);
+        assert_eq!(refused.status.code(), Some(2), "{forged}: {stderr}");
+        assert!(
+            stderr.contains("not a plain relative path") && stderr.contains("nothing was changed"),
+            "{forged}: {stderr}"
+        );
+        assert_eq!(
+            files_under(dir.path(), &[]),
+            before,
+            "{forged}: nothing changed"
+        );
+    }
+
+    // Listed through a link out of the folder: the link is kept, what it leads to too.
+    std::os::unix::fs::symlink(&outside, out_dir.join("link")).unwrap();
+    std::fs::write(
+        out_dir.join(MANIFEST),
+        format!("{manifest}file link/victim.txt\n"),
+    )
+    .unwrap();
+    let made = bundle(&args);
+    let said = text(&made.stdout);
+    assert!(made.status.success(), "{}", text(&made.stderr));
+    assert!(said.contains(" 0 removed)"), "{said}");
+    assert!(said.contains("link."), "the link is kept and said: {said}");
+    assert_eq!(read(&victim), "keep me");
+    assert_eq!(read(&dir.path().join("Cargo.toml")), "[workspace]\n");
+
+    // A link where the bundle writes a file: refused, never written through.
+    let readme = out_dir.join("README.md");
+    std::fs::remove_file(&readme).unwrap();
+    std::os::unix::fs::symlink(&victim, &readme).unwrap();
+    let refused = bundle(&args);
+    let stderr = text(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("is a symbolic link"), "{stderr}");
+    assert_eq!(read(&victim), "keep me");
+    std::fs::remove_file(&readme).unwrap();
+
+    // A hard link to a file outside in place of one the bundle wrote: replaced, the file
+    // outside left as it was.
+    std::fs::hard_link(&victim, &readme).unwrap();
+    let made = bundle(&args);
+    assert!(made.status.success(), "{}", text(&made.stderr));
+    assert_eq!(read(&victim), "keep me");
+    assert_ne!(read(&readme), "keep me", "the bundle's own README is back");
+}
+
+/// The three folders a bundle once wrote over, and the ways of naming a folder inside the kit
+/// that look like somewhere else: refused even with --force, and nothing in the kit changes.
+#[test]
+fn a_bundle_is_never_written_inside_the_kit() {
+    let kit = fresh_kit();
+    let root = kit.root();
+    let outside = tempfile::tempdir().unwrap();
+    let into_practice = outside.path().join("into-practice");
+    std::os::unix::fs::symlink(root.join("practice"), &into_practice).unwrap();
+    let before = files_under(root, &["target"]);
+    let cases = [
+        "practice".to_string(),
+        "grader".to_string(),
+        "exercises/build3".to_string(),
+        "exercises/build3/not-made-yet/deeper".to_string(),
+        format!("{}/practice", root.display()),
+        "bundles/../practice".to_string(),
+        "bundles/not-made-yet/../../grader".to_string(),
+        "./bundles/..".to_string(),
+        "bundles".to_string(),
+        "target/somewhere".to_string(),
+        format!("{}", into_practice.display()),
+        format!("{}/src", into_practice.display()),
+    ];
+    for out in &cases {
+        let result = grader_command(
+            root,
+            &["bundle", "classroom", "build3", "--out", out, "--force"],
+        )
+        .current_dir(root)
+        .output()
+        .unwrap();
+        let stderr = text(&result.stderr);
+        assert_eq!(result.status.code(), Some(2), "{out}: {stderr}");
+        assert!(
+            stderr.contains("is inside the kit") || stderr.contains("would overwrite the kit"),
+            "{out}: {stderr}"
+        );
+        assert!(
+            stderr.contains("hint: ") && stderr.contains("bundles/"),
+            "{out}: {stderr}"
+        );
+        assert_eq!(
+            stderr.lines().filter(|l| l.starts_with("error:")).count(),
+            1,
+            "{stderr}"
+        );
+    }
+    // The kit's bundles folder made a link into the kit: where it leads counts.
+    std::os::unix::fs::symlink(root.join("practice"), root.join("bundles")).unwrap();
+    let result = grader_command(
+        root,
+        &[
+            "bundle",
+            "classroom",
+            "build3",
+            "--out",
+            "bundles/x",
+            "--force",
+        ],
+    )
+    .current_dir(root)
+    .output()
+    .unwrap();
+    let stderr = text(&result.stderr);
+    assert_eq!(result.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("is inside the kit (at practice/x)"),
+        "{stderr}"
+    );
+    std::fs::remove_file(root.join("bundles")).unwrap();
+
+    assert_eq!(
+        files_under(root, &["target"]),
+        before,
+        "nothing in the kit changed"
+    );
+    assert!(!root.join("bundles").exists());
+}
+
+#[test]
+fn the_kits_bundles_folder_is_ignored_by_git_and_named_in_the_help() {
+    let ignore = String::from_utf8(files()[Path::new(".gitignore")].clone()).unwrap();
+    assert!(ignore.lines().any(|l| l == "/bundles"), "{ignore}");
+    let help = text(&bundle(&["--help"]).stdout);
+    assert!(help.contains("bundles/"), "{help}");
+    assert!(help.contains(MANIFEST), "{help}");
 }
 
 #[test]

@@ -5,7 +5,9 @@ mod common;
 
 use common::*;
 use grader::guidance::{parse, Kind, LOG_FILE};
+use std::io::Read;
 use std::path::Path;
+use std::time::Duration;
 
 fn log_text(kit: &Path) -> String {
     std::fs::read_to_string(kit.join(LOG_FILE)).unwrap()
@@ -144,6 +146,58 @@ fn eight_writers_at_once_lose_nothing() {
     }
     let out = grader(&root, &["log", "--check"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
+}
+
+/// Separate grader processes at once on a missing log: the one that starts it writes the
+/// header under the same lock as its row, so no other writer's row is written over. The
+/// processes start a little apart, so the race is met only in some rounds, hence the many
+/// rounds; the library's unit test of the same name meets it in every run with threads.
+#[test]
+fn writers_at_once_on_a_missing_log_lose_nothing() {
+    const WRITERS: usize = 8;
+    const ROUNDS: usize = 200;
+    let kit = fresh_kit();
+    let root = kit.root();
+    for round in 0..ROUNDS {
+        std::fs::remove_file(root.join(LOG_FILE)).unwrap();
+        let mut children: Vec<_> = (0..WRITERS)
+            .map(|writer| {
+                let note = format!("round {round} writer {writer}");
+                grader_command(root, &["note", "build3", &note])
+                    .stdout(std::process::Stdio::piped())
+                    .stderr(std::process::Stdio::piped())
+                    .spawn()
+                    .expect("the grader binary starts")
+            })
+            .collect();
+        for child in &mut children {
+            let status = wait_within(child, Duration::from_secs(60), "a note took over 60 s");
+            let mut stdout = String::new();
+            child
+                .stdout
+                .take()
+                .unwrap()
+                .read_to_string(&mut stdout)
+                .unwrap();
+            assert!(
+                status.success() && stdout.contains("Recorded note #"),
+                "{stdout}"
+            );
+        }
+        let log = log_text(root);
+        let contents = parse(&log);
+        assert!(contents.problems.is_empty(), "round {round}: {log}");
+        let seqs: Vec<u64> = contents.records.iter().map(|r| r.seq).collect();
+        assert_eq!(seqs, (1..=WRITERS as u64 + 1).collect::<Vec<_>>(), "{log}");
+        assert_eq!(contents.count("-", Kind::LogRecreated), 1, "{log}");
+        for writer in 0..WRITERS {
+            let note = format!("round {round} writer {writer}");
+            let n = contents.records.iter().filter(|r| r.detail == note).count();
+            assert_eq!(n, 1, "{note}: {log}");
+        }
+        let out = grader(root, &["log", "--check"]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+    }
 }
 
 #[test]

@@ -16,10 +16,15 @@
 //! [`build`] makes a bundle in memory, a pure function of the kit; [`Bundle::write`] puts it
 //! in a folder, writing only the files whose content differs (so cargo's build of the kit in
 //! that folder, under the kit's `target/`, stays valid).
+//!
+//! Nothing is lost to a bundle: it is never written inside the kit (but in the kit's
+//! [`BUNDLES_DIR`], which git ignores), and every bundle lists the files it wrote in its
+//! [`MANIFEST`], so that replacing it (`--force`) removes only those.
 
 mod classroom;
 mod exercism;
 mod gradescope;
+pub mod manifest;
 mod script;
 pub mod zip;
 
@@ -31,8 +36,14 @@ use crate::Group;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::io;
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 use thiserror::Error;
+
+pub use manifest::MANIFEST;
+
+/// The one folder inside the kit where bundles may be written (`bundles/NAME`); git ignores
+/// it, so nothing there is the kit's.
+pub const BUNDLES_DIR: &str = "bundles";
 
 /// The file every bundle holds at its top: it names what wrote the bundle, and tells the
 /// next bundle made from a kit that holds this folder to leave the folder out.
@@ -162,8 +173,8 @@ pub struct Bundle {
     pub files: BTreeMap<PathBuf, BundleFile>,
     /// The points a submission can score: the sum of the group's weights.
     pub max_score: f64,
-    /// What `--force` never removes from the bundle's folder: git's folder and the kit's
-    /// build folder.
+    /// What the bundle's folder is expected to hold besides the bundle (git's folder and the
+    /// kit's build folder): kept like any file not in the manifest, but not reported.
     keep: Vec<PathBuf>,
 }
 
@@ -228,6 +239,27 @@ pub enum BundleError {
         /// The folder.
         out: PathBuf,
     },
+    /// The folder is inside the kit (and not in [`BUNDLES_DIR`]): a bundle there could
+    /// overwrite or remove the kit's own files.
+    #[error(
+        "{out} is inside the kit (at {}): a bundle is never written over the kit's files",
+        rel.display()
+    )]
+    InsideKit {
+        /// The folder.
+        out: PathBuf,
+        /// Where it is in the kit.
+        rel: PathBuf,
+    },
+    /// Where the folder is could not be told (a symbolic link that leads nowhere, a folder
+    /// that cannot be read).
+    #[error("cannot tell where {out} is: {message}")]
+    Unresolvable {
+        /// The folder.
+        out: PathBuf,
+        /// Why.
+        message: String,
+    },
     /// The folder is a file.
     #[error("{out} exists and is not a folder")]
     NotAFolder {
@@ -239,6 +271,45 @@ pub enum BundleError {
     NotEmpty {
         /// The folder.
         out: PathBuf,
+    },
+    /// The folder holds files but no [`MANIFEST`]: it holds no bundle this command wrote,
+    /// so `--force` cannot tell which files are a bundle's.
+    #[error(
+        "{out} is not empty and holds no bundle manifest ({MANIFEST}): --force replaces only \
+         a bundle this command wrote, so nothing was changed"
+    )]
+    NotABundle {
+        /// The folder.
+        out: PathBuf,
+    },
+    /// The folder's [`MANIFEST`] cannot be trusted: a line that is not an entry, or a path
+    /// that would leave the folder.
+    #[error("{path}, line {line}: {message}; nothing was changed")]
+    BadManifest {
+        /// The manifest.
+        path: PathBuf,
+        /// 1-based line (0 when the file as a whole is wrong).
+        line: usize,
+        /// What is wrong.
+        message: String,
+    },
+    /// A file the bundle would write is reached through a symbolic link, or is one: writing
+    /// would follow it out of the folder.
+    #[error(
+        "{path} is a symbolic link: a bundle never writes through one, so nothing was changed"
+    )]
+    Symlink {
+        /// The link.
+        path: PathBuf,
+    },
+    /// Something the earlier bundle did not write is where the bundle writes a file.
+    #[error(
+        "{path} is in the way: the bundle writes a file there, and the earlier bundle did \
+         not write what is there now, so nothing was changed"
+    )]
+    InTheWay {
+        /// The path.
+        path: PathBuf,
     },
     /// A file of the bundle could not be written (or a stale one removed).
     #[error("cannot write {path}: {source}")]
@@ -324,6 +395,17 @@ pub fn build(root: &Path, options: &Options, out: Option<&Path>) -> Result<Bundl
             kit.version
         )),
     );
+    let listing = manifest::render(
+        &header.command(),
+        options.platform.name(),
+        options.group.name,
+        files.keys().map(PathBuf::as_path),
+    )
+    .map_err(|value| BundleError::Unsafe {
+        what: "file name",
+        value,
+    })?;
+    files.insert(PathBuf::from(MANIFEST), BundleFile::text(listing));
     Ok(Bundle {
         platform: options.platform,
         group: options.group,
@@ -387,9 +469,14 @@ fn read_kit(root: &Path, out: Option<&Path>) -> Result<Kit, BundleError> {
     if let Some(rel) = out.and_then(|out| inside(root, out)) {
         leave_out.push(rel);
     }
+    // A kit that is not a git checkout is walked, bundles folder included.
+    leave_out.push(PathBuf::from(BUNDLES_DIR));
     let mut files = BTreeMap::new();
     for (path, content) in fresh {
-        if path == Path::new(MARKER) || leave_out.iter().any(|dir| path.starts_with(dir)) {
+        if path == Path::new(MARKER)
+            || path == Path::new(MANIFEST)
+            || leave_out.iter().any(|dir| path.starts_with(dir))
+        {
             continue;
         }
         let executable = is_executable(&root.join(&path));
@@ -413,41 +500,80 @@ fn read_kit(root: &Path, out: Option<&Path>) -> Result<Kit, BundleError> {
     })
 }
 
-/// `out` relative to `root` when it is strictly inside it (comparing canonical paths; a
+/// `out` relative to `root` when it is strictly inside it (comparing resolved paths; a
 /// folder not made yet is placed by its nearest existing ancestor).
 fn inside(root: &Path, out: &Path) -> Option<PathBuf> {
     let root = std::fs::canonicalize(root).ok()?;
-    let out = canonical_lenient(out)?;
+    let out = resolve(out).ok()?;
     out.strip_prefix(&root)
         .ok()
         .filter(|rel| !rel.as_os_str().is_empty())
         .map(Path::to_path_buf)
 }
 
-/// `path` made absolute and canonical as far as it exists.
-fn canonical_lenient(path: &Path) -> Option<PathBuf> {
-    let absolute = if path.is_absolute() {
-        path.to_path_buf()
-    } else {
-        std::env::current_dir().ok()?.join(path)
-    };
-    let mut rest = Vec::new();
-    let mut existing = absolute.as_path();
-    loop {
-        match std::fs::canonicalize(existing) {
-            Ok(found) => {
-                let mut full = found;
-                for part in rest.iter().rev() {
-                    full.push(part);
-                }
-                return Some(full);
+/// Refuses `out` when it is the kit at `root`, holds it, or is inside it anywhere but in
+/// [`BUNDLES_DIR`] (`bundles/NAME`), wherever symbolic links and `..` lead, and whether or
+/// not `out` exists yet.
+pub fn check_out(root: &Path, out: &Path) -> Result<(), BundleError> {
+    let kit = std::fs::canonicalize(root).map_err(|source| BundleError::Kit {
+        root: root.to_path_buf(),
+        source,
+    })?;
+    let target = resolve(out).map_err(|message| BundleError::Unresolvable {
+        out: out.to_path_buf(),
+        message,
+    })?;
+    if kit.starts_with(&target) {
+        return Err(BundleError::OutHoldsKit {
+            out: out.to_path_buf(),
+        });
+    }
+    if let Ok(rel) = target.strip_prefix(&kit) {
+        let mut parts = rel.components();
+        let in_bundles =
+            parts.next() == Some(Component::Normal(BUNDLES_DIR.as_ref())) && parts.next().is_some();
+        if !in_bundles {
+            return Err(BundleError::InsideKit {
+                out: out.to_path_buf(),
+                rel: rel.to_path_buf(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// `path` made absolute, with every symbolic link and `..` resolved as far as the path
+/// exists; the rest, not made yet, is taken as written (it cannot hold a link).
+fn resolve(path: &Path) -> Result<PathBuf, String> {
+    let absolute = std::path::absolute(path).map_err(|e| e.to_string())?;
+    let mut resolved = PathBuf::new();
+    for part in absolute.components() {
+        match part {
+            Component::Prefix(_) | Component::RootDir => resolved.push(part.as_os_str()),
+            Component::CurDir => {}
+            // What is resolved so far holds no link, so its parent is the real one.
+            Component::ParentDir => {
+                resolved.pop();
             }
-            Err(_) => {
-                rest.push(existing.file_name()?.to_os_string());
-                existing = existing.parent()?;
+            Component::Normal(name) => {
+                resolved.push(name);
+                match std::fs::symlink_metadata(&resolved) {
+                    Ok(meta) if meta.file_type().is_symlink() => {
+                        resolved = std::fs::canonicalize(&resolved).map_err(|e| {
+                            format!(
+                                "{} is a symbolic link that leads nowhere ({e})",
+                                resolved.display()
+                            )
+                        })?;
+                    }
+                    Ok(_) => {}
+                    Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                    Err(e) => return Err(format!("{}: {e}", resolved.display())),
+                }
             }
         }
     }
+    Ok(resolved)
 }
 
 #[cfg(unix)]
@@ -564,128 +690,267 @@ pub struct Written {
     pub written: usize,
     /// Files left alone: their content was already right.
     pub unchanged: usize,
-    /// Files and folders removed: not part of the bundle.
+    /// Files removed: the earlier bundle's (listed in its manifest), not part of this one.
     pub removed: usize,
+    /// Files in the folder that no bundle wrote, kept (relative paths; git's folder and the
+    /// kit's build folder are kept too, and not listed).
+    pub kept: Vec<PathBuf>,
+}
+
+/// What is at a path inside the bundle's folder, looked at without following links.
+enum Found {
+    /// Nothing.
+    Nothing,
+    /// A regular file, reached through real folders only.
+    File,
+    /// A real folder.
+    Folder,
+    /// A symbolic link, at this path or at one of the folders above it (that one's path).
+    Link(PathBuf),
+    /// A file or something else where a folder above the path should be.
+    Blocked(PathBuf),
+}
+
+/// What is at `out/rel`, never following a link below `out`.
+fn look(out: &Path, rel: &Path) -> io::Result<Found> {
+    let mut here = out.to_path_buf();
+    let parts: Vec<_> = rel.components().collect();
+    for (i, part) in parts.iter().enumerate() {
+        here.push(part);
+        let last = i + 1 == parts.len();
+        let meta = match std::fs::symlink_metadata(&here) {
+            Ok(meta) => meta,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Found::Nothing),
+            Err(e) => return Err(e),
+        };
+        let kind = meta.file_type();
+        if kind.is_symlink() {
+            return Ok(Found::Link(here));
+        }
+        match (last, kind.is_dir()) {
+            (true, true) => return Ok(Found::Folder),
+            (true, false) if kind.is_file() => return Ok(Found::File),
+            (true, false) => return Ok(Found::Blocked(here)),
+            (false, true) => {}
+            (false, false) => return Ok(Found::Blocked(here)),
+        }
+    }
+    Ok(Found::Folder)
 }
 
 impl Bundle {
-    /// Writes the bundle into `out`. A folder that exists and holds anything is refused
-    /// unless `force`; then the folder is made to hold exactly the bundle: files whose
-    /// content is already right are left alone (so the kit's build stays valid), others are
-    /// written, and anything else is removed — except git's folder and the kit's `target/`.
-    /// `root` is the kit the bundle was made from: a folder that is the kit or holds it is
-    /// always refused.
+    /// Writes the bundle into `out`, which must not be inside the kit at `root` (but in its
+    /// [`BUNDLES_DIR`]; see [`check_out`]).
+    ///
+    /// A folder that exists and holds anything is refused unless `force`, and then unless it
+    /// holds an earlier bundle's [`MANIFEST`]: the earlier bundle is replaced by removing the
+    /// files its manifest lists that this bundle does not write, and the folders that leaves
+    /// empty. Every other file is kept (and listed in [`Written::kept`]). Files whose content
+    /// is already right are left alone (so the kit's build stays valid); the others are
+    /// written to a new file renamed into place, never through a link.
+    ///
+    /// Everything is checked before anything changes: a manifest that lists a path outside
+    /// the folder, a link on the way to a file the bundle writes, or a file of someone
+    /// else's where the bundle writes one, changes nothing.
     pub fn write(&self, root: &Path, out: &Path, force: bool) -> Result<Written, BundleError> {
-        let refuse_kit = || BundleError::OutHoldsKit {
-            out: out.to_path_buf(),
-        };
-        if let (Ok(kit), Some(target)) = (std::fs::canonicalize(root), canonical_lenient(out)) {
-            if kit.starts_with(&target) {
-                return Err(refuse_kit());
-            }
-        }
-        match std::fs::metadata(out) {
-            Ok(meta) if !meta.is_dir() => {
-                return Err(BundleError::NotAFolder {
-                    out: out.to_path_buf(),
-                })
-            }
-            Ok(_) => {
-                let mut entries = std::fs::read_dir(out).map_err(|source| BundleError::Write {
-                    path: out.to_path_buf(),
-                    source,
-                })?;
-                if entries.next().is_some() && !force {
-                    return Err(BundleError::NotEmpty {
-                        out: out.to_path_buf(),
-                    });
-                }
-            }
-            Err(_) => {}
-        }
-        let write_error = |path: &Path| {
+        check_out(root, out)?;
+        let io_error = |path: &Path| {
             let path = path.to_path_buf();
             move |source| BundleError::Write { path, source }
         };
-        std::fs::create_dir_all(out).map_err(write_error(out))?;
+        let earlier = self.earlier(out, force)?;
+        // Check every path the bundle writes.
+        for path in self.files.keys() {
+            // The manifest is the earlier bundle's own, read above.
+            let listed = path == Path::new(MANIFEST) || earlier.contains(path);
+            match look(out, path).map_err(io_error(&out.join(path)))? {
+                Found::Nothing => {}
+                Found::File if listed => {}
+                Found::File => {
+                    let now = std::fs::read(out.join(path)).map_err(io_error(&out.join(path)))?;
+                    if now != self.files[path].content {
+                        return Err(BundleError::InTheWay {
+                            path: out.join(path),
+                        });
+                    }
+                }
+                Found::Link(link) => return Err(BundleError::Symlink { path: link }),
+                // An earlier bundle's file where this one needs a folder: it is removed first.
+                Found::Blocked(file)
+                    if file.strip_prefix(out).is_ok_and(|rel| {
+                        earlier.contains(rel) && !self.files.contains_key(rel)
+                    }) => {}
+                Found::Folder | Found::Blocked(_) => {
+                    return Err(BundleError::InTheWay {
+                        path: out.join(path),
+                    })
+                }
+            }
+        }
+        std::fs::create_dir_all(out).map_err(io_error(out))?;
         let mut done = Written::default();
-        let dirs: BTreeSet<PathBuf> = self
-            .files
+        // The new manifest first: if writing stops half way, the next --force still knows
+        // every file this bundle wrote.
+        self.put(out, Path::new(MANIFEST), &mut done)?;
+        let dirs = self.dirs();
+        let mut emptied = BTreeSet::new();
+        for path in earlier.iter().filter(|p| !self.files.contains_key(*p)) {
+            // Only a regular file reached through real folders is removed: a link or a
+            // folder at a listed path is not what the bundle wrote.
+            if let Found::File = look(out, path).map_err(io_error(&out.join(path)))? {
+                let full = out.join(path);
+                std::fs::remove_file(&full).map_err(io_error(&full))?;
+                done.removed += 1;
+                emptied.extend(
+                    path.ancestors()
+                        .skip(1)
+                        .filter(|p| !p.as_os_str().is_empty() && !dirs.contains(*p))
+                        .map(Path::to_path_buf),
+                );
+            }
+        }
+        // Deepest first; a folder that still holds something stays.
+        for dir in emptied.iter().rev() {
+            let _ = std::fs::remove_dir(out.join(dir));
+        }
+        for path in self.files.keys().filter(|p| *p != Path::new(MANIFEST)) {
+            self.put(out, path, &mut done)?;
+        }
+        self.find_kept(out, Path::new(""), &mut done.kept)
+            .map_err(io_error(out))?;
+        done.kept.sort();
+        Ok(done)
+    }
+
+    /// The files the bundle already in `out` wrote: none when `out` is missing or empty (or
+    /// holds only `.git/`); else `force` is needed, and a manifest every path of which stays inside `out`.
+    fn earlier(&self, out: &Path, force: bool) -> Result<BTreeSet<PathBuf>, BundleError> {
+        let meta = match std::fs::metadata(out) {
+            Ok(meta) => meta,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(BTreeSet::new()),
+            Err(source) => {
+                return Err(BundleError::Write {
+                    path: out.to_path_buf(),
+                    source,
+                })
+            }
+        };
+        if !meta.is_dir() {
+            return Err(BundleError::NotAFolder {
+                out: out.to_path_buf(),
+            });
+        }
+        let entries = std::fs::read_dir(out).map_err(|source| BundleError::Write {
+            path: out.to_path_buf(),
+            source,
+        })?;
+        // Git's folder alone (a clone of a new repository) counts as empty: it is never
+        // touched.
+        let mut others = entries.filter(|e| e.as_ref().map_or(true, |e| e.file_name() != ".git"));
+        if others.next().is_none() {
+            return Ok(BTreeSet::new());
+        }
+        if !force {
+            return Err(BundleError::NotEmpty {
+                out: out.to_path_buf(),
+            });
+        }
+        let path = out.join(MANIFEST);
+        let bad = |line, message| BundleError::BadManifest {
+            path: path.clone(),
+            line,
+            message,
+        };
+        match look(out, Path::new(MANIFEST)) {
+            Ok(Found::File) => {}
+            Ok(Found::Nothing) => {
+                return Err(BundleError::NotABundle {
+                    out: out.to_path_buf(),
+                })
+            }
+            Ok(Found::Link(link)) => return Err(BundleError::Symlink { path: link }),
+            Ok(Found::Folder | Found::Blocked(_)) => return Err(bad(0, "not a file".to_string())),
+            Err(e) => return Err(bad(0, e.to_string())),
+        }
+        let text = std::fs::read(&path).map_err(|e| bad(0, e.to_string()))?;
+        let text = String::from_utf8(text).map_err(|_| bad(0, "not UTF-8 text".to_string()))?;
+        manifest::parse(&text)
+            .map(|m| m.files)
+            .map_err(|p| bad(p.line, p.message))
+    }
+
+    /// Every folder the bundle's files are in, relative to its top.
+    fn dirs(&self) -> BTreeSet<PathBuf> {
+        self.files
             .keys()
             .flat_map(|p| p.ancestors().skip(1))
             .filter(|p| !p.as_os_str().is_empty())
             .map(Path::to_path_buf)
-            .collect();
-        self.prune(out, Path::new(""), &dirs, &mut done)?;
-        for (path, file) in &self.files {
-            let full = out.join(path);
-            if std::fs::read(&full).ok().as_deref() == Some(file.content.as_slice()) {
-                done.unchanged += 1;
-            } else {
-                if let Some(parent) = full.parent() {
-                    std::fs::create_dir_all(parent).map_err(write_error(parent))?;
-                }
-                std::fs::write(&full, &file.content).map_err(write_error(&full))?;
-                done.written += 1;
-            }
-            set_mode(&full, file.executable).map_err(write_error(&full))?;
-        }
-        Ok(done)
+            .collect()
     }
 
-    /// Removes what does not belong under `out/rel`.
-    fn prune(
-        &self,
-        out: &Path,
-        rel: &Path,
-        dirs: &BTreeSet<PathBuf>,
-        done: &mut Written,
-    ) -> Result<(), BundleError> {
-        let here = out.join(rel);
-        let entries = std::fs::read_dir(&here).map_err(|source| BundleError::Write {
-            path: here.clone(),
+    /// Puts the bundle's file `rel` in `out`, unless it is already right there.
+    fn put(&self, out: &Path, rel: &Path, done: &mut Written) -> Result<(), BundleError> {
+        let file = &self.files[rel];
+        let full = out.join(rel);
+        let write_error = |source| BundleError::Write {
+            path: full.clone(),
             source,
-        })?;
-        for entry in entries {
-            let entry = entry.map_err(|source| BundleError::Write {
-                path: here.clone(),
-                source,
-            })?;
+        };
+        let right = std::fs::read(&full).ok().as_deref() == Some(file.content.as_slice())
+            && has_mode(&full, file.executable);
+        if right {
+            done.unchanged += 1;
+            return Ok(());
+        }
+        let parent = full.parent().unwrap_or(out);
+        std::fs::create_dir_all(parent).map_err(write_error)?;
+        // A new file renamed over the old one: a link or a hard link in its place is
+        // replaced, never written through.
+        let mut new = tempfile::NamedTempFile::new_in(parent).map_err(write_error)?;
+        io::Write::write_all(&mut new, &file.content).map_err(write_error)?;
+        set_mode(new.path(), file.executable).map_err(write_error)?;
+        new.persist(&full).map_err(|e| write_error(e.error))?;
+        done.written += 1;
+        Ok(())
+    }
+
+    /// Adds to `kept` every file under `out/rel` the bundle did not write, except under
+    /// git's folder and the kit's build folder. Links are listed, not followed.
+    fn find_kept(&self, out: &Path, rel: &Path, kept: &mut Vec<PathBuf>) -> io::Result<()> {
+        for entry in std::fs::read_dir(out.join(rel))? {
+            let entry = entry?;
             let path = rel.join(entry.file_name());
             if self.keep.contains(&path) {
                 continue;
             }
-            let full = entry.path();
-            let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
-            let removed = match (is_dir, dirs.contains(&path), self.files.contains_key(&path)) {
-                (true, true, _) => {
-                    self.prune(out, &path, dirs, done)?;
-                    continue;
-                }
-                (true, false, _) => std::fs::remove_dir_all(&full),
-                (false, _, true) => continue,
-                (false, _, false) => std::fs::remove_file(&full),
-            };
-            removed.map_err(|source| BundleError::Write { path: full, source })?;
-            done.removed += 1;
+            if entry.file_type()?.is_dir() {
+                self.find_kept(out, &path, kept)?;
+            } else if !self.files.contains_key(&path) {
+                kept.push(path);
+            }
         }
         Ok(())
     }
 }
 
+/// Whether the file at `path` is executable exactly when `executable`.
+#[cfg(unix)]
+fn has_mode(path: &Path, executable: bool) -> bool {
+    is_executable(path) == executable
+}
+
+#[cfg(not(unix))]
+fn has_mode(_path: &Path, _executable: bool) -> bool {
+    true
+}
+
+/// Gives a file the bundle writes its mode: 0755 for a script, else 0644.
 #[cfg(unix)]
 fn set_mode(path: &Path, executable: bool) -> io::Result<()> {
     use std::os::unix::fs::PermissionsExt;
-    let mode = std::fs::metadata(path)?.permissions().mode() & 0o777;
-    let wanted = if executable {
-        mode | 0o755
-    } else {
-        mode & !0o111
-    };
-    if wanted != mode {
-        std::fs::set_permissions(path, std::fs::Permissions::from_mode(wanted))?;
-    }
-    Ok(())
+    let mode = if executable { 0o755 } else { 0o644 };
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
 }
 
 #[cfg(not(unix))]
@@ -739,5 +1004,75 @@ mod tests {
         );
         assert_eq!(inside(&root, &root), None);
         assert_eq!(inside(&root, dir.path()), None);
+        assert_eq!(
+            inside(&root, &root.join("bundles/x/../../sub/y")),
+            Some(PathBuf::from("sub/y")),
+            "`..` after a folder not made yet"
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn only_the_bundles_folder_inside_the_kit_takes_a_bundle() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("kit");
+        std::fs::create_dir_all(root.join("practice/src")).unwrap();
+        std::fs::create_dir_all(root.join(BUNDLES_DIR)).unwrap();
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(root.join("practice"), &link).unwrap();
+        let refused = [
+            root.join("practice"),
+            root.join("practice/src/new"),
+            root.join("bundles"),
+            root.join("bundles/../practice"),
+            root.join("bundles/new/../../practice"),
+            link.join("x"),
+        ];
+        for out in &refused {
+            assert!(
+                matches!(check_out(&root, out), Err(BundleError::InsideKit { .. })),
+                "{}",
+                out.display()
+            );
+        }
+        for out in [root.clone(), dir.path().to_path_buf()] {
+            assert!(matches!(
+                check_out(&root, &out),
+                Err(BundleError::OutHoldsKit { .. })
+            ));
+        }
+        assert!(check_out(&root, &root.join("bundles/gs")).is_ok());
+        assert!(check_out(&root, &root.join("bundles/new/deeper")).is_ok());
+        assert!(check_out(&root, &dir.path().join("elsewhere")).is_ok());
+        std::os::unix::fs::symlink(dir.path().join("nowhere"), dir.path().join("dangling"))
+            .unwrap();
+        assert!(matches!(
+            check_out(&root, &dir.path().join("dangling/x")),
+            Err(BundleError::Unresolvable { .. })
+        ));
+    }
+
+    #[test]
+    fn write_refuses_a_folder_inside_the_kit_before_touching_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("kit");
+        std::fs::create_dir_all(root.join("practice/src")).unwrap();
+        std::fs::write(root.join("practice/src/lib.rs"), "my work").unwrap();
+        let bundle = Bundle {
+            platform: Platform::Classroom,
+            group: GROUPS[0],
+            files: [(PathBuf::from(MANIFEST), BundleFile::text(String::new()))].into(),
+            max_score: 0.0,
+            keep: Vec::new(),
+        };
+        let err = bundle
+            .write(&root, &root.join("practice"), true)
+            .unwrap_err();
+        assert!(matches!(err, BundleError::InsideKit { .. }), "{err}");
+        assert_eq!(
+            std::fs::read_to_string(root.join("practice/src/lib.rs")).unwrap(),
+            "my work"
+        );
+        assert_eq!(std::fs::read_dir(root.join("practice")).unwrap().count(), 1);
     }
 }

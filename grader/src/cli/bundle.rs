@@ -25,12 +25,14 @@ pub struct BundleArgs {
     #[arg(value_name = "GROUP")]
     group: String,
     /// The folder to write the bundle to: a new or empty folder (see --force), outside the
-    /// kit's own files. Each bundle holds a copy of the kit as a fresh clone has it.
+    /// kit, or in the kit's bundles/ folder, which git ignores (e.g. bundles/gradescope-build3):
+    /// any other folder inside the kit is refused. Each bundle holds a copy of the kit as a
+    /// fresh clone has it, and a .kit-bundle-manifest listing the files it wrote.
     #[arg(long, value_name = "DIR")]
     out: PathBuf,
-    /// Write into a folder that is not empty: it is made to hold exactly the bundle, so any
-    /// other file in it is removed (except .git/ and the kit's target/ build folder). Files
-    /// already right are left alone.
+    /// Replace a bundle written there earlier: only the files its .kit-bundle-manifest lists
+    /// are removed (then the folders left empty); every other file is kept. A folder that is
+    /// not empty and holds no manifest is refused. Files already right are left alone.
     #[arg(long)]
     force: bool,
     /// classroom only: one test per check, each worth its points from
@@ -123,10 +125,13 @@ pub fn bundle(root: Option<PathBuf>, args: BundleArgs) -> Outcome {
             .unwrap_or_else(|| bundle::DEFAULT_TOOLCHAIN.to_string()),
         ..Options::new(platform, group)
     };
-    let made = bundle::build(&root, &options, Some(&args.out)).map_err(|e| failure(e, group))?;
+    // Refused before the kit is read; `write` checks again.
+    bundle::check_out(&root, &args.out).map_err(|e| failure(e, platform, group))?;
+    let made =
+        bundle::build(&root, &options, Some(&args.out)).map_err(|e| failure(e, platform, group))?;
     let written = made
         .write(&root, &args.out, args.force)
-        .map_err(|e| failure(e, group))?;
+        .map_err(|e| failure(e, platform, group))?;
     say!(
         "Wrote the {platform} bundle for {} to {}: {} files ({} written, {} unchanged, {} removed).",
         group.name,
@@ -136,11 +141,35 @@ pub fn bundle(root: Option<PathBuf>, args: BundleArgs) -> Outcome {
         written.unchanged,
         written.removed
     );
+    if !written.kept.is_empty() {
+        say!("{}", kept_line(&written.kept));
+    }
     say!();
     for line in next_steps(platform, group.name, &args.out, made.max_score) {
         say!("{line}");
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// "Kept 2 files no bundle wrote (not in .kit-bundle-manifest): notes.txt, x/y.txt."
+/// (the first few named).
+fn kept_line(kept: &[PathBuf]) -> String {
+    const NAMED: usize = 5;
+    let s = if kept.len() == 1 { "" } else { "s" };
+    let mut names: Vec<String> = kept
+        .iter()
+        .take(NAMED)
+        .map(|p| p.display().to_string())
+        .collect();
+    if kept.len() > NAMED {
+        names.push(format!("and {} more", kept.len() - NAMED));
+    }
+    format!(
+        "Kept {} file{s} no bundle wrote (not in {}): {}.",
+        kept.len(),
+        bundle::MANIFEST,
+        names.join(", ")
+    )
 }
 
 /// What to do with the bundle, step by step.
@@ -183,15 +212,31 @@ fn next_steps(platform: Platform, group: &str, out: &Path, points: f64) -> Vec<S
 }
 
 /// `e` as one line and a hint.
-fn failure(e: BundleError, group: &grader::Group) -> Failure {
+fn failure(e: BundleError, platform: Platform, group: &grader::Group) -> Failure {
     let hint = match &e {
         BundleError::NotEmpty { .. } => Some(
-            "choose a new folder, or add --force to replace the bundle in it (other files in it \
-             are removed)"
+            "choose a new folder, or add --force to replace the bundle in it (only the files \
+             its manifest lists are removed)"
                 .to_string(),
         ),
-        BundleError::OutHoldsKit { .. } | BundleError::NotAFolder { .. } => {
-            Some("choose a new folder for --out, e.g. ../bundles/NAME".to_string())
+        BundleError::OutHoldsKit { .. }
+        | BundleError::InsideKit { .. }
+        | BundleError::NotAFolder { .. }
+        | BundleError::Unresolvable { .. } => Some(format!(
+            "choose a folder outside the kit, or in its {}/ folder (git ignores it), e.g. \
+             --out {}/{}-{}",
+            bundle::BUNDLES_DIR,
+            bundle::BUNDLES_DIR,
+            platform,
+            group.name
+        )),
+        BundleError::NotABundle { .. } | BundleError::BadManifest { .. } => Some(format!(
+            "choose a new or empty folder, e.g. --out {}/NAME in the kit; remove the folder \
+             yourself if nothing in it is needed",
+            bundle::BUNDLES_DIR
+        )),
+        BundleError::Symlink { .. } | BundleError::InTheWay { .. } => {
+            Some("move it away, or choose a new or empty folder for --out".to_string())
         }
         BundleError::FractionalPoints { .. } => Some(format!(
             "give it a whole number of points in exercises/{}/grading.toml, or use --per group \
