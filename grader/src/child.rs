@@ -406,10 +406,11 @@ impl Launcher {
             .stderr(Stdio::piped());
         #[cfg(unix)]
         std::os::unix::process::CommandExt::process_group(&mut command, 0);
-        // A harness with the learner's crate linked in runs its constructors before `main`
-        // confines it: this layer confines them.
+        // A harness with the learner's crate linked in (one that may not serve forks) runs
+        // its constructors before `main` confines it: this layer confines them. A harness
+        // without it confines itself before it loads the learner's code.
         #[cfg(target_os = "linux")]
-        if self.limits.sandbox != Mode::Off {
+        if self.limits.sandbox != Mode::Off && !self.fork {
             // The one file the harness writes, made here so that the layer can name it.
             let report = scratch.join(REPORT_FILE);
             std::fs::File::create(&report)?;
