@@ -488,7 +488,10 @@ pub fn build_practice(root: &Path, exercise: &Exercise) -> Result<Built, NotBuil
             BuildError::Compile { errors } => NotBuilt {
                 failure: compile_failure(exercise, &errors),
                 standing: Standing::DoesNotCompile,
-                why: Some(compile::errors_text(&errors)),
+                // For the reports: the compiler quotes the learner's source.
+                why: Some(grader::sanitise::escape_string(compile::errors_text(
+                    &errors,
+                ))),
             },
             other => NotBuilt {
                 failure: Failure::new(other.to_string())
