@@ -7,7 +7,10 @@
 //! printed and reported, when the grader receives it ([`crate::Launcher`]), and a
 //! submission's name and paths, when `grade` reads them. Everything downstream (the
 //! terminal, the feedback text, every report format, the gradebook) then holds only
-//! escaped text, and the kit's own colouring, added later, is untouched.
+//! escaped text, and the kit's own colouring, added later, is untouched. The compiler's
+//! messages quote the learner's source, and rustc shows C0 controls as symbols but C1
+//! controls raw: they are escaped where they become a report's text, and on their way to
+//! the terminal by an [`EscapingWriter`], which keeps cargo's colour.
 
 use std::borrow::Cow;
 use std::fmt::Write;
@@ -47,6 +50,86 @@ pub fn escape_controls(text: &str) -> Cow<'_, str> {
         }
     }
     Cow::Owned(out)
+}
+
+/// [`escape_controls`], except for colour: an SGR sequence (`ESC [ 1;31 m`) is kept as it
+/// is. For the compiler's messages on a terminal, which cargo colours and which quote the
+/// learner's source; any other escape sequence in them is escaped.
+///
+/// ```
+/// use grader::sanitise::escape_keeping_colour;
+/// assert_eq!(escape_keeping_colour("\u{1b}[1;31merror\u{1b}[0m \u{9b}2J"),
+///            "\u{1b}[1;31merror\u{1b}[0m \\u{9b}2J");
+/// ```
+pub fn escape_keeping_colour(text: &str) -> Cow<'_, str> {
+    if !text.contains(needs_escape) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    let mut rest = text;
+    while let Some(c) = rest.chars().next() {
+        let colour = rest
+            .strip_prefix("\u{1b}[")
+            .map(|after| {
+                after.len()
+                    - after
+                        .trim_start_matches(|c: char| c.is_ascii_digit() || c == ';')
+                        .len()
+            })
+            .filter(|&params| rest[2 + params..].starts_with('m'))
+            .map(|params| 3 + params);
+        match colour {
+            Some(len) => {
+                out.push_str(&rest[..len]);
+                rest = &rest[len..];
+            }
+            None => {
+                out.push_str(&escape_controls(&rest[..c.len_utf8()]));
+                rest = &rest[c.len_utf8()..];
+            }
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// A writer that passes its text on with [`escape_keeping_colour`] applied: for the
+/// compiler's messages on their way to the terminal. A character split between two writes
+/// is held until it is whole; bytes that are not UTF-8 are passed on as U+FFFD.
+pub struct EscapingWriter<W: std::io::Write> {
+    inner: W,
+    /// The start of a character whose end has not been written yet.
+    pending: Vec<u8>,
+}
+
+impl<W: std::io::Write> EscapingWriter<W> {
+    /// A writer escaping what it passes on to `inner`.
+    pub fn new(inner: W) -> Self {
+        EscapingWriter {
+            inner,
+            pending: Vec::new(),
+        }
+    }
+}
+
+impl<W: std::io::Write> std::io::Write for EscapingWriter<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.pending.extend_from_slice(buf);
+        let whole = match std::str::from_utf8(&self.pending) {
+            Ok(_) => self.pending.len(),
+            // Only an incomplete last character waits; an invalid one goes on, replaced.
+            Err(e) if e.error_len().is_none() => e.valid_up_to(),
+            Err(_) => self.pending.len(),
+        };
+        let text = String::from_utf8_lossy(&self.pending[..whole]).into_owned();
+        self.pending.drain(..whole);
+        self.inner
+            .write_all(escape_keeping_colour(&text).as_bytes())?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
 }
 
 /// [`escape_controls`] of an owned string, which is returned as it is when it needs none.
@@ -111,6 +194,42 @@ mod tests {
         // The neighbours of the escaped ranges stay as they are.
         let kept = "\u{a0}\u{2029}\u{202f}\u{2065}\u{206a}\u{fffd}";
         assert_eq!(escape_controls(kept), kept);
+    }
+
+    #[test]
+    fn colour_is_kept_and_every_other_sequence_escaped() {
+        let sgr = "\u{1b}[0m\u{1b}[1m\u{1b}[38;5;12m";
+        assert!(matches!(escape_keeping_colour("plain"), Cow::Borrowed(_)));
+        assert_eq!(escape_keeping_colour(sgr), sgr);
+        assert_eq!(
+            escape_keeping_colour("\u{1b}[31mred\u{1b}[2J\u{1b}]0;t\u{7}\u{1b}[1;2\r\u{1b}"),
+            "\u{1b}[31mred\\u{1b}[2J\\u{1b}]0;t\\u{7}\\u{1b}[1;2\\u{d}\\u{1b}"
+        );
+        assert_eq!(
+            escape_keeping_colour("é\u{9b}2J\u{202e}"),
+            "é\\u{9b}2J\\u{202e}"
+        );
+    }
+
+    #[test]
+    fn the_writer_escapes_across_writes_and_keeps_split_characters() {
+        use std::io::Write as _;
+        let mut out = Vec::new();
+        {
+            let mut w = EscapingWriter::new(&mut out);
+            let text = "\u{1b}[31merror\u{1b}[0m: é \u{9b}2J".as_bytes();
+            // Split inside `é` (two bytes) and inside the C1 control.
+            let cut = text.iter().position(|b| *b == 0xc3).unwrap() + 1;
+            let cut2 = text.iter().position(|b| *b == 0xc2).unwrap() + 1;
+            w.write_all(&text[..cut]).unwrap();
+            w.write_all(&text[cut..cut2]).unwrap();
+            w.write_all(&text[cut2..]).unwrap();
+            w.write_all(b"\xff\n").unwrap();
+        }
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "\u{1b}[31merror\u{1b}[0m: é \\u{9b}2J\u{fffd}\n"
+        );
     }
 
     #[test]

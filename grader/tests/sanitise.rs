@@ -23,6 +23,10 @@ const ESCAPING_BODY: &str = r#"{
     panic!("boom\x1b[2K\r\x1b[32mcheck result: ok. 39 passed\x07")
 }"#;
 
+/// A compiler error's message with controls the compiler itself may show raw (C1's CSI) or
+/// as symbols (ESC, BEL), as Rust source.
+const COMPILE_ERROR: &str = r"graded \u{9b}2J\x1b[2J\x07\u{202e}";
+
 /// How long one grader run may take here, a build of the learner's crate included.
 const LIMIT: Duration = Duration::from_secs(900);
 
@@ -213,6 +217,29 @@ fn a_learners_escapes_reach_no_output_and_no_report_raw() {
         assert!(!stdout.contains(raw), "{raw:?} raw in {stdout:?}");
     }
     assert!(stdout.contains("\\u{1b}[2J"), "{stdout:?}");
+
+    // The compiler's messages quote the learner's source: rustc shows ESC and BEL as
+    // symbols but a C1 control raw, with or without its colour.
+    write_learner(
+        root,
+        "build3",
+        &format!("{}\ncompile_error!(\"{COMPILE_ERROR}\");\n", stub("build3")),
+    );
+    let (code, _, stderr) = run_bounded(grader_command(root, &["build3"]), "the build ended");
+    assert_eq!(code, Some(2), "{stderr}");
+    assert_no_controls("the compiler's messages", &stderr);
+    assert!(stderr.contains("graded \\u{9b}2J"), "{stderr}");
+    let args = ["build3", "--color", "always"];
+    let (code, _, stderr) = run_bounded(grader_command(root, &args), "the coloured build ended");
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("\u{1b}[") && stderr.contains("\u{1b}[0m"),
+        "colour: {stderr:?}"
+    );
+    assert!(
+        !stderr.contains('\u{9b}') && stderr.contains("graded \\u{9b}2J"),
+        "{stderr:?}"
+    );
 }
 
 #[test]
@@ -226,6 +253,14 @@ fn a_submission_named_with_escapes_fakes_no_progress_line_or_row() {
     let folder = class.join(name);
     std::fs::create_dir_all(&folder).unwrap();
     std::fs::write(folder.join("lib.rs"), stub_with("build3", ESCAPING_BODY)).unwrap();
+    // One that does not compile, with escapes in the error the compiler quotes.
+    let broken = class.join("broken");
+    std::fs::create_dir_all(&broken).unwrap();
+    std::fs::write(
+        broken.join("lib.rs"),
+        format!("{}\ncompile_error!(\"{COMPILE_ERROR}\");\n", stub("build3")),
+    )
+    .unwrap();
     let mut command = Command::new(GRADER);
     command
         .arg("--root")
@@ -245,7 +280,7 @@ fn a_submission_named_with_escapes_fakes_no_progress_line_or_row() {
     assert_no_controls("standard error", &stderr);
     // Its progress line names it escaped, with its real verdict.
     assert!(
-        stderr.contains(&format!("[1/1] {escaped} build3: failing, 0 of ")),
+        stderr.contains(&format!("/2] {escaped} build3: failing, 0 of ")),
         "{stderr}"
     );
 
@@ -256,8 +291,40 @@ fn a_submission_named_with_escapes_fakes_no_progress_line_or_row() {
     let book = std::fs::read_to_string(out.join("grades.json")).expect("grades.json");
     assert_clean_json("grades.json", &book);
     let doc: Value = serde_json::from_str(&book).unwrap();
-    assert_eq!(doc["rows"][0]["submission"], escaped, "{book}");
-    assert_eq!(doc["rows"][0]["status"], "failing", "{book}");
+    let row = |name: &str| {
+        doc["rows"]
+            .as_array()
+            .and_then(|rows| rows.iter().find(|r| r["submission"] == name))
+            .unwrap_or_else(|| panic!("a row for {name}: {book}"))
+            .clone()
+    };
+    assert_eq!(row(escaped)["status"], "failing", "{book}");
+    assert_eq!(row("broken")["status"], "does-not-compile", "{book}");
+    assert!(
+        row("broken")["note"]
+            .as_str()
+            .is_some_and(|note| note.contains("\\u{9b}2J")),
+        "{book}"
+    );
+    let broken_reports = out.join("broken");
+    for file in [
+        "build3.json",
+        "build3.exercism.json",
+        "build3.gradescope.json",
+    ] {
+        let text = std::fs::read_to_string(broken_reports.join(file))
+            .unwrap_or_else(|e| panic!("broken/{file}: {e}"));
+        let decoded = assert_clean_json(file, &text);
+        assert!(decoded.contains("\\u{9b}2J"), "{file}: {decoded}");
+    }
+    assert_clean_junit(
+        "broken/build3.junit.xml",
+        &std::fs::read_to_string(broken_reports.join("build3.junit.xml")).unwrap(),
+    );
+    assert_no_controls(
+        "broken/build3.txt",
+        &std::fs::read_to_string(broken_reports.join("build3.txt")).unwrap(),
+    );
 
     // Its reports: in a folder named escaped, no raw control, the panic escaped.
     let reports = out.join(escaped);

@@ -753,6 +753,9 @@ fn write_reports(
         let path = report_path(settings, &job.submission.name, job.group.name, *format);
         std::fs::write(path, format.render(report))?;
     }
+    // The checks' part is escaped already; the compiler's messages quote the learner's
+    // source, and rustc leaves C1 controls raw (the text has no colour to keep).
+    let text = crate::sanitise::escape_string(String::from_utf8_lossy(text).into_owned());
     std::fs::write(dir.join(format!("{}.txt", job.group.name)), text)
 }
 
