@@ -758,7 +758,7 @@ fn trials() -> Vec<Trial> {
             )
             .map_err(|e| format!("{}\n{out}", e.message().unwrap_or_default()))?;
             no_raw_controls("the text output", &out)?;
-            let left = processes_with_arg(impls::SLEEPER_SECS);
+            let left = processes_with_arg(impls::ESCAPED_SLEEPER_SECS);
             ensure(left.is_empty(), || format!("still running: {left:?}"))
         }),
         Trial::test("resource_limits_are_named_failures", || {

@@ -136,6 +136,9 @@ const CORRECT: RetryFn = mistake!();
 pub const SLEEPER_SECS: &str = "600.137";
 /// The same, for the process that leaves the check's group.
 pub const DETACHED_SLEEPER_SECS: &str = "600.271";
+/// The same, for the process named with escapes (its own number, so that tests running
+/// at once never take one's process for another's).
+pub const ESCAPED_SLEEPER_SECS: &str = "600.389";
 
 fn swallows_panics(
     policy: &RetryPolicy,
@@ -385,7 +388,7 @@ pub fn build3(label: &str) -> Option<build3::Learner> {
                 &mut std::process::Command::new("sleep"),
                 "\x1b]0;pwned\x07",
             )
-            .arg(SLEEPER_SECS)
+            .arg(ESCAPED_SLEEPER_SECS)
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
             .spawn();
