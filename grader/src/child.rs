@@ -92,7 +92,8 @@ pub enum JobEnd {
 pub struct Ran {
     /// How the check ended.
     pub outcome: Outcome,
-    /// What the code under test printed on standard output and error (at most 4 KiB).
+    /// What the code under test printed on standard output and error (at most 4 KiB as
+    /// captured), its control characters escaped.
     pub output: String,
 }
 
@@ -231,8 +232,26 @@ impl Launcher {
         self.run_job_in(None, job, input, scratch, stall, timeout, stop_hint)
     }
 
+    /// [`Launcher::run_job`], in `server` when there is one. Every text of the job's end
+    /// is escaped here ([`crate::sanitise`]): what the code under test printed, the messages
+    /// its process reported, and what the grader says of its process (a leftover's command
+    /// line is the learner's too), so no later printer or report receives a raw control.
     #[allow(clippy::too_many_arguments)] // `run_job`'s arguments, and the session's server
     fn run_job_in(
+        &self,
+        server: Option<&mut ServerSlot>,
+        job: &[&OsStr],
+        input: &'static [u8],
+        scratch: &Path,
+        stall: Duration,
+        timeout: Duration,
+        stop_hint: &str,
+    ) -> JobEnd {
+        escape_end(self.run_job_raw(server, job, input, scratch, stall, timeout, stop_hint))
+    }
+
+    #[allow(clippy::too_many_arguments)] // `run_job_in`'s arguments
+    fn run_job_raw(
         &self,
         server: Option<&mut ServerSlot>,
         job: &[&OsStr],
@@ -878,6 +897,73 @@ fn interpret(report: Report) -> Outcome {
         },
         Report::Scenario { .. } => Outcome::KitBug {
             message: "a check reported a scenario run".into(),
+        },
+    }
+}
+
+/// `end` with every text escaped ([`crate::sanitise::escape_controls`]).
+fn escape_end(end: JobEnd) -> JobEnd {
+    use crate::sanitise::escape_string as esc;
+    match end {
+        JobEnd::Reported {
+            report,
+            output,
+            leaked,
+        } => JobEnd::Reported {
+            report: escape_report(report),
+            output: esc(output),
+            leaked: leaked.map(esc),
+        },
+        JobEnd::Failed {
+            kind,
+            message,
+            output,
+        } => JobEnd::Failed {
+            kind,
+            message: esc(message),
+            output: esc(output),
+        },
+    }
+}
+
+/// `report` with every text escaped: its messages and locations, and a scenario run's
+/// fields (the learner's function chose the values they show).
+fn escape_report(report: Report) -> Report {
+    use crate::sanitise::escape_string as esc;
+    match report {
+        Report::Passed => Report::Passed,
+        Report::Failed { message } => Report::Failed {
+            message: esc(message),
+        },
+        Report::Stalled { message } => Report::Stalled {
+            message: esc(message),
+        },
+        Report::Unfinished { message, location } => Report::Unfinished {
+            message: esc(message),
+            location: location.map(esc),
+        },
+        Report::Panicked { message, location } => Report::Panicked {
+            message: esc(message),
+            location: location.map(esc),
+        },
+        Report::KitBug { message, location } => Report::KitBug {
+            message: esc(message),
+            location: location.map(esc),
+        },
+        Report::Scenario { run } => Report::Scenario {
+            run: grader_checks::view::ScenarioRun {
+                fields: run
+                    .fields
+                    .into_iter()
+                    .map(|field| grader_checks::view::Field {
+                        name: esc(field.name),
+                        lines: field.lines.into_iter().map(esc).collect(),
+                        block: field.block,
+                    })
+                    .collect(),
+                ending: esc(run.ending),
+                finished: run.finished,
+            },
         },
     }
 }

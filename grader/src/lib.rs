@@ -10,6 +10,7 @@
 //! - [`guidance`]: the append-only guidance log; [`help`]: graded course help.
 //! - [`reset`]: puts the pristine stub back, keeping a backup of the learner's file.
 //! - [`kitcopy`]: copies of the kit as a fresh clone has it, for tests and for grading.
+//! - [`sanitise`]: learner-controlled text with its control characters shown escaped.
 //!
 //! The groups themselves — their checks, scenario formats and messages — are in the
 //! `grader-checks` crate, which runs inside the child processes. The project's own tests
@@ -31,6 +32,7 @@ pub mod kitcopy;
 pub mod replay;
 pub mod reports;
 pub mod reset;
+pub mod sanitise;
 pub mod scratch;
 pub mod seed;
 pub mod suite;

@@ -564,6 +564,39 @@ fn grade_settled(
     (summary, String::from_utf8_lossy(&out).into_owned())
 }
 
+/// Fails when `text` holds a character that can drive a terminal or reorder a line: a C0
+/// control but newline and tab, DEL, a C1 control, a bidi override or isolate.
+fn no_raw_controls(what: &str, text: &str) -> Result<(), Failed> {
+    let control = |c: char| {
+        (c < ' ' && c != '\n' && c != '\t')
+            || ('\u{7f}'..='\u{9f}').contains(&c)
+            || ('\u{202a}'..='\u{202e}').contains(&c)
+            || ('\u{2066}'..='\u{2069}').contains(&c)
+    };
+    match text.char_indices().find(|(_, c)| control(*c)) {
+        None => Ok(()),
+        Some((at, c)) => Err(format!("{what}: raw {c:?} at byte {at}:\n{text}").into()),
+    }
+}
+
+/// Every string of a JSON document, decoded, one per line.
+fn json_strings(value: &serde_json::Value) -> String {
+    match value {
+        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Array(items) => items
+            .iter()
+            .map(json_strings)
+            .collect::<Vec<_>>()
+            .join("\n"),
+        serde_json::Value::Object(map) => map
+            .iter()
+            .map(|(k, v)| format!("{k}\n{}", json_strings(v)))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
 fn ensure(cond: bool, what: impl FnOnce() -> String) -> Result<(), Failed> {
     if cond {
         Ok(())
@@ -887,6 +920,78 @@ fn trials() -> Vec<Trial> {
                 })?;
             }
             Ok(())
+        }),
+        Trial::test(
+            "escapes_the_code_prints_or_panics_with_reach_no_output_raw",
+            || {
+                let (summary, out) = grade("prints_escapes", "fixtures::", 10.0);
+                ensure(summary.count(Status::Failed) == 8, || out.clone())?;
+                let (_, events) =
+                    grade_with("prints_escapes", "fixtures::", 10.0, FormatSetting::Json);
+                no_raw_controls("the text output", &out)?;
+                no_raw_controls("the JSON events", &events)?;
+                for shown in [
+                    "\\u{1b}[2J\\u{1b}]0;pwned\\u{7}",
+                    "err:\\u{0}\\u{7f}\\u{9b}2J\\u{202e}desrever\\u{d}",
+                    "boom\\u{1b}[2K\\u{d}\\u{1b}[32mcheck result: ok. 39 passed\\u{7}",
+                ] {
+                    ensure(out.contains(shown), || format!("{shown} in {out}"))?;
+                }
+                // The run's report, in every format: the decoded text is escaped too, as a
+                // platform's page shows it.
+                let root = tempfile::tempdir().map_err(|e| e.to_string())?;
+                let exercise = grader::Exercise {
+                    group: "build3".into(),
+                    title: build3::GROUP.title.into(),
+                    function: build3::GROUP.function.into(),
+                    file: "practice/src/lib.rs".into(),
+                    stub: "stub.rs".into(),
+                    lesson: "lesson.md".into(),
+                    trace: None,
+                    self_review: None,
+                };
+                let report = grader::reports::RunReport::new(
+                    root.path(),
+                    &build3::GROUP,
+                    &exercise,
+                    "prints_escapes",
+                    Some(&summary),
+                    None,
+                    std::time::SystemTime::now(),
+                )
+                .map_err(|e| e.to_string())?;
+                for format in grader::reports::Format::ALL {
+                    let text = format.render(&report);
+                    no_raw_controls(format.name(), &text)?;
+                    // JUnit is text; the others are JSON, whose strings a platform decodes.
+                    let shown = match serde_json::from_str::<serde_json::Value>(&text) {
+                        Ok(doc) => json_strings(&doc),
+                        Err(_) => text.clone(),
+                    };
+                    no_raw_controls(&format!("{format}, as shown"), &shown)?;
+                    ensure(shown.contains("boom\\u{1b}[2K\\u{d}"), || {
+                        format!("{format}: {text}")
+                    })?;
+                }
+                Ok(())
+            },
+        ),
+        Trial::test("a_leftover_named_with_escapes_is_named_escaped", || {
+            let (summary, out) = grade(
+                "leaves_escaped_sleeper",
+                "fixtures::third_attempt_success",
+                10.0,
+            );
+            expect_failed(
+                &summary,
+                "fixtures::third_attempt_success",
+                FailureKind::Leak,
+                &["left a process running", "\\u{1b}]0;pwned\\u{7}"],
+            )
+            .map_err(|e| format!("{}\n{out}", e.message().unwrap_or_default()))?;
+            no_raw_controls("the text output", &out)?;
+            let left = processes_with_arg(impls::ESCAPED_SLEEPER_SECS);
+            ensure(left.is_empty(), || format!("still running: {left:?}"))
         }),
         Trial::test("resource_limits_are_named_failures", || {
             // Unconfined, so that the file is written: the sandbox refuses it (see

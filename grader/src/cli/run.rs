@@ -482,13 +482,17 @@ pub struct NotBuilt {
 /// the kit's answers. Compiler messages go to standard error.
 pub fn build_practice(root: &Path, exercise: &Exercise) -> Result<Built, NotBuilt> {
     let color = colored::control::SHOULD_COLORIZE.should_colorize();
-    let mut messages = super::output::ErrOut;
+    // They quote the learner's source, and rustc shows C1 controls raw.
+    let mut messages = grader::sanitise::EscapingWriter::new(super::output::ErrOut);
     let built = compile::build_harness(root, &exercise.group, color, &mut messages).map_err(
         |e| match e {
             BuildError::Compile { errors } => NotBuilt {
                 failure: compile_failure(exercise, &errors),
                 standing: Standing::DoesNotCompile,
-                why: Some(compile::errors_text(&errors)),
+                // For the reports: the compiler quotes the learner's source.
+                why: Some(grader::sanitise::escape_string(compile::errors_text(
+                    &errors,
+                ))),
             },
             other => NotBuilt {
                 failure: Failure::new(other.to_string())

@@ -117,8 +117,9 @@ struct Job {
     submission: Submission,
     group: &'static Group,
     exercise: Exercise,
-    /// The submitted file graded, as the submissions folder names it (`ada/lib.rs`).
-    file: PathBuf,
+    /// The submitted file graded, as the submissions folder names it (`ada/lib.rs`), its
+    /// control characters escaped (the learner named it).
+    file: String,
     content: Vec<u8>,
     log: Option<Vec<u8>>,
     hash: String,
@@ -126,12 +127,24 @@ struct Job {
 
 /// Grades `submissions` with the kit at `kit` and returns the gradebook (also written to
 /// `settings.out` after every row, so an interrupted batch keeps what it graded).
+///
+/// A submission's name is the learner's choice: its control characters are escaped
+/// ([`crate::sanitise`]) before it names anything (a row, a progress line, a report, the
+/// folder of its reports), so a name cannot fake another row on a terminal.
 pub fn grade(
     kit: &Path,
     submissions: &[Submission],
     settings: &Settings,
     events: &(dyn Fn(Event) + Sync),
 ) -> Result<Gradebook, GradeError> {
+    let submissions: Vec<Submission> = submissions
+        .iter()
+        .map(|s| Submission {
+            name: crate::sanitise::escape_string(s.name.clone()),
+            path: s.path.clone(),
+        })
+        .collect();
+    let submissions = submissions.as_slice();
     let mut base = kitcopy::fresh_files(kit).map_err(GradeError::Copy)?;
     // Submissions or reports kept inside the kit are not part of it.
     for dir in submissions
@@ -340,7 +353,10 @@ fn plan(
         let content = match std::fs::read(&file) {
             Ok(content) => content,
             Err(e) => {
-                let note = format!("cannot read {}: {e}", file.display());
+                let note = format!(
+                    "cannot read {}: {e}",
+                    crate::sanitise::escape_controls(&file.display().to_string())
+                );
                 rows.push(missing(submission, group.name, note));
                 continue;
             }
@@ -363,7 +379,7 @@ fn plan(
             submission: submission.clone(),
             group,
             exercise: exercise.clone(),
-            file: shown,
+            file: crate::sanitise::escape_string(shown.display().to_string()),
             content,
             log: log.clone(),
             hash,
@@ -545,7 +561,7 @@ fn grade_job(slot: &Slot, base: &Files, job: &Job, settings: &Settings) -> Row {
         job.group.name,
         job.group.title,
         env!("CARGO_PKG_VERSION"),
-        job.file.display(),
+        job.file,
         job.exercise.file.display()
     );
     let outcome = run_checks(root, job, settings, &mut text);
@@ -619,15 +635,19 @@ fn run_checks(
             Err(BuildError::Compile { errors }) => {
                 return Err(Stopped::NotRun {
                     status: RowStatus::DoesNotCompile,
-                    why: compile::errors_text(&errors),
-                })
+                    // The compiler quotes the learner's source; the toolchains the kit
+                    // supports already show most controls as symbols, but not all (C1).
+                    why: crate::sanitise::escape_string(compile::errors_text(&errors)),
+                });
             }
             Err(other) => return Err(Stopped::Kit(other.to_string())),
         };
     let found = borrowed::inspect(root, built.practice_dep_info.as_deref())
         .map_err(|e| Stopped::Kit(format!("cannot check what was compiled: {e}")))?;
     if let Some(first) = found.first() {
-        let why = format!("refused: {}; nothing was run", first.what());
+        // The file it names is one the learner's code pointed the compiler at.
+        let why =
+            crate::sanitise::escape_string(format!("refused: {}; nothing was run", first.what()));
         let _ = writeln!(text, "{why}");
         return Err(Stopped::NotRun {
             status: RowStatus::Refused,
@@ -733,6 +753,9 @@ fn write_reports(
         let path = report_path(settings, &job.submission.name, job.group.name, *format);
         std::fs::write(path, format.render(report))?;
     }
+    // The checks' part is escaped already; the compiler's messages quote the learner's
+    // source, and rustc leaves C1 controls raw (the text has no colour to keep).
+    let text = crate::sanitise::escape_string(String::from_utf8_lossy(text).into_owned());
     std::fs::write(dir.join(format!("{}.txt", job.group.name)), text)
 }
 

@@ -136,6 +136,9 @@ const CORRECT: RetryFn = mistake!();
 pub const SLEEPER_SECS: &str = "600.137";
 /// The same, for the process that leaves the check's group.
 pub const DETACHED_SLEEPER_SECS: &str = "600.271";
+/// The same, for the process named with escapes (its own number, so that tests running
+/// at once never take one's process for another's).
+pub const ESCAPED_SLEEPER_SECS: &str = "600.389";
 
 fn swallows_panics(
     policy: &RetryPolicy,
@@ -442,6 +445,26 @@ pub fn build3(label: &str) -> Option<build3::Learner> {
         "spins" => spins,
         "panics" => |_, _, _, _| panic!("boom: index 7 out of range"),
         "aborts" => |_, _, _, _| std::process::abort(),
+        "prints_escapes" => |_, _, _, _| {
+            // Clears the screen and sets the window title, then panics with a message that
+            // erases its own line and draws a passing summary in its place.
+            print!("\x1b[2J\x1b]0;pwned\x07");
+            eprintln!("err:\u{0}\u{7f}\u{9b}2J\u{202e}desrever\r");
+            panic!("boom\x1b[2K\r\x1b[32mcheck result: ok. 39 passed\x07")
+        },
+        "leaves_escaped_sleeper" => |p, r, s, l| {
+            // Left running under a name with escapes, which the leak's message quotes.
+            #[cfg(unix)]
+            let _ = std::os::unix::process::CommandExt::arg0(
+                &mut std::process::Command::new("sleep"),
+                "\x1b]0;pwned\x07",
+            )
+            .arg(ESCAPED_SLEEPER_SECS)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn();
+            CORRECT(p, r, s, l)
+        },
         "overflows_stack" => |_, _, _, _| {
             recurse(0);
             unreachable!()
