@@ -433,7 +433,12 @@ impl Launcher {
             // The one file the harness writes, made here so that the layer can name it.
             let report = scratch.join(REPORT_FILE);
             std::fs::File::create(&report)?;
-            let layer = BeforeExec::prepare(&self.program, &report);
+            // A scenario job reads its file once confined: this layer must let it too.
+            let readable: Vec<&Path> = match args {
+                [_, kind, file, _] if *kind == "scenario" => vec![Path::new(file)],
+                _ => Vec::new(),
+            };
+            let layer = BeforeExec::prepare(&self.program, &report, &readable);
             if self.limits.sandbox == Mode::Required && !layer.missing.is_empty() {
                 return Err(std::io::Error::other(format!(
                     "{SANDBOX_REFUSED}: {}",

@@ -46,7 +46,10 @@ fn main() -> ExitCode {
         let _ = LABEL.set(label);
         #[cfg(target_os = "linux")]
         if std::env::var_os(NO_LANDLOCK_VAR).is_some() {
-            refuse_landlock();
+            assert!(
+                support::no_landlock::refuse_landlock(),
+                "the test's seccomp filter could not be installed"
+            );
         }
         if std::env::var_os(NO_FORKS_VAR).is_some() {
             return grader_checks::serve::main(&args, serve);
@@ -66,56 +69,8 @@ fn main() -> ExitCode {
 }
 
 /// Set for a harness that plays a system without Landlock (an old kernel, or a container
-/// whose seccomp profile does not know its calls): see [`refuse_landlock`].
+/// whose seccomp profile does not know its calls): see `support::no_landlock`.
 const NO_LANDLOCK_VAR: &str = "GRADER_TEST_NO_LANDLOCK";
-
-/// Makes Landlock's three system calls unknown (`ENOSYS`) to this process and every process
-/// it starts, as a kernel without Landlock answers them, with a seccomp filter of its own.
-#[cfg(target_os = "linux")]
-fn refuse_landlock() {
-    let stmt = |code: u32, k: u32| libc::sock_filter {
-        code: code as u16,
-        jt: 0,
-        jf: 0,
-        k,
-    };
-    let jump = |code: u32, k: u32, jt: u8, jf: u8| libc::sock_filter {
-        code: code as u16,
-        jt,
-        jf,
-        k,
-    };
-    let first = libc::SYS_landlock_create_ruleset as u32;
-    let last = libc::SYS_landlock_restrict_self as u32;
-    let mut program = [
-        // The call's number: the first field of `struct seccomp_data`.
-        stmt(libc::BPF_LD | libc::BPF_W | libc::BPF_ABS, 0),
-        jump(libc::BPF_JMP | libc::BPF_JGE | libc::BPF_K, first, 0, 2),
-        jump(libc::BPF_JMP | libc::BPF_JGT | libc::BPF_K, last, 1, 0),
-        stmt(
-            libc::BPF_RET | libc::BPF_K,
-            libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32,
-        ),
-        stmt(libc::BPF_RET | libc::BPF_K, libc::SECCOMP_RET_ALLOW),
-    ];
-    let filter = libc::sock_fprog {
-        len: program.len() as u16,
-        filter: program.as_mut_ptr(),
-    };
-    // SAFETY: plain prctl calls; `filter` points at a program that lives through the call.
-    let installed = unsafe {
-        libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0
-            && libc::prctl(
-                libc::PR_SET_SECCOMP,
-                libc::SECCOMP_MODE_FILTER,
-                &filter as *const libc::sock_fprog,
-            ) == 0
-    };
-    assert!(
-        installed,
-        "the test's seccomp filter could not be installed"
-    );
-}
 
 /// Set to a path that this program, as a harness, tries to write before its `main` runs, as
 /// a constructor in a learner's crate could: see `a_constructor_before_main_runs_confined`.
@@ -977,7 +932,8 @@ fn trials() -> Vec<Trial> {
             },
         ),
         Trial::test("a_leftover_named_with_escapes_is_named_escaped", || {
-            let (summary, out) = grade(
+            // Unconfined, so that the process starts: the sandbox refuses it.
+            let (summary, out) = grade_unconfined(
                 "leaves_escaped_sleeper",
                 "fixtures::third_attempt_success",
                 10.0,

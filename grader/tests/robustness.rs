@@ -196,6 +196,7 @@ fn ctrl_c_leaves_nothing_the_checks_started_running() {
             .collect()
     };
     let links_before = harness_links();
+    // The sandbox off, so that the check can start the process the signal must stop.
     let mut grader = grader_command(
         root,
         &[
@@ -205,6 +206,7 @@ fn ctrl_c_leaves_nothing_the_checks_started_running() {
             "600",
         ],
     )
+    .env(grader_checks::sandbox::MODE_VAR, "off")
     .stdout(Stdio::null())
     .stderr(Stdio::null())
     .spawn()

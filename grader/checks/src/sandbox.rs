@@ -22,18 +22,33 @@
 use std::path::PathBuf;
 
 /// How strictly a check's process is confined: the grader's choice, carried to the child in
-/// [`Limits`](crate::limits::Limits).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// [`Limits`](crate::limits::Limits). The default is [`Mode::BestEffort`], or what
+/// [`MODE_VAR`] names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
     /// Not at all: for the kit's own tests of the defences that stand in for the sandbox
     /// (process groups, leak detection, limits), which the sandbox would hide.
     Off,
     /// Everything the system gives; what it cannot is left off (a learner's own runs: the
     /// grader says once which protections are off).
-    #[default]
     BestEffort,
     /// Everything, or the job does not start ([`EXIT_UNCONFINED`]): grading a class.
     Required,
+}
+
+/// The environment variable that sets the default [`Mode`] of a learner's runs (`off`,
+/// `best` or `required`; anything else is the default): for the kit's own tests of the
+/// defences that stand in for the sandbox, and for a system where it gets in the way.
+/// `grade` does not read it.
+pub const MODE_VAR: &str = "GRADER_SANDBOX";
+
+impl Default for Mode {
+    fn default() -> Self {
+        std::env::var(MODE_VAR)
+            .ok()
+            .and_then(|name| Mode::from_name(name.trim()))
+            .unwrap_or(Mode::BestEffort)
+    }
 }
 
 impl Mode {
@@ -57,17 +72,6 @@ impl Mode {
 /// The exit status of a check's process that could not be confined as [`Mode::Required`]
 /// demands: it ran no code under test.
 pub const EXIT_UNCONFINED: u8 = 4;
-
-/// What a check's process may still read once confined: the learner's library (which it
-/// loads, and which a backtrace reads for the learner's file and line), and nothing else.
-/// Not its own program: its symbol table would lead the code under test to the reference's
-/// functions, linked in for the checks.
-pub fn readable_files() -> Vec<PathBuf> {
-    std::env::var_os(crate::library::LIBRARY_VAR)
-        .map(PathBuf::from)
-        .into_iter()
-        .collect()
-}
 
 /// Confines this process as the module doc says, letting it read only `readable` (files
 /// that do not exist are left out). Returns the protections that could not be applied, each
@@ -106,15 +110,19 @@ pub struct BeforeExec {
 
 impl BeforeExec {
     /// Makes the layer ready for starting `program`, which may write the existing file
-    /// `report` (allocates: call it before `fork`).
-    pub fn prepare(program: &std::path::Path, report: &std::path::Path) -> BeforeExec {
+    /// `report` and read the files `readable` (allocates: call it before `fork`).
+    pub fn prepare(
+        program: &std::path::Path,
+        report: &std::path::Path,
+        readable: &[&std::path::Path],
+    ) -> BeforeExec {
         #[cfg(target_os = "linux")]
         {
-            linux::before_exec(program, report)
+            linux::before_exec(program, report, readable)
         }
         #[cfg(not(target_os = "linux"))]
         {
-            let _ = (program, report);
+            let _ = (program, report, readable);
             BeforeExec {
                 missing: vec!["the sandbox (Landlock, seccomp) exists only on Linux".into()],
             }
@@ -214,9 +222,10 @@ mod linux {
     pub(super) fn before_exec(
         program: &std::path::Path,
         report: &std::path::Path,
+        readable: &[&std::path::Path],
     ) -> super::BeforeExec {
         let mut missing = Vec::new();
-        let ruleset = match exec_ruleset(program, report) {
+        let ruleset = match exec_ruleset(program, report, readable) {
             Ok(ruleset) => ruleset,
             Err(e) => {
                 missing.push(e);
@@ -243,6 +252,7 @@ mod linux {
     fn exec_ruleset(
         program: &std::path::Path,
         report: &std::path::Path,
+        readable: &[&std::path::Path],
     ) -> Result<Option<std::os::fd::OwnedFd>, String> {
         let fail = |e: landlock::RulesetError| format!("filesystem confinement (Landlock): {e}");
         if landlock_abi() < 1 {
@@ -276,6 +286,13 @@ mod linux {
         ruleset = ruleset
             .add_rule(PathBeneath::new(fd, write))
             .map_err(fail)?;
+        for file in readable {
+            if let Ok(fd) = PathFd::new(file) {
+                ruleset = ruleset
+                    .add_rule(PathBeneath::new(fd, AccessFs::ReadFile))
+                    .map_err(fail)?;
+            }
+        }
         for shared in [
             "/lib",
             "/lib64",

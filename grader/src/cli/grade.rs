@@ -9,6 +9,7 @@ use clap::Args;
 use grader::grade::{self, Event, Row, RowStatus, Settings, Submission};
 use grader::reports::Format;
 use grader_checks::limits::Limits;
+use grader_checks::sandbox::Mode;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -55,6 +56,10 @@ pub struct GradeArgs {
     /// Print no progress, only the summary.
     #[arg(long, short)]
     quiet: bool,
+    /// Grade even where this system cannot sandbox the learners' code fully (no Landlock or
+    /// seccomp): every row graded then names the protections that were off.
+    #[arg(long)]
+    allow_weak_sandbox: bool,
 }
 
 pub fn grade(root: Option<PathBuf>, args: GradeArgs) -> Outcome {
@@ -85,6 +90,23 @@ pub fn grade(root: Option<PathBuf>, args: GradeArgs) -> Outcome {
                 .hint("each learner's submission is a folder or a .rs file inside it")
         })?
     };
+    let sandbox_off = grader_checks::sandbox::probe();
+    if !sandbox_off.is_empty() && !args.allow_weak_sandbox {
+        return Err(Failure::new(format!(
+            "this system cannot sandbox the learners' code: {}",
+            sandbox_off.join("; ")
+        ))
+        .hint(
+            "grade on Linux with Landlock (5.13 or later) and seccomp, or add \
+             --allow-weak-sandbox: every row then names the protections that were off",
+        ));
+    }
+    if !sandbox_off.is_empty() && !args.quiet {
+        eprintln!(
+            "note: grading with a weak sandbox: {} (each row says so)",
+            sandbox_off.join("; ")
+        );
+    }
     let mut formats = args.reports.clone();
     formats.dedup();
     let settings = Settings {
@@ -97,8 +119,16 @@ pub fn grade(root: Option<PathBuf>, args: GradeArgs) -> Outcome {
         timeout: Duration::from_secs_f64(args.timeout),
         limits: Limits {
             memory: args.memory_limit * 1024 * 1024,
+            // Every protection the system gives, and no check without them: a check whose
+            // process cannot be confined runs no code and fails.
+            sandbox: if sandbox_off.is_empty() {
+                Mode::Required
+            } else {
+                Mode::BestEffort
+            },
             ..Limits::default()
         },
+        sandbox_off,
     };
     let started = Instant::now();
     let progress = Mutex::new(Progress::new(args.quiet, started));

@@ -219,6 +219,16 @@ pub fn run_group(root: Option<PathBuf>, group: &Group, args: GroupArgs) -> Outco
     let exercise = load_exercise(&root, group)?;
     let log = GuidanceLog::in_kit(&root);
     let (selected, _) = suite::select(group, &libtest);
+    if !libtest.list && limits.sandbox != grader_checks::sandbox::Mode::Off {
+        let off = grader_checks::sandbox::probe();
+        if !off.is_empty() {
+            eprintln!(
+                "note: your code runs with part of its sandbox off on this system: {}. \
+                 Process groups, limits and leak checks still stand in.",
+                off.join("; ")
+            );
+        }
+    }
     if let Some(input) = group.check_input {
         if !libtest.list && selected.iter().any(|c| c.name == input.check) {
             grader::check_input::want(group.name);

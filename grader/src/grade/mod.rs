@@ -55,6 +55,9 @@ pub struct Settings {
     pub timeout: Duration,
     /// The limits each check runs under.
     pub limits: Limits,
+    /// The protections of the sandbox that are off for this batch (`--allow-weak-sandbox`),
+    /// each with its reason; every row graded says so.
+    pub sandbox_off: Vec<String>,
 }
 
 /// What a batch tells its caller while it works.
@@ -254,6 +257,7 @@ pub fn grade(
                     });
                     let row = Row {
                         duration_secs: started.elapsed().as_secs_f64(),
+                        note: with_sandbox_note(row.note, &settings.sandbox_off),
                         ..row
                     };
                     if sender.send(row).is_err() {
@@ -274,6 +278,20 @@ pub fn grade(
         Ok(())
     })?;
     Ok(Gradebook::new(rows))
+}
+
+/// A graded row's note, saying which protections of the sandbox were off when it was
+/// graded (none: the note as it is).
+fn with_sandbox_note(note: String, off: &[String]) -> String {
+    if off.is_empty() {
+        return note;
+    }
+    let weak = format!("graded with a weak sandbox ({})", off.join("; "));
+    if note.is_empty() {
+        weak
+    } else {
+        format!("{note}; {weak}")
+    }
 }
 
 /// Adds to `jobs` the lessons `submission` is graded on, and to `rows` a row for each lesson

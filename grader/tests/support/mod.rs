@@ -1,1 +1,3 @@
 pub mod impls;
+#[cfg(target_os = "linux")]
+pub mod no_landlock;
