@@ -11,15 +11,18 @@
 //! submission (as `kit-error`, never as the learner's grade). Each copy builds into its own
 //! target folder, so no submission can be graded with another's build.
 
+pub mod copied;
 pub mod gradebook;
 pub mod submission;
 
 pub use gradebook::{Gradebook, Row, RowStatus};
 pub use submission::{Submission, SubmissionError};
 
+use submission::{ReadError, Refusal, MAX_LESSON_FILE, MAX_LOG_FILE};
+
 use crate::borrowed;
 use crate::cache::content_hash;
-use crate::compile::{self, BuildError, BuildPlace};
+use crate::compile::{self, BuildError, BuildPlace, CompileLimits};
 use crate::guidance::LOG_FILE;
 use crate::kitcopy::{self, Files, Slot};
 use crate::reports::{self, Format, RunReport};
@@ -55,6 +58,8 @@ pub struct Settings {
     pub timeout: Duration,
     /// The limits each check runs under.
     pub limits: Limits,
+    /// The bounds each submission's compile runs under.
+    pub compile: CompileLimits,
 }
 
 /// What a batch tells its caller while it works.
@@ -122,6 +127,12 @@ struct Job {
     content: Vec<u8>,
     log: Option<Vec<u8>>,
     hash: String,
+    /// Why nothing of it is compiled (a symbolic link, a file past its bound): the row is
+    /// `refused` with this note.
+    refused: Option<String>,
+    /// The reference answer the file equals, ignoring whitespace and comments (see
+    /// [`copied`]).
+    copies: Option<PathBuf>,
 }
 
 /// Grades `submissions` with the kit at `kit` and returns the gradebook (also written to
@@ -154,17 +165,25 @@ pub fn grade(
         .map(|g| Ok((*g, Exercise::load(kit, g.name)?)))
         .collect::<Result<_, GradeError>>()?;
 
+    // Each lesson's reference answer as the kit has it, for the rows of files that equal it.
+    let answers: Answers = exercises
+        .iter()
+        .filter_map(|(g, e)| {
+            let path = e.answer.clone()?;
+            let text = String::from_utf8_lossy(base.get(&path)?).into_owned();
+            Some((g.name, (path, copied::normalized(&text))))
+        })
+        .collect();
     let mut rows = Vec::new();
     let mut jobs = Vec::new();
     for submission in submissions {
-        plan(
-            submission,
-            &exercises,
+        let planned = Planned {
+            exercises: &exercises,
+            answers: &answers,
             settings,
-            &kit_digest,
-            &mut jobs,
-            &mut rows,
-        );
+            kit_digest: &kit_digest,
+        };
+        planned.plan(submission, &mut jobs, &mut rows);
     }
     let previous = (!settings.force)
         .then(|| Gradebook::load(&settings.out))
@@ -263,112 +282,223 @@ pub fn grade(
     Ok(Gradebook::new(rows))
 }
 
-/// Adds to `jobs` the lessons `submission` is graded on, and to `rows` a row for each lesson
-/// it cannot be (no file for it).
-fn plan(
-    submission: &Submission,
-    exercises: &[(&'static Group, Exercise)],
-    settings: &Settings,
-    kit_digest: &str,
-    jobs: &mut Vec<Job>,
-    rows: &mut Vec<Row>,
-) {
-    let named = settings.group.is_some();
-    let chosen: Vec<&(&'static Group, Exercise)> = match settings.group {
-        Some(g) => exercises
-            .iter()
-            .filter(|(eg, _)| eg.name == g.name)
-            .collect(),
-        None if submission.is_file() => exercises
-            .iter()
-            .filter(|(_, e)| submission.defines(&e.function))
-            .collect(),
-        None => exercises
-            .iter()
-            .filter(|(_, e)| submission.lesson_file(e, false).is_some())
-            .collect(),
-    };
-    if chosen.is_empty() {
-        let expected: Vec<String> = exercises
-            .iter()
-            .map(|(g, e)| {
-                if submission.is_file() {
-                    format!("fn {} ({})", e.function, g.name)
-                } else {
-                    format!(
-                        "{} ({})",
-                        e.file
-                            .file_name()
-                            .map_or("?".into(), |n| n.to_string_lossy()),
-                        g.name
-                    )
+/// Each lesson's reference answer: its path in the kit, and its text as [`copied::normalized`]
+/// makes it.
+type Answers = BTreeMap<&'static str, (PathBuf, String)>;
+
+/// What planning a batch needs to know about the kit and the settings.
+struct Planned<'a> {
+    exercises: &'a [(&'static Group, Exercise)],
+    answers: &'a Answers,
+    settings: &'a Settings,
+    kit_digest: &'a str,
+}
+
+impl Planned<'_> {
+    /// Adds to `jobs` the lessons `submission` is graded on (a refused one too, so that it
+    /// gets its reports), and to `rows` a row for each lesson it cannot be (no file for it).
+    fn plan(&self, submission: &Submission, jobs: &mut Vec<Job>, rows: &mut Vec<Row>) {
+        let (exercises, settings, kit_digest) = (self.exercises, self.settings, self.kit_digest);
+        let named = settings.group.is_some();
+        // A symbolic link (to another learner's folder, say), or a single file past its bound,
+        // is refused before anything else is read.
+        let whole = submission.refusal().map(ReadError::Refused).or_else(|| {
+            submission
+                .is_file()
+                .then(|| submission.read(&submission.path, MAX_LESSON_FILE).err())
+                .flatten()
+        });
+        if let Some(ReadError::Refused(refusal)) = whole {
+            let why = refused_note(submission, &refusal);
+            match exercises
+                .iter()
+                .find(|(g, _)| settings.group.is_some_and(|n| n.name == g.name))
+            {
+                Some((group, exercise)) => {
+                    jobs.push(self.refused_job(submission, group, exercise, &submission.path, why))
                 }
-            })
-            .collect();
-        let note = if submission.is_file() {
-            format!(
-                "cannot tell which lesson this file is for: it defines none of {}; name the \
+                None => rows.push(Row {
+                    status: RowStatus::Refused,
+                    ..missing(submission, "", why)
+                }),
+            }
+            return;
+        }
+        let chosen: Vec<&(&'static Group, Exercise)> = match settings.group {
+            Some(g) => exercises
+                .iter()
+                .filter(|(eg, _)| eg.name == g.name)
+                .collect(),
+            None if submission.is_file() => exercises
+                .iter()
+                .filter(|(_, e)| submission.defines(&e.function))
+                .collect(),
+            // A lesson whose file is refused is one the submission is graded on: its row says why.
+            None => exercises
+                .iter()
+                .filter(|(_, e)| !matches!(submission.lesson_file(e, false), Ok(None)))
+                .collect(),
+        };
+        if chosen.is_empty() {
+            let expected: Vec<String> = exercises
+                .iter()
+                .map(|(g, e)| {
+                    if submission.is_file() {
+                        format!("fn {} ({})", e.function, g.name)
+                    } else {
+                        format!(
+                            "{} ({})",
+                            e.file
+                                .file_name()
+                                .map_or("?".into(), |n| n.to_string_lossy()),
+                            g.name
+                        )
+                    }
+                })
+                .collect();
+            let note = if submission.is_file() {
+                format!(
+                    "cannot tell which lesson this file is for: it defines none of {}; name the \
                  lesson with --group",
-                expected.join(", ")
-            )
-        } else {
-            format!(
-                "no lesson file found: expected one of {} at the folder's top, in src/ or in \
+                    expected.join(", ")
+                )
+            } else {
+                format!(
+                    "no lesson file found: expected one of {} at the folder's top, in src/ or in \
                  practice/src/",
-                expected.join(", ")
-            )
+                    expected.join(", ")
+                )
+            };
+            rows.push(missing(submission, "", note));
+            return;
+        }
+        // A log that is a link is refused with the lesson: it could be another learner's.
+        let log = match submission.guidance_log() {
+            Ok(Some(path)) => match submission.read(&path, MAX_LOG_FILE) {
+                Ok(log) => Ok(Some(log)),
+                Err(ReadError::Refused(refusal)) => Err((path, refusal)),
+                Err(ReadError::Io { .. }) => Ok(None),
+            },
+            Ok(None) => Ok(None),
+            Err(refusal) => Err((submission.path.join(LOG_FILE), refusal)),
         };
-        rows.push(missing(submission, "", note));
-        return;
-    }
-    let log = submission
-        .guidance_log()
-        .and_then(|p| std::fs::read(p).ok());
-    for (group, exercise) in chosen {
-        let Some(file) = submission.lesson_file(exercise, named) else {
-            let note = format!(
-                "no {} found for {} (at the folder's top, in src/ or in practice/src/)",
-                exercise
-                    .file
-                    .file_name()
-                    .map_or("file".into(), |n| n.to_string_lossy()),
-                group.name
-            );
-            rows.push(missing(submission, group.name, note));
-            continue;
-        };
-        let content = match std::fs::read(&file) {
-            Ok(content) => content,
-            Err(e) => {
-                let note = format!("cannot read {}: {e}", file.display());
-                rows.push(missing(submission, group.name, note));
+        for (group, exercise) in chosen {
+            let found = submission.lesson_file(exercise, named);
+            let refused = match (&found, &log) {
+                (Err(refusal), _) => Some((submission.path.clone(), refusal.clone())),
+                (_, Err((path, refusal))) => Some((path.clone(), refusal.clone())),
+                _ => None,
+            };
+            if let Some((path, refusal)) = refused {
+                let why = refused_note(submission, &refusal);
+                jobs.push(self.refused_job(submission, group, exercise, &path, why));
                 continue;
             }
-        };
+            let log = log.as_ref().ok().cloned().flatten();
+            let Ok(Some(file)) = found else {
+                let note = format!(
+                    "no {} found for {} (at the folder's top, in src/ or in practice/src/)",
+                    exercise
+                        .file
+                        .file_name()
+                        .map_or("file".into(), |n| n.to_string_lossy()),
+                    group.name
+                );
+                rows.push(missing(submission, group.name, note));
+                continue;
+            };
+            let content = match submission.read(&file, MAX_LESSON_FILE) {
+                Ok(content) => content,
+                Err(ReadError::Refused(refusal)) => {
+                    let why = refused_note(submission, &refusal);
+                    jobs.push(self.refused_job(submission, group, exercise, &file, why));
+                    continue;
+                }
+                Err(e) => {
+                    rows.push(missing(submission, group.name, e.to_string()));
+                    continue;
+                }
+            };
+            let copies = self
+                .answers
+                .get(group.name)
+                .filter(|(_, answer)| {
+                    copied::normalized(&String::from_utf8_lossy(&content)) == *answer
+                })
+                .map(|(path, _)| path.clone());
+            let hash = content_hash(
+                format!(
+                    "{kit_digest}\n{}\n{:?}\n{}\n{:?}\n{}\n{}\n",
+                    group.name,
+                    settings.timeout,
+                    settings.limits.memory,
+                    settings.compile,
+                    content_hash(&content),
+                    log.as_deref().map_or("no log".into(), content_hash),
+                )
+                .as_bytes(),
+            );
+            jobs.push(Job {
+                submission: submission.clone(),
+                group,
+                exercise: exercise.clone(),
+                file: shown(submission, &file),
+                content,
+                log,
+                hash,
+                refused: None,
+                copies,
+            });
+        }
+    }
+
+    /// A job that compiles nothing: its row is `refused` with `why`, and it gets its reports.
+    fn refused_job(
+        &self,
+        submission: &Submission,
+        group: &'static Group,
+        exercise: &Exercise,
+        file: &Path,
+        why: String,
+    ) -> Job {
         let hash = content_hash(
-            format!(
-                "{kit_digest}\n{}\n{:?}\n{}\n{}\n{}\n",
-                group.name,
-                settings.timeout,
-                settings.limits.memory,
-                content_hash(&content),
-                log.as_deref().map_or("no log".into(), content_hash),
-            )
-            .as_bytes(),
+            format!("{}\n{}\nrefused\n{why}\n", self.kit_digest, group.name).as_bytes(),
         );
-        let shown = submission.path.parent().map_or(file.clone(), |folder| {
-            file.strip_prefix(folder).unwrap_or(&file).to_path_buf()
-        });
-        jobs.push(Job {
+        Job {
             submission: submission.clone(),
             group,
             exercise: exercise.clone(),
-            file: shown,
-            content,
-            log: log.clone(),
+            file: shown(submission, file),
+            content: Vec::new(),
+            log: None,
             hash,
-        });
+            refused: Some(why),
+            copies: None,
+        }
     }
+}
+
+/// `path` as the submissions folder names it (`ada/lib.rs`).
+fn shown(submission: &Submission, path: &Path) -> PathBuf {
+    submission
+        .path
+        .parent()
+        .map_or(path.to_path_buf(), |folder| {
+            path.strip_prefix(folder).unwrap_or(path).to_path_buf()
+        })
+}
+
+/// The note of a refused row: `refused: ada/lib.rs is a symbolic link; nothing was graded`.
+fn refused_note(submission: &Submission, refusal: &Refusal) -> String {
+    let refusal = match refusal.clone() {
+        Refusal::Link(path) => Refusal::Link(shown(submission, &path)),
+        Refusal::NotAFile(path) => Refusal::NotAFile(shown(submission, &path)),
+        Refusal::TooLarge { path, limit } => Refusal::TooLarge {
+            path: shown(submission, &path),
+            limit,
+        },
+    };
+    format!("refused: {refusal}; nothing was graded")
 }
 
 /// A row for a lesson a submission has no (readable) file for.
@@ -528,7 +658,10 @@ fn warm_or_leave_cold(from: &Path, from_debug: &Path, to: &Path, files: &Files) 
 fn grade_job(slot: &Slot, base: &Files, job: &Job, settings: &Settings) -> Row {
     let started = SystemTime::now();
     let mut files = base.clone();
-    files.insert(job.exercise.file.clone(), job.content.clone());
+    // A refused job's copy keeps the stub: nothing of the submission is compiled.
+    if job.refused.is_none() {
+        files.insert(job.exercise.file.clone(), job.content.clone());
+    }
     if let Some(log) = &job.log {
         files.insert(PathBuf::from(LOG_FILE), log.clone());
     }
@@ -548,7 +681,24 @@ fn grade_job(slot: &Slot, base: &Files, job: &Job, settings: &Settings) -> Row {
         job.file.display(),
         job.exercise.file.display()
     );
-    let outcome = run_checks(root, job, settings, &mut text);
+    if let Some(answer) = &job.copies {
+        let _ = writeln!(
+            text,
+            "note: this file is identical to the reference answer {} (ignoring whitespace and \
+             comments)\n",
+            answer.display()
+        );
+    }
+    let outcome = match &job.refused {
+        Some(why) => {
+            let _ = writeln!(text, "{why}");
+            Err(Stopped::NotRun {
+                status: RowStatus::Refused,
+                why: why.clone(),
+            })
+        }
+        None => run_checks(root, job, settings, &mut text),
+    };
     let (summary, not_run) = match outcome {
         Ok(summary) => (Some(summary), None),
         Err(Stopped::NotRun { status, why }) => (None, Some((status, why))),
@@ -591,6 +741,19 @@ fn grade_job(slot: &Slot, base: &Files, job: &Job, settings: &Settings) -> Row {
         },
         (None, None) => kit_error(job, "no result".into()),
     };
+    let row = match &job.copies {
+        Some(_) if row.status != RowStatus::KitError => {
+            let flag = "identical to the reference answer (ignoring whitespace and comments)";
+            Row {
+                note: match row.note.as_str() {
+                    "" => flag.to_string(),
+                    note => format!("{note}; {flag}"),
+                },
+                ..row
+            }
+        }
+        _ => row,
+    };
     if let Err(e) = write_reports(settings, job, &report, &text) {
         return kit_error(job, format!("cannot write its reports: {e}"));
     }
@@ -613,17 +776,20 @@ fn run_checks(
     settings: &Settings,
     text: &mut Vec<u8>,
 ) -> Result<Summary, Stopped> {
-    let built =
-        match compile::build_harness_at(&BuildPlace::isolated(root), job.group.name, false, text) {
-            Ok(built) => built,
-            Err(BuildError::Compile { errors }) => {
-                return Err(Stopped::NotRun {
-                    status: RowStatus::DoesNotCompile,
-                    why: compile::errors_text(&errors),
-                })
-            }
-            Err(other) => return Err(Stopped::Kit(other.to_string())),
-        };
+    let place = BuildPlace {
+        limits: settings.compile,
+        ..BuildPlace::isolated(root)
+    };
+    let built = match compile::build_harness_at(&place, job.group.name, false, text) {
+        Ok(built) => built,
+        Err(BuildError::Compile { errors }) => {
+            return Err(Stopped::NotRun {
+                status: RowStatus::DoesNotCompile,
+                why: compile::errors_text(&errors),
+            })
+        }
+        Err(other) => return Err(Stopped::Kit(other.to_string())),
+    };
     let found = borrowed::inspect(root, built.practice_dep_info.as_deref())
         .map_err(|e| Stopped::Kit(format!("cannot check what was compiled: {e}")))?;
     if let Some(first) = found.first() {
