@@ -143,8 +143,8 @@ pub struct CompileLimits {
 pub const COMPILE_TIMEOUT_VAR: &str = "KIT_COMPILE_TIMEOUT";
 
 impl Default for CompileLimits {
-    /// 60 s, 4 GiB, 64 KiB: a lesson's file compiles in a second or two with a few hundred
-    /// MiB; a rustc of the kit's largest crate stays far below 4 GiB.
+    /// 60 s, 4 GiB, 64 KiB: far more than a lesson's file, or a first build of the kit's
+    /// crates, needs; a screenful of errors is a few KiB.
     fn default() -> Self {
         CompileLimits {
             time: Duration::from_secs(60),
@@ -1047,6 +1047,119 @@ mod tests {
         );
         assert!(text.contains("error: aborting"));
         assert!(!text.contains('\u{1b}'), "no colour codes in a report");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn the_compiler_runs_under_its_memory_limit_and_an_allocation_failure_is_named() {
+        let limits = CompileLimits {
+            memory: 256 << 20,
+            ..CompileLimits::default()
+        };
+        let mut said = Vec::new();
+        let ended = run_bounded(
+            Command::new("sh").args(["-c", "ulimit -d"]),
+            &limits,
+            true,
+            |line| {
+                if let Line::Out(text) = line {
+                    said.push(String::from_utf8_lossy(&text).into_owned());
+                }
+                Clock::Keep
+            },
+        )
+        .unwrap();
+        assert!(ended.status.success());
+        // `ulimit -d` counts KiB.
+        assert_eq!(said, [(256 * 1024).to_string()]);
+        let failing = "echo 'memory allocation of 4096 bytes failed' >&2; exit 134";
+        let ended = run_bounded(
+            Command::new("sh").args(["-c", failing]),
+            &limits,
+            true,
+            |_| Clock::Keep,
+        )
+        .unwrap();
+        assert_eq!(ended.exceeded, Some(Exceeded::Memory(256 << 20)));
+        assert!(Exceeded::Memory(256 << 20)
+            .message()
+            .contains("the compiler went over its memory limit (256 MiB)"));
+    }
+
+    #[test]
+    fn the_clock_runs_only_while_the_learners_code_compiles() {
+        let limits = CompileLimits {
+            time: Duration::from_millis(300),
+            ..CompileLimits::default()
+        };
+        // A second of silence before the learner's crate starts is not counted; the same
+        // after it starts is.
+        let script = "sleep 1; echo start; echo stop; sleep 1; echo start; sleep 30";
+        let started = Instant::now();
+        let mut seen = Vec::new();
+        let ended = run_bounded(
+            Command::new("sh").args(["-c", script]),
+            &limits,
+            false,
+            |line| match line {
+                Line::Out(text) if text == b"start" => {
+                    seen.push("start");
+                    Clock::Start
+                }
+                Line::Out(text) if text == b"stop" => {
+                    seen.push("stop");
+                    Clock::Stop
+                }
+                _ => Clock::Keep,
+            },
+        )
+        .unwrap();
+        assert_eq!(ended.exceeded, Some(Exceeded::Time(limits.time)));
+        assert_eq!(seen, ["start", "stop", "start"]);
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "{:?}",
+            started.elapsed()
+        );
+    }
+
+    #[test]
+    fn messages_past_the_budget_are_counted_and_long_lines_cut() {
+        let mut kept = Kept::new(10);
+        assert!(kept.take(6));
+        assert!(!kept.take(6), "over the budget");
+        assert!(!kept.take(1), "nothing after the first one dropped");
+        kept.lose(100);
+        assert_eq!(
+            kept.more().as_deref(),
+            Some("… 107 bytes more of the compiler's messages not shown\n")
+        );
+        assert_eq!(Kept::new(10).more(), None);
+        let mut reader = std::io::Cursor::new(b"short\r\n0123456789abc\nend".to_vec());
+        assert_eq!(
+            read_line_bounded(&mut reader, 8),
+            Some((b"short".to_vec(), 0))
+        );
+        assert_eq!(
+            read_line_bounded(&mut reader, 8),
+            Some((b"01234567".to_vec(), 5))
+        );
+        assert_eq!(
+            read_line_bounded(&mut reader, 8),
+            Some((b"end".to_vec(), 0))
+        );
+        assert_eq!(read_line_bounded(&mut reader, 8), None);
+    }
+
+    #[test]
+    fn cargos_status_lines_are_told_from_its_messages() {
+        assert_eq!(
+            status_line("   Compiling practice v0.1.0 (/k/practice)"),
+            Some(("Compiling", "practice v0.1.0 (/k/practice)"))
+        );
+        assert_eq!(status_line("error: could not compile `practice`"), None);
+        assert_eq!(status_line("  = note: see issue"), None);
+        assert_eq!(status_line("  process didn't exit successfully"), None);
     }
 
     #[test]

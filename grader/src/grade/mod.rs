@@ -177,13 +177,15 @@ pub fn grade(
     let mut rows = Vec::new();
     let mut jobs = Vec::new();
     for submission in submissions {
-        let planned = Planned {
-            exercises: &exercises,
-            answers: &answers,
+        plan(
+            submission,
+            &exercises,
+            &answers,
             settings,
-            kit_digest: &kit_digest,
-        };
-        planned.plan(submission, &mut jobs, &mut rows);
+            &kit_digest,
+            &mut jobs,
+            &mut rows,
+        );
     }
     let previous = (!settings.force)
         .then(|| Gradebook::load(&settings.out))
@@ -286,195 +288,197 @@ pub fn grade(
 /// makes it.
 type Answers = BTreeMap<&'static str, (PathBuf, String)>;
 
-/// What planning a batch needs to know about the kit and the settings.
-struct Planned<'a> {
-    exercises: &'a [(&'static Group, Exercise)],
-    answers: &'a Answers,
-    settings: &'a Settings,
-    kit_digest: &'a str,
-}
-
-impl Planned<'_> {
-    /// Adds to `jobs` the lessons `submission` is graded on (a refused one too, so that it
-    /// gets its reports), and to `rows` a row for each lesson it cannot be (no file for it).
-    fn plan(&self, submission: &Submission, jobs: &mut Vec<Job>, rows: &mut Vec<Row>) {
-        let (exercises, settings, kit_digest) = (self.exercises, self.settings, self.kit_digest);
-        let named = settings.group.is_some();
-        // A symbolic link (to another learner's folder, say), or a single file past its bound,
-        // is refused before anything else is read.
-        let whole = submission.refusal().map(ReadError::Refused).or_else(|| {
-            submission
-                .is_file()
-                .then(|| submission.read(&submission.path, MAX_LESSON_FILE).err())
-                .flatten()
-        });
-        if let Some(ReadError::Refused(refusal)) = whole {
-            let why = refused_note(submission, &refusal);
-            match exercises
-                .iter()
-                .find(|(g, _)| settings.group.is_some_and(|n| n.name == g.name))
-            {
-                Some((group, exercise)) => {
-                    jobs.push(self.refused_job(submission, group, exercise, &submission.path, why))
-                }
-                None => rows.push(Row {
-                    status: RowStatus::Refused,
-                    ..missing(submission, "", why)
-                }),
-            }
-            return;
-        }
-        let chosen: Vec<&(&'static Group, Exercise)> = match settings.group {
-            Some(g) => exercises
-                .iter()
-                .filter(|(eg, _)| eg.name == g.name)
-                .collect(),
-            None if submission.is_file() => exercises
-                .iter()
-                .filter(|(_, e)| submission.defines(&e.function))
-                .collect(),
-            // A lesson whose file is refused is one the submission is graded on: its row says why.
-            None => exercises
-                .iter()
-                .filter(|(_, e)| !matches!(submission.lesson_file(e, false), Ok(None)))
-                .collect(),
-        };
-        if chosen.is_empty() {
-            let expected: Vec<String> = exercises
-                .iter()
-                .map(|(g, e)| {
-                    if submission.is_file() {
-                        format!("fn {} ({})", e.function, g.name)
-                    } else {
-                        format!(
-                            "{} ({})",
-                            e.file
-                                .file_name()
-                                .map_or("?".into(), |n| n.to_string_lossy()),
-                            g.name
-                        )
-                    }
-                })
-                .collect();
-            let note = if submission.is_file() {
-                format!(
-                    "cannot tell which lesson this file is for: it defines none of {}; name the \
-                 lesson with --group",
-                    expected.join(", ")
-                )
-            } else {
-                format!(
-                    "no lesson file found: expected one of {} at the folder's top, in src/ or in \
-                 practice/src/",
-                    expected.join(", ")
-                )
-            };
-            rows.push(missing(submission, "", note));
-            return;
-        }
-        // A log that is a link is refused with the lesson: it could be another learner's.
-        let log = match submission.guidance_log() {
-            Ok(Some(path)) => match submission.read(&path, MAX_LOG_FILE) {
-                Ok(log) => Ok(Some(log)),
-                Err(ReadError::Refused(refusal)) => Err((path, refusal)),
-                Err(ReadError::Io { .. }) => Ok(None),
-            },
-            Ok(None) => Ok(None),
-            Err(refusal) => Err((submission.path.join(LOG_FILE), refusal)),
-        };
-        for (group, exercise) in chosen {
-            let found = submission.lesson_file(exercise, named);
-            let refused = match (&found, &log) {
-                (Err(refusal), _) => Some((submission.path.clone(), refusal.clone())),
-                (_, Err((path, refusal))) => Some((path.clone(), refusal.clone())),
-                _ => None,
-            };
-            if let Some((path, refusal)) = refused {
-                let why = refused_note(submission, &refusal);
-                jobs.push(self.refused_job(submission, group, exercise, &path, why));
-                continue;
-            }
-            let log = log.as_ref().ok().cloned().flatten();
-            let Ok(Some(file)) = found else {
-                let note = format!(
-                    "no {} found for {} (at the folder's top, in src/ or in practice/src/)",
-                    exercise
-                        .file
-                        .file_name()
-                        .map_or("file".into(), |n| n.to_string_lossy()),
-                    group.name
-                );
-                rows.push(missing(submission, group.name, note));
-                continue;
-            };
-            let content = match submission.read(&file, MAX_LESSON_FILE) {
-                Ok(content) => content,
-                Err(ReadError::Refused(refusal)) => {
-                    let why = refused_note(submission, &refusal);
-                    jobs.push(self.refused_job(submission, group, exercise, &file, why));
-                    continue;
-                }
-                Err(e) => {
-                    rows.push(missing(submission, group.name, e.to_string()));
-                    continue;
-                }
-            };
-            let copies = self
-                .answers
-                .get(group.name)
-                .filter(|(_, answer)| {
-                    copied::normalized(&String::from_utf8_lossy(&content)) == *answer
-                })
-                .map(|(path, _)| path.clone());
-            let hash = content_hash(
-                format!(
-                    "{kit_digest}\n{}\n{:?}\n{}\n{:?}\n{}\n{}\n",
-                    group.name,
-                    settings.timeout,
-                    settings.limits.memory,
-                    settings.compile,
-                    content_hash(&content),
-                    log.as_deref().map_or("no log".into(), content_hash),
-                )
-                .as_bytes(),
-            );
-            jobs.push(Job {
-                submission: submission.clone(),
+/// Adds to `jobs` the lessons `submission` is graded on (a refused one too, so that it gets
+/// its reports), and to `rows` a row for each lesson it cannot be (no file for it).
+fn plan(
+    submission: &Submission,
+    exercises: &[(&'static Group, Exercise)],
+    answers: &Answers,
+    settings: &Settings,
+    kit_digest: &str,
+    jobs: &mut Vec<Job>,
+    rows: &mut Vec<Row>,
+) {
+    let named = settings.group.is_some();
+    // A symbolic link (to another learner's folder, say), or a single file past its bound,
+    // is refused before anything else is read.
+    let whole = submission.refusal().map(ReadError::Refused).or_else(|| {
+        submission
+            .is_file()
+            .then(|| submission.read(&submission.path, MAX_LESSON_FILE).err())
+            .flatten()
+    });
+    if let Some(ReadError::Refused(refusal)) = whole {
+        let why = refused_note(submission, &refusal);
+        match exercises
+            .iter()
+            .find(|(g, _)| settings.group.is_some_and(|n| n.name == g.name))
+        {
+            Some((group, exercise)) => jobs.push(refused_job(
+                kit_digest,
+                submission,
                 group,
-                exercise: exercise.clone(),
-                file: shown(submission, &file),
-                content,
-                log,
-                hash,
-                refused: None,
-                copies,
-            });
+                exercise,
+                &submission.path,
+                why,
+            )),
+            None => rows.push(Row {
+                status: RowStatus::Refused,
+                ..missing(submission, "", why)
+            }),
         }
+        return;
     }
-
-    /// A job that compiles nothing: its row is `refused` with `why`, and it gets its reports.
-    fn refused_job(
-        &self,
-        submission: &Submission,
-        group: &'static Group,
-        exercise: &Exercise,
-        file: &Path,
-        why: String,
-    ) -> Job {
+    let chosen: Vec<&(&'static Group, Exercise)> = match settings.group {
+        Some(g) => exercises
+            .iter()
+            .filter(|(eg, _)| eg.name == g.name)
+            .collect(),
+        None if submission.is_file() => exercises
+            .iter()
+            .filter(|(_, e)| submission.defines(&e.function))
+            .collect(),
+        // A lesson whose file is refused is one the submission is graded on: its row says why.
+        None => exercises
+            .iter()
+            .filter(|(_, e)| !matches!(submission.lesson_file(e, false), Ok(None)))
+            .collect(),
+    };
+    if chosen.is_empty() {
+        let expected: Vec<String> = exercises
+            .iter()
+            .map(|(g, e)| {
+                if submission.is_file() {
+                    format!("fn {} ({})", e.function, g.name)
+                } else {
+                    format!(
+                        "{} ({})",
+                        e.file
+                            .file_name()
+                            .map_or("?".into(), |n| n.to_string_lossy()),
+                        g.name
+                    )
+                }
+            })
+            .collect();
+        let note = if submission.is_file() {
+            format!(
+                "cannot tell which lesson this file is for: it defines none of {}; name the \
+                 lesson with --group",
+                expected.join(", ")
+            )
+        } else {
+            format!(
+                "no lesson file found: expected one of {} at the folder's top, in src/ or in \
+                 practice/src/",
+                expected.join(", ")
+            )
+        };
+        rows.push(missing(submission, "", note));
+        return;
+    }
+    // A log that is a link is refused with the lesson: it could be another learner's.
+    let log = match submission.guidance_log() {
+        Ok(Some(path)) => match submission.read(&path, MAX_LOG_FILE) {
+            Ok(log) => Ok(Some(log)),
+            Err(ReadError::Refused(refusal)) => Err((path, refusal)),
+            Err(ReadError::Io { .. }) => Ok(None),
+        },
+        Ok(None) => Ok(None),
+        Err(refusal) => Err((submission.path.join(LOG_FILE), refusal)),
+    };
+    for (group, exercise) in chosen {
+        let found = submission.lesson_file(exercise, named);
+        let refused = match (&found, &log) {
+            (Err(refusal), _) => Some((submission.path.clone(), refusal.clone())),
+            (_, Err((path, refusal))) => Some((path.clone(), refusal.clone())),
+            _ => None,
+        };
+        if let Some((path, refusal)) = refused {
+            let why = refused_note(submission, &refusal);
+            jobs.push(refused_job(
+                kit_digest, submission, group, exercise, &path, why,
+            ));
+            continue;
+        }
+        let log = log.as_ref().ok().cloned().flatten();
+        let Ok(Some(file)) = found else {
+            let note = format!(
+                "no {} found for {} (at the folder's top, in src/ or in practice/src/)",
+                exercise
+                    .file
+                    .file_name()
+                    .map_or("file".into(), |n| n.to_string_lossy()),
+                group.name
+            );
+            rows.push(missing(submission, group.name, note));
+            continue;
+        };
+        let content = match submission.read(&file, MAX_LESSON_FILE) {
+            Ok(content) => content,
+            Err(ReadError::Refused(refusal)) => {
+                let why = refused_note(submission, &refusal);
+                jobs.push(refused_job(
+                    kit_digest, submission, group, exercise, &file, why,
+                ));
+                continue;
+            }
+            Err(e) => {
+                rows.push(missing(submission, group.name, e.to_string()));
+                continue;
+            }
+        };
+        let normalized = copied::normalized(&String::from_utf8_lossy(&content));
+        let copies = answers
+            .get(group.name)
+            .filter(|(_, answer)| normalized == *answer)
+            .map(|(path, _)| path.clone());
         let hash = content_hash(
-            format!("{}\n{}\nrefused\n{why}\n", self.kit_digest, group.name).as_bytes(),
+            format!(
+                "{kit_digest}\n{}\n{:?}\n{}\n{:?}\n{}\n{}\n",
+                group.name,
+                settings.timeout,
+                settings.limits.memory,
+                settings.compile,
+                content_hash(&content),
+                log.as_deref().map_or("no log".into(), content_hash),
+            )
+            .as_bytes(),
         );
-        Job {
+        jobs.push(Job {
             submission: submission.clone(),
             group,
             exercise: exercise.clone(),
-            file: shown(submission, file),
-            content: Vec::new(),
-            log: None,
+            file: shown(submission, &file),
+            content,
+            log,
             hash,
-            refused: Some(why),
-            copies: None,
-        }
+            refused: None,
+            copies,
+        });
+    }
+}
+
+/// A job that compiles nothing: its row is `refused` with `why`, and it gets its reports.
+fn refused_job(
+    kit_digest: &str,
+    submission: &Submission,
+    group: &'static Group,
+    exercise: &Exercise,
+    file: &Path,
+    why: String,
+) -> Job {
+    let hash = content_hash(format!("{kit_digest}\n{}\nrefused\n{why}\n", group.name).as_bytes());
+    Job {
+        submission: submission.clone(),
+        group,
+        exercise: exercise.clone(),
+        file: shown(submission, file),
+        content: Vec::new(),
+        log: None,
+        hash,
+        refused: Some(why),
+        copies: None,
     }
 }
 
