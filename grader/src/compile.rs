@@ -687,7 +687,12 @@ fn build_with_cargo(
     if let Some(exceeded) = ended.exceeded {
         let text = exceeded.message();
         let _ = write!(messages, "{text}");
-        errors.insert(0, text);
+        // The learner's errors, when there are some, are the gist: the crate did not compile
+        // whatever cargo was still waiting for when the clock ran out.
+        match exceeded {
+            Exceeded::Time(_) if !errors.is_empty() => errors.push(text),
+            _ => errors.insert(0, text),
+        }
         return Err(BuildError::Compile { errors });
     }
     if !ended.status.success() || !success {
