@@ -1116,6 +1116,8 @@ impl Drop for ProcessGroup {
 pub(crate) struct Contained {
     child: Child,
     group: ProcessGroup,
+    /// The group was stopped already: it is not signalled again.
+    stopped: bool,
 }
 
 impl Contained {
@@ -1125,7 +1127,11 @@ impl Contained {
         std::os::unix::process::CommandExt::process_group(command, 0);
         let mut child = command.spawn()?;
         match ProcessGroup::register(child.id()) {
-            Ok(group) => Ok(Contained { child, group }),
+            Ok(group) => Ok(Contained {
+                child,
+                group,
+                stopped: false,
+            }),
             Err(e) => {
                 let _ = child.kill();
                 let _ = child.wait();
@@ -1142,8 +1148,11 @@ impl Contained {
     /// Stops the whole group (SIGTERM, a short grace, SIGKILL) and the process itself, and
     /// waits for its end.
     pub(crate) fn stop(&mut self) -> std::io::Result<ExitStatus> {
-        self.group.stop();
-        let _ = self.child.kill();
+        if !self.stopped {
+            self.stopped = true;
+            self.group.stop();
+            let _ = self.child.kill();
+        }
         self.child.wait()
     }
 }

@@ -331,6 +331,8 @@ pub(crate) fn run_bounded(
         },
         None => process.child().wait()?,
     };
+    // Whatever it left running goes now.
+    process.stop()?;
     let exceeded = (out_of_memory && !status.success()).then_some(Exceeded::Memory(limits.memory));
     Ok(BoundedEnd { status, exceeded })
 }
