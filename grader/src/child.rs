@@ -1223,6 +1223,61 @@ impl Drop for ProcessGroup {
     }
 }
 
+/// A process the grader starts for its own work on the learner's code (the compiler, for
+/// one) in a process group of its own, listed with the running checks: Ctrl-C stops it too,
+/// and [`Contained::stop`] (or dropping it) stops the whole group the way a check's group is
+/// stopped, so no process it started outlives it.
+pub(crate) struct Contained {
+    child: Child,
+    group: ProcessGroup,
+    /// The group was stopped already: it is not signalled again.
+    stopped: bool,
+}
+
+impl Contained {
+    /// Starts `command` in a process group of its own.
+    pub(crate) fn spawn(command: &mut Command) -> std::io::Result<Contained> {
+        #[cfg(unix)]
+        std::os::unix::process::CommandExt::process_group(command, 0);
+        let mut child = command.spawn()?;
+        match ProcessGroup::register(child.id()) {
+            Ok(group) => Ok(Contained {
+                child,
+                group,
+                stopped: false,
+            }),
+            Err(e) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                Err(e)
+            }
+        }
+    }
+
+    /// The process itself (its pipes, its end).
+    pub(crate) fn child(&mut self) -> &mut Child {
+        &mut self.child
+    }
+
+    /// Stops the whole group (SIGTERM, a short grace, SIGKILL) and the process itself, and
+    /// waits for its end.
+    pub(crate) fn stop(&mut self) -> std::io::Result<ExitStatus> {
+        if !self.stopped {
+            self.stopped = true;
+            self.group.stop();
+            let _ = self.child.kill();
+        }
+        self.child.wait()
+    }
+}
+
+impl Drop for Contained {
+    fn drop(&mut self) {
+        // What the process started and left behind goes with it.
+        let _ = self.stop();
+    }
+}
+
 /// `pid N: command` for every process of group `pgid` (Linux).
 fn group_members(pgid: u32) -> Vec<String> {
     proc_entries()

@@ -23,6 +23,7 @@ use std::fs::File;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 use thiserror::Error;
 
 /// The cargo package that runs the checks on the practice crate (see `grader/harness`).
@@ -122,6 +123,289 @@ struct Diagnostic {
     rendered: Option<String>,
 }
 
+/// The bounds every compile of the learner's code runs under: a file that keeps the
+/// compiler busy for ever (an endless `const` evaluation), eats its memory, or makes it print
+/// without end must not stop a learner's run or a class's batch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CompileLimits {
+    /// How long the compiler may work on the learner's crate, and then on the harness that
+    /// links it, each ([`COMPILE_TIMEOUT_VAR`] or `grade --compile-timeout` change it). The
+    /// kit's own crates are not timed: a first build compiles them, and that is not the
+    /// learner's doing.
+    pub time: Duration,
+    /// Bytes of data memory (`RLIMIT_DATA`) cargo and each compiler process may use.
+    pub memory: u64,
+    /// Bytes of the compiler's messages kept for the learner (the rest is counted, not kept).
+    pub output: usize,
+}
+
+/// The environment variable that sets [`CompileLimits::time`], in seconds.
+pub const COMPILE_TIMEOUT_VAR: &str = "KIT_COMPILE_TIMEOUT";
+
+impl Default for CompileLimits {
+    /// 60 s, 4 GiB, 64 KiB: far more than a lesson's file, or a first build of the kit's
+    /// crates, needs; a screenful of errors is a few KiB.
+    fn default() -> Self {
+        CompileLimits {
+            time: Duration::from_secs(60),
+            memory: 4 << 30,
+            output: 64 * 1024,
+        }
+    }
+}
+
+impl CompileLimits {
+    /// The defaults, with the time from [`COMPILE_TIMEOUT_VAR`] when it holds a number of
+    /// seconds above zero.
+    pub fn from_env() -> CompileLimits {
+        let time = std::env::var(COMPILE_TIMEOUT_VAR)
+            .ok()
+            .and_then(|v| v.trim().parse::<f64>().ok())
+            .filter(|secs| secs.is_finite() && *secs > 0.0 && *secs < 1e9)
+            .map(Duration::from_secs_f64);
+        CompileLimits {
+            time: time.unwrap_or(CompileLimits::default().time),
+            ..CompileLimits::default()
+        }
+    }
+}
+
+/// A bound the compiler reached: it was stopped (or it failed for it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exceeded {
+    /// It ran longer than this.
+    Time(Duration),
+    /// It went over this many bytes of memory.
+    Memory(u64),
+}
+
+impl Exceeded {
+    /// The compile error it stands for, as the learner reads it.
+    pub fn message(self) -> String {
+        match self {
+            Exceeded::Time(limit) => format!(
+                "error: the compiler ran longer than {} on this code and was stopped (an \
+                 endless loop in a `const`?)\n",
+                secs(limit)
+            ),
+            Exceeded::Memory(limit) => format!(
+                "error: the compiler went over its memory limit ({}) on this code and was \
+                 stopped\n",
+                grader_checks::limits::bytes(limit)
+            ),
+        }
+    }
+}
+
+/// `60 s`, `2.5 s`.
+fn secs(d: Duration) -> String {
+    let s = d.as_secs_f64();
+    if s.fract() == 0.0 {
+        format!("{s:.0} s")
+    } else {
+        format!("{s} s")
+    }
+}
+
+/// One line of a bounded run's output, without its line end: standard output or error.
+pub(crate) enum Line {
+    Out(Vec<u8>),
+    Err(Vec<u8>),
+    /// A line longer than [`LINE_KEPT`], of this many bytes: dropped unread.
+    Cut(usize),
+}
+
+/// What a line does to the clock of a bounded run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Clock {
+    /// The learner's code is being compiled from now: the time bound starts (again).
+    Start,
+    /// It is done: no bound until the next start.
+    Stop,
+    /// Nothing changes.
+    Keep,
+}
+
+/// How a bounded run ended.
+pub(crate) struct BoundedEnd {
+    /// Its exit status.
+    pub status: std::process::ExitStatus,
+    /// The bound it reached, if it did.
+    pub exceeded: Option<Exceeded>,
+}
+
+/// The longest line a bounded run passes on whole; the rest of a longer one is dropped (a
+/// message that long is not read anyway, and is never held whole).
+const LINE_KEPT: usize = 256 * 1024;
+
+/// Runs `command` (cargo, or the compiler) under `limits`: in a process group of its own
+/// (see [`crate::child`]), its data memory limited, its standard output and error read line
+/// by line and handed to `each`, whose answer starts or stops the clock (`timed` says
+/// whether it runs from the start). When the clock runs past [`CompileLimits::time`], the
+/// whole group is stopped. A compiler that failed to allocate is reported as over its
+/// memory.
+pub(crate) fn run_bounded(
+    command: &mut Command,
+    limits: &CompileLimits,
+    timed: bool,
+    mut each: impl FnMut(Line) -> Clock,
+) -> std::io::Result<BoundedEnd> {
+    command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    limit_memory(command, limits.memory);
+    let mut process = crate::child::Contained::spawn(command)?;
+    let (sender, lines) = std::sync::mpsc::channel::<Line>();
+    let child = process.child();
+    let streams: [Option<Box<dyn std::io::Read + Send>>; 2] = [
+        child
+            .stdout
+            .take()
+            .map(|s| Box::new(s) as Box<dyn std::io::Read + Send>),
+        child
+            .stderr
+            .take()
+            .map(|s| Box::new(s) as Box<dyn std::io::Read + Send>),
+    ];
+    for (index, stream) in streams.into_iter().enumerate() {
+        let Some(stream) = stream else { continue };
+        let sender = sender.clone();
+        std::thread::spawn(move || {
+            let mut reader = BufReader::new(stream);
+            while let Some((line, cut)) = read_line_bounded(&mut reader, LINE_KEPT) {
+                let line = match (cut, index) {
+                    (0, 0) => Line::Out(line),
+                    (0, _) => Line::Err(line),
+                    (cut, _) => Line::Cut(line.len() + cut),
+                };
+                if sender.send(line).is_err() {
+                    return;
+                }
+            }
+        });
+    }
+    drop(sender);
+    let mut deadline = timed.then(|| Instant::now() + limits.time);
+    let mut out_of_memory = false;
+    loop {
+        let next = match deadline {
+            Some(at) => match lines.recv_timeout(at.saturating_duration_since(Instant::now())) {
+                Ok(line) => Some(line),
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                    let status = process.stop()?;
+                    return Ok(BoundedEnd {
+                        status,
+                        exceeded: Some(Exceeded::Time(limits.time)),
+                    });
+                }
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => None,
+            },
+            None => lines.recv().ok(),
+        };
+        let Some(line) = next else { break };
+        if let Line::Err(text) = &line {
+            out_of_memory |= says_out_of_memory(text);
+        }
+        match each(line) {
+            Clock::Start => deadline = Some(Instant::now() + limits.time),
+            Clock::Stop => deadline = None,
+            Clock::Keep => {}
+        }
+    }
+    // Both streams closed: the process is ending (or handed them on and left, and then the
+    // group is stopped all the same).
+    let status = match deadline {
+        Some(at) => loop {
+            if let Some(status) = process.child().try_wait()? {
+                break status;
+            }
+            if Instant::now() >= at {
+                let status = process.stop()?;
+                return Ok(BoundedEnd {
+                    status,
+                    exceeded: Some(Exceeded::Time(limits.time)),
+                });
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        },
+        None => process.child().wait()?,
+    };
+    // Whatever it left running goes now.
+    process.stop()?;
+    let exceeded = (out_of_memory && !status.success()).then_some(Exceeded::Memory(limits.memory));
+    Ok(BoundedEnd { status, exceeded })
+}
+
+/// Whether a line of the compiler's standard error says it could not allocate (Rust's
+/// `memory allocation of N bytes failed`, LLVM's `out of memory`).
+fn says_out_of_memory(line: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(line);
+    (text.contains("memory allocation of") && text.contains("failed"))
+        || text.contains("LLVM ERROR: out of memory")
+}
+
+/// The next line of `reader` without its line end, at most `max` bytes of it, and how many
+/// bytes of a longer line were read and dropped; `None` at the end.
+fn read_line_bounded(reader: &mut impl BufRead, max: usize) -> Option<(Vec<u8>, usize)> {
+    let mut line = Vec::new();
+    let mut cut = 0;
+    let mut any = false;
+    loop {
+        let buffer = match reader.fill_buf() {
+            Ok(buffer) => buffer,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => return any.then_some((line, cut)),
+        };
+        if buffer.is_empty() {
+            return any.then_some((line, cut));
+        }
+        any = true;
+        let (part, used, ends) = match buffer.iter().position(|b| *b == b'\n') {
+            Some(i) => (&buffer[..i], i + 1, true),
+            None => (buffer, buffer.len(), false),
+        };
+        let room = max.saturating_sub(line.len());
+        line.extend_from_slice(&part[..part.len().min(room)]);
+        cut += part.len().saturating_sub(room);
+        reader.consume(used);
+        if ends {
+            if cut == 0 && line.last() == Some(&b'\r') {
+                line.pop();
+            }
+            return Some((line, cut));
+        }
+    }
+}
+
+/// Limits the data memory of the process `command` starts, and so of every process it
+/// starts (Unix).
+fn limit_memory(command: &mut Command, bytes: u64) {
+    #[cfg(unix)]
+    {
+        use rustix::process::{getrlimit, Resource};
+        use std::os::unix::process::CommandExt;
+        // Never above the limit the grader itself runs under: raising it would be refused.
+        let hard = getrlimit(Resource::Data).maximum;
+        let bytes = hard.map_or(bytes, |hard| hard.min(bytes));
+        let limit = rustix::process::Rlimit {
+            current: Some(bytes),
+            maximum: hard,
+        };
+        // SAFETY: the closure runs in the child between fork and exec, and makes one
+        // system call (setrlimit), which is async-signal-safe; it allocates nothing and
+        // takes no lock.
+        unsafe {
+            command.pre_exec(move || {
+                rustix::process::setrlimit(rustix::process::Resource::Data, limit)
+                    .map_err(std::io::Error::from)
+            });
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = (command, bytes);
+}
+
 /// The cargo to run: the one that started us when there is one.
 pub fn cargo_program() -> String {
     std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string())
@@ -147,6 +431,8 @@ pub struct BuildPlace {
     /// a grading build), and nothing is lost, since a check reports where the learner's code
     /// panicked from the panic itself.
     pub strip_debuginfo: bool,
+    /// The bounds the compiler runs under.
+    pub limits: CompileLimits,
 }
 
 impl BuildPlace {
@@ -158,6 +444,7 @@ impl BuildPlace {
             learner_incremental: true,
             cargo_stderr: true,
             strip_debuginfo: false,
+            limits: CompileLimits::from_env(),
         }
     }
 
@@ -171,6 +458,7 @@ impl BuildPlace {
             learner_incremental: false,
             cargo_stderr: false,
             strip_debuginfo: true,
+            limits: CompileLimits::from_env(),
         }
     }
 
@@ -239,8 +527,17 @@ pub fn build_harness_at(
     let recipe_name = format!("replay-{group}.json");
     let recipe = cache::load::<Recipe>(&cache_dir, &recipe_name)
         .filter(|r| replay::fits(r, &key, root, &target, color));
-    let harness = match recipe.as_ref().and_then(replay::run) {
-        Some(done) => {
+    let replayed = match &recipe {
+        Some(recipe) => replay::run(recipe, &place.limits),
+        None => Err(replay::Unreplayed::Cargo),
+    };
+    let harness = match replayed {
+        Err(replay::Unreplayed::Exceeded(exceeded)) => {
+            let text = exceeded.message();
+            let _ = write!(messages, "{text}");
+            return Err(BuildError::Compile { errors: vec![text] });
+        }
+        Ok(done) => {
             // cargo asks rustc for colour always, and takes it out itself when asked to.
             let warnings: Vec<String> = if color {
                 done.warnings
@@ -259,7 +556,7 @@ pub fn build_harness_at(
                 replayed: true,
             }
         }
-        None => {
+        Err(replay::Unreplayed::Cargo) => {
             let cargo = cargo_program();
             let built = build_with_cargo(place, group, color, &cargo, fingerprint, messages)?;
             // A recipe is made once per kit state; where none can be (no unix, a compiler
@@ -284,7 +581,10 @@ pub fn build_harness_at(
 }
 
 /// Builds the harness with cargo, writing the compiler's messages about the learner's code
-/// (and any error) to `messages`; what was built, as the cache will remember it.
+/// (and any error) to `messages`; what was built, as the cache will remember it. The build
+/// runs under `place.limits`: the clock runs while cargo compiles the learner's crate, and
+/// again while it compiles the harness that links it (cargo says when each starts); at most
+/// [`CompileLimits::output`] bytes of messages are kept.
 fn build_with_cargo(
     place: &BuildPlace,
     group: &str,
@@ -293,67 +593,111 @@ fn build_with_cargo(
     fingerprint: cache::Fingerprint,
     messages: &mut dyn Write,
 ) -> Result<BuildEntry, BuildError> {
-    let mut child = cargo_build(place, group, color, cargo)
-        .arg("--quiet")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(if place.cargo_stderr {
-            Stdio::inherit()
-        } else {
-            Stdio::null()
-        })
-        .spawn()
-        .map_err(|source| BuildError::Cargo {
-            cargo: cargo.to_string(),
-            source,
-        })?;
+    let mut command = cargo_build(place, group, color, cargo);
+    if color && place.cargo_stderr {
+        // Its standard error is a pipe now: cargo's own messages keep their colour.
+        command.arg("--color=always");
+    }
     let mut executable = None;
     let mut dep_info = None;
     let mut success = false;
     let mut errors = Vec::new();
     let mut shown = Vec::new();
-    if let Some(stdout) = child.stdout.take() {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            let Ok(message) = serde_json::from_str::<Message>(&line) else {
-                continue;
+    let mut kept = Kept::new(place.limits.output);
+    let mut harness_started = false;
+    let ended = run_bounded(&mut command, &place.limits, false, |line| match line {
+        Line::Err(bytes) => {
+            // cargo's status lines (`   Compiling practice v0.1.0 (…)`) say when a crate's
+            // compile starts; its other lines are what `--quiet` would have shown.
+            let text = String::from_utf8_lossy(&bytes);
+            let plain = strip_ansi(&text);
+            match status_line(&plain) {
+                Some(("Compiling", what)) if what.starts_with(&format!("{PRACTICE_HARNESS} v")) => {
+                    harness_started = true;
+                    Clock::Start
+                }
+                Some(("Compiling", what)) if what.starts_with(&format!("{PRACTICE} v")) => {
+                    Clock::Start
+                }
+                Some(_) => Clock::Keep,
+                None => {
+                    if place.cargo_stderr && kept.take(text.len() + 1) {
+                        eprintln!("{text}");
+                    }
+                    Clock::Keep
+                }
+            }
+        }
+        Line::Out(bytes) => {
+            let Ok(message) = serde_json::from_slice::<Message>(&bytes) else {
+                return Clock::Keep;
             };
             let target_name = message.target.as_ref().map(|t| t.name.as_str());
             match message.reason.as_str() {
                 "compiler-artifact" if target_name == Some(PRACTICE_HARNESS) => {
-                    executable = message.executable.or(executable);
+                    executable = message.executable.or(executable.take());
                 }
                 "compiler-artifact" if target_name == Some(PRACTICE) => {
                     dep_info = message.filenames.iter().find_map(|f| rustc_dep_info(f));
+                    // The learner's crate is built; the kit's crates the harness waits for
+                    // are not the learner's time.
+                    if !harness_started {
+                        return Clock::Stop;
+                    }
                 }
                 "compiler-message" => {
                     let Some(diagnostic) = message.message else {
-                        continue;
+                        return Clock::Keep;
                     };
                     // Warnings of the kit's own crates are the kit's business.
                     let learners = message
                         .package_id
                         .as_deref()
                         .is_some_and(is_practice_package);
-                    if let Some(text) = &diagnostic.rendered {
-                        if learners || diagnostic.level == "error" {
+                    if let Some(text) = diagnostic.rendered {
+                        let error = diagnostic.level == "error";
+                        // The first error is kept whatever its size: it is the gist.
+                        let wanted = learners || error;
+                        if wanted && (kept.take(text.len()) || (error && errors.is_empty())) {
                             let _ = write!(messages, "{text}");
                             shown.push(text.clone());
-                        }
-                        if diagnostic.level == "error" {
-                            errors.push(text.clone());
+                            if error {
+                                errors.push(text);
+                            }
                         }
                     }
                 }
                 "build-finished" => success = message.success.unwrap_or(false),
                 _ => {}
             }
+            Clock::Keep
         }
-    }
-    let status = child.wait().map_err(|source| BuildError::Cargo {
+        Line::Cut(len) => {
+            kept.lose(len);
+            Clock::Keep
+        }
+    })
+    .map_err(|source| BuildError::Cargo {
         cargo: cargo.to_string(),
         source,
     })?;
-    if !status.success() || !success {
+    if let Some(more) = kept.more() {
+        let _ = write!(messages, "{more}");
+        shown.push(more.clone());
+        errors.push(more);
+    }
+    if let Some(exceeded) = ended.exceeded {
+        let text = exceeded.message();
+        let _ = write!(messages, "{text}");
+        // The learner's errors, when there are some, are the gist: the crate did not compile
+        // whatever cargo was still waiting for when the clock ran out.
+        match exceeded {
+            Exceeded::Time(_) if !errors.is_empty() => errors.push(text),
+            _ => errors.insert(0, text),
+        }
+        return Err(BuildError::Compile { errors });
+    }
+    if !ended.status.success() || !success {
         return Err(BuildError::Compile { errors });
     }
     Ok(BuildEntry {
@@ -364,6 +708,62 @@ fn build_with_cargo(
         messages: shown,
         replayed: false,
     })
+}
+
+/// A cargo status line (`   Compiling practice v0.1.0 (/k/practice)`) as its word and the
+/// rest; `None` for any other line (an error, a warning, a note).
+fn status_line(line: &str) -> Option<(&str, &str)> {
+    if !line.starts_with(' ') {
+        return None;
+    }
+    let (word, rest) = line.trim_start().split_once(' ')?;
+    let is_status = word.starts_with(|c: char| c.is_ascii_uppercase())
+        && word.chars().all(|c| c.is_ascii_alphabetic());
+    is_status.then_some((word, rest))
+}
+
+/// How much of the compiler's messages is kept: up to a budget of bytes; what is over it is
+/// counted, for one line that says so.
+pub(crate) struct Kept {
+    left: usize,
+    dropped: usize,
+}
+
+impl Kept {
+    /// A budget of `bytes`.
+    pub(crate) fn new(bytes: usize) -> Kept {
+        Kept {
+            left: bytes,
+            dropped: 0,
+        }
+    }
+
+    /// Whether a message of `len` bytes is kept (it fits); counted as dropped otherwise.
+    pub(crate) fn take(&mut self, len: usize) -> bool {
+        if len <= self.left {
+            self.left -= len;
+            true
+        } else {
+            self.left = 0;
+            self.dropped += len;
+            false
+        }
+    }
+
+    /// Counts `len` bytes that were not kept, whatever the budget.
+    pub(crate) fn lose(&mut self, len: usize) {
+        self.dropped += len;
+    }
+
+    /// The line that says how much was not kept, if anything was not.
+    pub(crate) fn more(&self) -> Option<String> {
+        (self.dropped > 0).then(|| {
+            format!(
+                "… {} bytes more of the compiler's messages not shown\n",
+                self.dropped
+            )
+        })
+    }
 }
 
 /// `cargo build` of lesson `group`'s harness at `place`, its messages as JSON on standard
@@ -429,16 +829,36 @@ fn show_commands(
             std::fs::remove_dir_all(entry.path()).ok()?;
         }
     }
-    let output = cargo_build(place, group, color, cargo)
-        .arg("-vv")
-        .stdin(Stdio::null())
-        .output()
-        .ok()?;
-    if !output.status.success() {
+    // The learner's crate compiled just now, so this compiles it again within its bounds;
+    // the clock runs from the start all the same, and a bound reached means no recipe.
+    let mut stderr = Vec::new();
+    let mut kept = Kept::new(SHOWN_COMMANDS_KEPT);
+    let ended = run_bounded(
+        cargo_build(place, group, color, cargo).arg("-vv"),
+        &place.limits,
+        true,
+        |line| {
+            match line {
+                Line::Err(bytes) if kept.take(bytes.len() + 1) => {
+                    stderr.extend_from_slice(&bytes);
+                    stderr.push(b'\n');
+                }
+                Line::Err(_) | Line::Cut(_) => kept.lose(1),
+                Line::Out(_) => {}
+            }
+            Clock::Keep
+        },
+    )
+    .ok()?;
+    if !ended.status.success() || ended.exceeded.is_some() || kept.more().is_some() {
         return None;
     }
-    replay::steps_from_cargo(&String::from_utf8_lossy(&output.stderr))
+    replay::steps_from_cargo(&String::from_utf8_lossy(&stderr))
 }
+
+/// The most of `cargo build -vv`'s standard error read for a recipe: its two compiler runs
+/// and a line per crate it found up to date take a few dozen KiB.
+const SHOWN_COMMANDS_KEPT: usize = 4 << 20;
 
 /// Keeps the harness `built` (and the learner's library it loads) for the next run with
 /// nothing changed: files of their own in the cache, which no other build overwrites,
@@ -634,6 +1054,119 @@ mod tests {
         );
         assert!(text.contains("error: aborting"));
         assert!(!text.contains('\u{1b}'), "no colour codes in a report");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn the_compiler_runs_under_its_memory_limit_and_an_allocation_failure_is_named() {
+        let limits = CompileLimits {
+            memory: 256 << 20,
+            ..CompileLimits::default()
+        };
+        let mut said = Vec::new();
+        let ended = run_bounded(
+            Command::new("sh").args(["-c", "ulimit -d"]),
+            &limits,
+            true,
+            |line| {
+                if let Line::Out(text) = line {
+                    said.push(String::from_utf8_lossy(&text).into_owned());
+                }
+                Clock::Keep
+            },
+        )
+        .unwrap();
+        assert!(ended.status.success());
+        // `ulimit -d` counts KiB.
+        assert_eq!(said, [(256 * 1024).to_string()]);
+        let failing = "echo 'memory allocation of 4096 bytes failed' >&2; exit 134";
+        let ended = run_bounded(
+            Command::new("sh").args(["-c", failing]),
+            &limits,
+            true,
+            |_| Clock::Keep,
+        )
+        .unwrap();
+        assert_eq!(ended.exceeded, Some(Exceeded::Memory(256 << 20)));
+        assert!(Exceeded::Memory(256 << 20)
+            .message()
+            .contains("the compiler went over its memory limit (256 MiB)"));
+    }
+
+    #[test]
+    fn the_clock_runs_only_while_the_learners_code_compiles() {
+        let limits = CompileLimits {
+            time: Duration::from_millis(300),
+            ..CompileLimits::default()
+        };
+        // A second of silence before the learner's crate starts is not counted; the same
+        // after it starts is.
+        let script = "sleep 1; echo start; echo stop; sleep 1; echo start; sleep 30";
+        let started = Instant::now();
+        let mut seen = Vec::new();
+        let ended = run_bounded(
+            Command::new("sh").args(["-c", script]),
+            &limits,
+            false,
+            |line| match line {
+                Line::Out(text) if text == b"start" => {
+                    seen.push("start");
+                    Clock::Start
+                }
+                Line::Out(text) if text == b"stop" => {
+                    seen.push("stop");
+                    Clock::Stop
+                }
+                _ => Clock::Keep,
+            },
+        )
+        .unwrap();
+        assert_eq!(ended.exceeded, Some(Exceeded::Time(limits.time)));
+        assert_eq!(seen, ["start", "stop", "start"]);
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "{:?}",
+            started.elapsed()
+        );
+    }
+
+    #[test]
+    fn messages_past_the_budget_are_counted_and_long_lines_cut() {
+        let mut kept = Kept::new(10);
+        assert!(kept.take(6));
+        assert!(!kept.take(6), "over the budget");
+        assert!(!kept.take(1), "nothing after the first one dropped");
+        kept.lose(100);
+        assert_eq!(
+            kept.more().as_deref(),
+            Some("… 107 bytes more of the compiler's messages not shown\n")
+        );
+        assert_eq!(Kept::new(10).more(), None);
+        let mut reader = std::io::Cursor::new(b"short\r\n0123456789abc\nend".to_vec());
+        assert_eq!(
+            read_line_bounded(&mut reader, 8),
+            Some((b"short".to_vec(), 0))
+        );
+        assert_eq!(
+            read_line_bounded(&mut reader, 8),
+            Some((b"01234567".to_vec(), 5))
+        );
+        assert_eq!(
+            read_line_bounded(&mut reader, 8),
+            Some((b"end".to_vec(), 0))
+        );
+        assert_eq!(read_line_bounded(&mut reader, 8), None);
+    }
+
+    #[test]
+    fn cargos_status_lines_are_told_from_its_messages() {
+        assert_eq!(
+            status_line("   Compiling practice v0.1.0 (/k/practice)"),
+            Some(("Compiling", "practice v0.1.0 (/k/practice)"))
+        );
+        assert_eq!(status_line("error: could not compile `practice`"), None);
+        assert_eq!(status_line("  = note: see issue"), None);
+        assert_eq!(status_line("  process didn't exit successfully"), None);
     }
 
     #[test]

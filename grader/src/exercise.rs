@@ -41,6 +41,10 @@ pub struct Exercise {
     /// [`Exercise::review_file`] the first time every check passes.
     #[serde(default)]
     pub self_review: Option<PathBuf>,
+    /// The reference answer, relative to the kit folder: the file of `reference/` that holds
+    /// the finished function (`grade` notes a submitted file equal to it).
+    #[serde(default)]
+    pub answer: Option<PathBuf>,
 }
 
 /// Why an exercise's metadata could not be read.
@@ -120,6 +124,13 @@ mod tests {
             );
             assert!(stub.contains(&format!("pub fn {}", group.function)));
             assert!(dir.join(&exercise.lesson).is_file());
+            let answer = exercise.answer.as_ref().expect("a reference answer");
+            let answer = std::fs::read_to_string(root.join(answer)).unwrap();
+            assert!(
+                answer.contains(&format!("pub fn {}", group.function)),
+                "{}: the answer holds the function",
+                group.name
+            );
             let review = exercise.self_review.as_ref().expect("a self-review");
             assert!(dir.join(review).is_file(), "{}: no self-review", group.name);
             let help = Help::load(&dir).unwrap();

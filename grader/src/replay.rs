@@ -22,6 +22,7 @@
 //! crate predate the edit, so its next build compiles the crate again.
 
 use crate::cache::Fingerprint;
+use crate::compile::{run_bounded, Clock, CompileLimits, Exceeded, Kept, Line};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -254,7 +255,14 @@ pub fn make(
             }
         }
         std::fs::create_dir_all(&harness_dir).ok()?;
-        let lines = compile(&recipe, &build(&harness_dir))?;
+        // The kit's own code: bounded in memory and output, not timed.
+        let lines = compile(
+            &recipe,
+            &build(&harness_dir),
+            &CompileLimits::default(),
+            false,
+        )
+        .ok()?;
         recipe.harness = artifacts(&lines, "link").into_iter().next()?;
     }
     Some(recipe)
@@ -422,17 +430,29 @@ struct RustcLine {
     emit: Option<String>,
 }
 
-/// Builds the learner's library with `recipe`. `None` means "build with cargo instead": the
-/// compiler failed, reported an error, or printed something this cannot read.
-pub fn run(recipe: &Recipe) -> Option<Replayed> {
-    let lines = compile(recipe, &recipe.library)?;
-    let library = artifacts(&lines, "link").into_iter().next()?;
+/// Why a replay made no library.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unreplayed {
+    /// Build with cargo instead: the compiler failed, reported an error, or printed
+    /// something this cannot read (or more than [`CompileLimits::output`]).
+    Cargo,
+    /// The compiler reached a bound on the learner's code: cargo would only reach it again.
+    Exceeded(Exceeded),
+}
+
+/// Builds the learner's library with `recipe`, under `limits`.
+pub fn run(recipe: &Recipe, limits: &CompileLimits) -> Result<Replayed, Unreplayed> {
+    let lines = compile(recipe, &recipe.library, limits, true)?;
+    let library = artifacts(&lines, "link")
+        .into_iter()
+        .next()
+        .ok_or(Unreplayed::Cargo)?;
     let warnings = lines
         .iter()
         .filter(|l| l.message_type == "diagnostic")
         .filter_map(|l| l.rendered.clone())
         .collect();
-    Some(Replayed {
+    Ok(Replayed {
         executable: recipe.harness.clone(),
         library,
         warnings,
@@ -448,34 +468,61 @@ fn artifacts(lines: &[RustcLine], emit: &str) -> Vec<PathBuf> {
         .collect()
 }
 
-/// Runs one step; its lines, or `None` when it failed or said something unexpected.
-fn compile(recipe: &Recipe, step: &Step) -> Option<Vec<RustcLine>> {
-    let output = Command::new(&step.program)
+/// Runs one step under `limits` (`timed`: with the clock on, for the learner's code); its
+/// lines, or why there are none.
+fn compile(
+    recipe: &Recipe,
+    step: &Step,
+    limits: &CompileLimits,
+    timed: bool,
+) -> Result<Vec<RustcLine>, Unreplayed> {
+    let mut command = Command::new(&step.program);
+    command
         .args(&step.args)
         .envs(step.env.iter().map(|(k, v)| (k, v)))
-        .current_dir(&recipe.root)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .output()
-        .ok()?;
-    if !output.status.success() {
-        return None;
-    }
-    let text = String::from_utf8(output.stderr).ok()?;
+        .current_dir(&recipe.root);
     let mut lines = Vec::new();
-    for line in text.lines().filter(|l| !l.trim().is_empty()) {
-        let line: RustcLine = serde_json::from_str(line).ok()?;
-        match line.message_type.as_str() {
-            "artifact" => {}
-            // Warnings only; an error means the build failed after all.
-            "diagnostic" if line.level.starts_with("warning") || line.level == "note" => {}
-            "future_incompat" => continue,
-            _ => return None,
+    let mut readable = true;
+    let mut kept = Kept::new(limits.output);
+    let ended = run_bounded(&mut command, limits, timed, |line| {
+        let text = match line {
+            Line::Err(text) => text,
+            Line::Out(_) => return Clock::Keep,
+            Line::Cut(_) => {
+                readable = false;
+                return Clock::Keep;
+            }
+        };
+        if !readable || text.iter().all(u8::is_ascii_whitespace) {
+            return Clock::Keep;
         }
-        lines.push(line);
+        if !kept.take(text.len()) {
+            readable = false;
+            return Clock::Keep;
+        }
+        let Ok(line) = serde_json::from_slice::<RustcLine>(&text) else {
+            readable = false;
+            return Clock::Keep;
+        };
+        match line.message_type.as_str() {
+            "artifact" => lines.push(line),
+            // Warnings only; an error means the build failed after all.
+            "diagnostic" if line.level.starts_with("warning") || line.level == "note" => {
+                lines.push(line)
+            }
+            "future_incompat" => {}
+            _ => readable = false,
+        }
+        Clock::Keep
+    })
+    .map_err(|_| Unreplayed::Cargo)?;
+    if let Some(exceeded) = ended.exceeded {
+        return Err(Unreplayed::Exceeded(exceeded));
     }
-    Some(lines)
+    if !ended.status.success() || !readable {
+        return Err(Unreplayed::Cargo);
+    }
+    Ok(lines)
 }
 
 /// Whether `recipe` was made by this grader's way of making them, for this kit state,
@@ -777,28 +824,77 @@ mod tests {
 
     #[test]
     fn a_failing_or_unreadable_compiler_means_cargo_builds() {
-        assert_eq!(run(&recipe("false", &[])), None, "a failing step");
+        let limits = CompileLimits::default();
         assert_eq!(
-            run(&recipe("sh", &["-c", "echo 'error: not JSON' >&2"])),
-            None,
+            run(&recipe("false", &[]), &limits),
+            Err(Unreplayed::Cargo),
+            "a failing step"
+        );
+        assert_eq!(
+            run(
+                &recipe("sh", &["-c", "echo 'error: not JSON' >&2"]),
+                &limits
+            ),
+            Err(Unreplayed::Cargo),
             "what it cannot read"
         );
         let error = r#"{"$message_type":"diagnostic","level":"error","rendered":"error: x"}"#;
         assert_eq!(
-            run(&recipe("sh", &["-c", &format!("echo '{error}' >&2")])),
-            None,
+            run(
+                &recipe("sh", &["-c", &format!("echo '{error}' >&2")]),
+                &limits
+            ),
+            Err(Unreplayed::Cargo),
             "a compile error"
         );
         let made =
             r#"{"$message_type":"artifact","artifact":"/t/deps/libpractice-1.so","emit":"link"}"#;
         let warning = r#"{"$message_type":"diagnostic","level":"warning","rendered":"warning: w"}"#;
-        let ok = run(&recipe(
-            "sh",
-            &["-c", &format!("echo '{made}' >&2; echo '{warning}' >&2")],
-        ))
+        let ok = run(
+            &recipe(
+                "sh",
+                &["-c", &format!("echo '{made}' >&2; echo '{warning}' >&2")],
+            ),
+            &limits,
+        )
         .expect("a clean build with a warning");
         assert_eq!(ok.executable, std::env::current_exe().unwrap());
         assert_eq!(ok.library, Path::new("/t/deps/libpractice-1.so"));
         assert_eq!(ok.warnings, ["warning: w"]);
+    }
+
+    #[test]
+    fn a_compiler_that_never_ends_is_stopped_with_what_it_started_and_cargo_is_not_tried() {
+        // The compiler, and a process it started that holds its output open: both go at
+        // the bound, so the run ends (an endless `const` keeps rustc busy the same way).
+        let limits = CompileLimits {
+            time: std::time::Duration::from_millis(500),
+            ..CompileLimits::default()
+        };
+        let started = std::time::Instant::now();
+        let ended = run(&recipe("sh", &["-c", "sleep 60 & sleep 60"]), &limits);
+        assert_eq!(
+            ended,
+            Err(Unreplayed::Exceeded(Exceeded::Time(limits.time)))
+        );
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(20),
+            "stopped at the bound, not at the end: {:?}",
+            started.elapsed()
+        );
+    }
+
+    #[test]
+    fn a_compiler_that_prints_more_than_the_bound_goes_to_cargo_which_cuts_it() {
+        let limits = CompileLimits {
+            output: 1024,
+            ..CompileLimits::default()
+        };
+        let warning = r#"{"$message_type":"diagnostic","level":"warning","rendered":"warning: w"}"#;
+        let chatty = format!("for i in $(seq 200); do echo '{warning}' >&2; done");
+        assert_eq!(
+            run(&recipe("sh", &["-c", &chatty]), &limits),
+            Err(Unreplayed::Cargo)
+        );
     }
 }

@@ -277,6 +277,7 @@ mod tests {
             lesson: "lesson.md".into(),
             trace: None,
             self_review: None,
+            answer: None,
         };
         let resetter = Resetter::new(root, &exercise);
         (dir, resetter)

@@ -558,3 +558,235 @@ fn a_copy_seeded_from_a_warm_one_compiles_only_the_learners_crate_and_the_harnes
     let learner = after.iter().filter(|u| u.starts_with("practice-")).count();
     assert!(learner >= 2, "{after:?}");
 }
+
+/// Runs `grade` with `args` on the kit, and fails the test (after stopping the run) past
+/// `limit`: SIGTERM first, which has the grader stop the process groups it started (the
+/// compiler's among them), then SIGKILL.
+fn grade_within(args: &[&str], limit: std::time::Duration) -> Output {
+    use std::io::Read;
+    let mut child = Command::new(GRADER)
+        .arg("--root")
+        .arg(kit_root())
+        .arg("grade")
+        .args(args)
+        .env_remove("CARGO_TARGET_DIR")
+        .env_remove(grader::compile::COMPILE_TIMEOUT_VAR)
+        .env("NO_COLOR", "1")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the grader binary starts");
+    // Read on threads, so a full pipe never stalls the run.
+    let read = |mut stream: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            let _ = stream.read_to_end(&mut bytes);
+            bytes
+        })
+    };
+    let stdout = read(Box::new(child.stdout.take().unwrap()));
+    let stderr = read(Box::new(child.stderr.take().unwrap()));
+    let started = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > limit {
+            let pid = rustix::process::Pid::from_child(&child);
+            let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
+            std::thread::sleep(std::time::Duration::from_secs(3));
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("grade did not finish within {limit:?}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    Output {
+        status,
+        stdout: stdout.join().unwrap_or_default(),
+        stderr: stderr.join().unwrap_or_default(),
+    }
+}
+
+/// Every file under `dir`, as text.
+fn every_file(dir: &Path) -> Vec<(std::path::PathBuf, String)> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().filter_map(Result::ok) {
+        let path = entry.path();
+        if entry.file_type().unwrap().is_dir() {
+            found.extend(every_file(&path));
+        } else {
+            let bytes = std::fs::read(&path).unwrap();
+            found.push((path, String::from_utf8_lossy(&bytes).into_owned()));
+        }
+    }
+    found
+}
+
+fn row<'a>(rows: &'a [Value], name: &str) -> &'a Value {
+    rows.iter()
+        .find(|r| r["submission"] == name)
+        .unwrap_or_else(|| panic!("a row for {name}: {rows:?}"))
+}
+
+#[cfg(unix)]
+#[test]
+fn links_oversized_files_and_copies_of_the_reference_are_refused_or_flagged_and_nothing_leaks() {
+    use std::os::unix::fs::symlink;
+    let dir = tempfile::tempdir().unwrap();
+    let (subs, out) = (dir.path().join("class"), dir.path().join("grades"));
+    std::fs::create_dir_all(&subs).unwrap();
+    // A learner's own answer, written against the stub.
+    let honest = subs.join("honest");
+    std::fs::create_dir_all(&honest).unwrap();
+    let own = common::stub_with("build3", common::CORRECT_BUILD3);
+    std::fs::write(honest.join("lib.rs"), &own).unwrap();
+    // A file of the grading machine, outside every submission, that rustc would echo.
+    let secret = "OUTSIDE-THE-CLASS-7f3a9c";
+    let outside = dir.path().join("instructor-notes.rs");
+    std::fs::write(
+        &outside,
+        format!("{secret} fn retry_request() {{ {secret} }}\n"),
+    )
+    .unwrap();
+    let link_to = |name: &str, target: &Path| {
+        std::fs::create_dir_all(subs.join(name)).unwrap();
+        symlink(target, subs.join(name).join("lib.rs")).unwrap();
+    };
+    link_to("linked-file", &honest.join("lib.rs"));
+    link_to("linked-outside", &outside);
+    link_to(
+        "linked-reference",
+        &kit_root().join("reference/src/retry.rs"),
+    );
+    symlink(&honest, subs.join("linked-folder")).unwrap();
+    // 200 MB (sparse: written in no time, and never read whole).
+    std::fs::create_dir_all(subs.join("oversized")).unwrap();
+    let big = std::fs::File::create(subs.join("oversized/lib.rs")).unwrap();
+    big.set_len(200 << 20).unwrap();
+    // The reference answer, copied verbatim, and copied without its comments and indents.
+    let reference = std::fs::read_to_string(kit_root().join("reference/src/retry.rs")).unwrap();
+    std::fs::create_dir_all(subs.join("copy")).unwrap();
+    std::fs::write(subs.join("copy/lib.rs"), &reference).unwrap();
+    let reworded: String = reference
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.starts_with("//"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert_ne!(reworded, reference);
+    std::fs::create_dir_all(subs.join("copy-reformatted")).unwrap();
+    std::fs::write(subs.join("copy-reformatted/lib.rs"), &reworded).unwrap();
+
+    let output = grade_within(
+        &[
+            subs.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--jobs",
+            "2",
+            "--report",
+            "json",
+            "--report",
+            "gradescope",
+        ],
+        std::time::Duration::from_secs(900),
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let rows = rows(&out);
+    assert_eq!(rows.len(), 8, "{rows:?}");
+    // The honest answer is graded as it would be alone.
+    let own_row = row(&rows, "honest");
+    assert_expected(own_row, Expect::Passing);
+    assert_eq!(own_row["note"], "", "{own_row}");
+    for (name, says) in [
+        ("linked-file", "linked-file/lib.rs is a symbolic link"),
+        ("linked-outside", "linked-outside/lib.rs is a symbolic link"),
+        (
+            "linked-reference",
+            "linked-reference/lib.rs is a symbolic link",
+        ),
+        ("linked-folder", "linked-folder is a symbolic link"),
+        ("oversized", "oversized/lib.rs is larger than 1 MiB"),
+    ] {
+        let r = row(&rows, name);
+        assert_eq!(r["status"], "refused", "{r}");
+        assert_eq!(
+            r["note"],
+            format!("refused: {says}; nothing was graded"),
+            "{r}"
+        );
+        assert_eq!((count(r, "passed"), count(r, "failed")), (0, 0), "{r}");
+    }
+    // A refused lesson gets its reports, which say why.
+    let report = std::fs::read_to_string(out.join("linked-file/build3.txt")).unwrap();
+    assert!(report.contains("is a symbolic link"), "{report}");
+    // Copies of the reference are graded, and flagged.
+    for name in ["copy", "copy-reformatted"] {
+        let r = row(&rows, name);
+        assert_expected(r, Expect::Passing);
+        assert_eq!(
+            r["note"], "identical to the reference answer (ignoring whitespace and comments)",
+            "{r}"
+        );
+    }
+    let csv = std::fs::read_to_string(out.join("grades.csv")).unwrap();
+    assert!(csv.contains("identical to the reference answer"), "{csv}");
+    // Nothing of the file outside reached a report, the gradebook or the terminal.
+    for (path, content) in every_file(&out) {
+        assert!(!content.contains(secret), "{} holds it", path.display());
+    }
+    assert!(!text(&output.stdout).contains(secret));
+    assert!(!text(&output.stderr).contains(secret));
+}
+
+#[test]
+fn a_compile_that_never_ends_is_stopped_at_its_bound_and_the_batch_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let (subs, out) = (dir.path().join("class"), dir.path().join("grades"));
+    for (name, body) in [
+        // rustc evaluates the constant for ever: the lint that would stop it is allowed.
+        (
+            "a-endless-const",
+            "{\n    #[allow(long_running_const_eval)]\n    const F: u64 = {\n        let mut i = 0u64;\n        loop {\n            i = i.wrapping_add(1);\n        }\n    };\n    let _ = F;\n    todo!()\n}",
+        ),
+        ("b-honest", common::CORRECT_BUILD3),
+    ] {
+        std::fs::create_dir_all(subs.join(name)).unwrap();
+        let source = common::stub_with("build3", body);
+        std::fs::write(subs.join(name).join("lib.rs"), source).unwrap();
+    }
+    let started = std::time::Instant::now();
+    // One job at a time: the honest submission waits for the endless one's copy.
+    let output = grade_within(
+        &[
+            subs.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--jobs",
+            "1",
+            "--compile-timeout",
+            "10",
+        ],
+        std::time::Duration::from_secs(900),
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let rows = rows(&out);
+    let endless = row(&rows, "a-endless-const");
+    assert_eq!(endless["status"], "does-not-compile", "{endless}");
+    assert_eq!(endless["compile_error"], true, "{endless}");
+    let note = endless["note"].as_str().unwrap_or_default();
+    assert!(
+        note.contains("the compiler ran longer than 10 s"),
+        "{endless}"
+    );
+    assert_expected(row(&rows, "b-honest"), Expect::Passing);
+    let report = std::fs::read_to_string(out.join("a-endless-const/build3.txt")).unwrap();
+    assert!(report.contains("ran longer than 10 s"), "{report}");
+    // Stopped at the bound: a run of two that waited for ever would not be here at all.
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(600),
+        "{:?}",
+        started.elapsed()
+    );
+}

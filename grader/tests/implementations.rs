@@ -904,6 +904,7 @@ fn trials() -> Vec<Trial> {
                     lesson: "lesson.md".into(),
                     trace: None,
                     self_review: None,
+                    answer: None,
                 };
                 let report = grader::reports::RunReport::new(
                     root.path(),

@@ -6,6 +6,7 @@ use super::output::{say, tell};
 use super::run::parse_timeout;
 use super::{kit_root, resolve_group, Failure, Outcome, EXIT_ERROR};
 use clap::Args;
+use grader::compile::CompileLimits;
 use grader::grade::{self, Event, Row, RowStatus, Settings, Submission};
 use grader::reports::Format;
 use grader_checks::limits::Limits;
@@ -53,6 +54,10 @@ pub struct GradeArgs {
     /// The most memory one check may use, in MiB.
     #[arg(long, value_name = "MIB", default_value_t = 1024, value_parser = clap::value_parser!(u64).range(64..=65536))]
     memory_limit: u64,
+    /// Seconds the compiler may spend on a submission's code before it is stopped, and the
+    /// submission counted as not compiling (default: 60, or KIT_COMPILE_TIMEOUT).
+    #[arg(long, value_name = "SECS", value_parser = parse_timeout)]
+    compile_timeout: Option<f64>,
     /// Print no progress, only the summary.
     #[arg(long, short)]
     quiet: bool,
@@ -129,6 +134,13 @@ pub fn grade(root: Option<PathBuf>, args: GradeArgs) -> Outcome {
             ..Limits::default()
         },
         sandbox_off,
+        compile: match args.compile_timeout {
+            Some(secs) => CompileLimits {
+                time: Duration::from_secs_f64(secs),
+                ..CompileLimits::from_env()
+            },
+            None => CompileLimits::from_env(),
+        },
     };
     let started = Instant::now();
     let progress = Mutex::new(Progress::new(args.quiet, started));

@@ -11,15 +11,18 @@
 //! submission (as `kit-error`, never as the learner's grade). Each copy builds into its own
 //! target folder, so no submission can be graded with another's build.
 
+pub mod copied;
 pub mod gradebook;
 pub mod submission;
 
 pub use gradebook::{Gradebook, Row, RowStatus};
 pub use submission::{Submission, SubmissionError};
 
+use submission::{ReadError, Refusal, MAX_LESSON_FILE, MAX_LOG_FILE};
+
 use crate::borrowed;
 use crate::cache::content_hash;
-use crate::compile::{self, BuildError, BuildPlace};
+use crate::compile::{self, BuildError, BuildPlace, CompileLimits};
 use crate::guidance::LOG_FILE;
 use crate::kitcopy::{self, Files, Slot};
 use crate::reports::{self, Format, RunReport};
@@ -58,6 +61,8 @@ pub struct Settings {
     /// The protections of the sandbox that are off for this batch (`--allow-weak-sandbox`),
     /// each with its reason; every row graded says so.
     pub sandbox_off: Vec<String>,
+    /// The bounds each submission's compile runs under.
+    pub compile: CompileLimits,
 }
 
 /// What a batch tells its caller while it works.
@@ -126,6 +131,12 @@ struct Job {
     content: Vec<u8>,
     log: Option<Vec<u8>>,
     hash: String,
+    /// Why nothing of it is compiled (a symbolic link, a file past its bound): the row is
+    /// `refused` with this note.
+    refused: Option<String>,
+    /// The reference answer the file equals, ignoring whitespace and comments (see
+    /// [`copied`]).
+    copies: Option<PathBuf>,
 }
 
 /// Grades `submissions` with the kit at `kit` and returns the gradebook (also written to
@@ -170,12 +181,22 @@ pub fn grade(
         .map(|g| Ok((*g, Exercise::load(kit, g.name)?)))
         .collect::<Result<_, GradeError>>()?;
 
+    // Each lesson's reference answer as the kit has it, for the rows of files that equal it.
+    let answers: Answers = exercises
+        .iter()
+        .filter_map(|(g, e)| {
+            let path = e.answer.clone()?;
+            let text = String::from_utf8_lossy(base.get(&path)?).into_owned();
+            Some((g.name, (path, copied::normalized(&text))))
+        })
+        .collect();
     let mut rows = Vec::new();
     let mut jobs = Vec::new();
     for submission in submissions {
         plan(
             submission,
             &exercises,
+            &answers,
             settings,
             &kit_digest,
             &mut jobs,
@@ -294,17 +315,51 @@ fn with_sandbox_note(note: String, off: &[String]) -> String {
     }
 }
 
-/// Adds to `jobs` the lessons `submission` is graded on, and to `rows` a row for each lesson
-/// it cannot be (no file for it).
+/// Each lesson's reference answer: its path in the kit, and its text as [`copied::normalized`]
+/// makes it.
+type Answers = BTreeMap<&'static str, (PathBuf, String)>;
+
+/// Adds to `jobs` the lessons `submission` is graded on (a refused one too, so that it gets
+/// its reports), and to `rows` a row for each lesson it cannot be (no file for it).
 fn plan(
     submission: &Submission,
     exercises: &[(&'static Group, Exercise)],
+    answers: &Answers,
     settings: &Settings,
     kit_digest: &str,
     jobs: &mut Vec<Job>,
     rows: &mut Vec<Row>,
 ) {
     let named = settings.group.is_some();
+    // A symbolic link (to another learner's folder, say), or a single file past its bound,
+    // is refused before anything else is read.
+    let whole = submission.refusal().map(ReadError::Refused).or_else(|| {
+        submission
+            .is_file()
+            .then(|| submission.read(&submission.path, MAX_LESSON_FILE).err())
+            .flatten()
+    });
+    if let Some(ReadError::Refused(refusal)) = whole {
+        let why = refused_note(submission, &refusal);
+        match exercises
+            .iter()
+            .find(|(g, _)| settings.group.is_some_and(|n| n.name == g.name))
+        {
+            Some((group, exercise)) => jobs.push(refused_job(
+                kit_digest,
+                submission,
+                group,
+                exercise,
+                &submission.path,
+                why,
+            )),
+            None => rows.push(Row {
+                status: RowStatus::Refused,
+                ..missing(submission, "", why)
+            }),
+        }
+        return;
+    }
     let chosen: Vec<&(&'static Group, Exercise)> = match settings.group {
         Some(g) => exercises
             .iter()
@@ -314,9 +369,10 @@ fn plan(
             .iter()
             .filter(|(_, e)| submission.defines(&e.function))
             .collect(),
+        // A lesson whose file is refused is one the submission is graded on: its row says why.
         None => exercises
             .iter()
-            .filter(|(_, e)| submission.lesson_file(e, false).is_some())
+            .filter(|(_, e)| !matches!(submission.lesson_file(e, false), Ok(None)))
             .collect(),
     };
     if chosen.is_empty() {
@@ -352,11 +408,32 @@ fn plan(
         rows.push(missing(submission, "", note));
         return;
     }
-    let log = submission
-        .guidance_log()
-        .and_then(|p| std::fs::read(p).ok());
+    // A log that is a link is refused with the lesson: it could be another learner's.
+    let log = match submission.guidance_log() {
+        Ok(Some(path)) => match submission.read(&path, MAX_LOG_FILE) {
+            Ok(log) => Ok(Some(log)),
+            Err(ReadError::Refused(refusal)) => Err((path, refusal)),
+            Err(ReadError::Io { .. }) => Ok(None),
+        },
+        Ok(None) => Ok(None),
+        Err(refusal) => Err((submission.path.join(LOG_FILE), refusal)),
+    };
     for (group, exercise) in chosen {
-        let Some(file) = submission.lesson_file(exercise, named) else {
+        let found = submission.lesson_file(exercise, named);
+        let refused = match (&found, &log) {
+            (Err(refusal), _) => Some((submission.path.clone(), refusal.clone())),
+            (_, Err((path, refusal))) => Some((path.clone(), refusal.clone())),
+            _ => None,
+        };
+        if let Some((path, refusal)) = refused {
+            let why = refused_note(submission, &refusal);
+            jobs.push(refused_job(
+                kit_digest, submission, group, exercise, &path, why,
+            ));
+            continue;
+        }
+        let log = log.as_ref().ok().cloned().flatten();
+        let Ok(Some(file)) = found else {
             let note = format!(
                 "no {} found for {} (at the folder's top, in src/ or in practice/src/)",
                 exercise
@@ -368,41 +445,99 @@ fn plan(
             rows.push(missing(submission, group.name, note));
             continue;
         };
-        let content = match std::fs::read(&file) {
+        let content = match submission.read(&file, MAX_LESSON_FILE) {
             Ok(content) => content,
+            Err(ReadError::Refused(refusal)) => {
+                let why = refused_note(submission, &refusal);
+                jobs.push(refused_job(
+                    kit_digest, submission, group, exercise, &file, why,
+                ));
+                continue;
+            }
             Err(e) => {
-                let note = format!(
-                    "cannot read {}: {e}",
-                    crate::sanitise::escape_controls(&file.display().to_string())
-                );
-                rows.push(missing(submission, group.name, note));
+                rows.push(missing(
+                    submission,
+                    group.name,
+                    crate::sanitise::escape_string(e.to_string()),
+                ));
                 continue;
             }
         };
+        let normalized = copied::normalized(&String::from_utf8_lossy(&content));
+        let copies = answers
+            .get(group.name)
+            .filter(|(_, answer)| normalized == *answer)
+            .map(|(path, _)| path.clone());
         let hash = content_hash(
             format!(
-                "{kit_digest}\n{}\n{:?}\n{}\n{}\n{}\n",
+                "{kit_digest}\n{}\n{:?}\n{}\n{:?}\n{}\n{}\n",
                 group.name,
                 settings.timeout,
                 settings.limits.memory,
+                settings.compile,
                 content_hash(&content),
                 log.as_deref().map_or("no log".into(), content_hash),
             )
             .as_bytes(),
         );
-        let shown = submission.path.parent().map_or(file.clone(), |folder| {
-            file.strip_prefix(folder).unwrap_or(&file).to_path_buf()
-        });
         jobs.push(Job {
             submission: submission.clone(),
             group,
             exercise: exercise.clone(),
-            file: crate::sanitise::escape_string(shown.display().to_string()),
+            file: crate::sanitise::escape_string(shown(submission, &file).display().to_string()),
             content,
-            log: log.clone(),
+            log,
             hash,
+            refused: None,
+            copies,
         });
     }
+}
+
+/// A job that compiles nothing: its row is `refused` with `why`, and it gets its reports.
+fn refused_job(
+    kit_digest: &str,
+    submission: &Submission,
+    group: &'static Group,
+    exercise: &Exercise,
+    file: &Path,
+    why: String,
+) -> Job {
+    let hash = content_hash(format!("{kit_digest}\n{}\nrefused\n{why}\n", group.name).as_bytes());
+    Job {
+        submission: submission.clone(),
+        group,
+        exercise: exercise.clone(),
+        file: crate::sanitise::escape_string(shown(submission, file).display().to_string()),
+        content: Vec::new(),
+        log: None,
+        hash,
+        refused: Some(why),
+        copies: None,
+    }
+}
+
+/// `path` as the submissions folder names it (`ada/lib.rs`).
+fn shown(submission: &Submission, path: &Path) -> PathBuf {
+    submission
+        .path
+        .parent()
+        .map_or(path.to_path_buf(), |folder| {
+            path.strip_prefix(folder).unwrap_or(path).to_path_buf()
+        })
+}
+
+/// The note of a refused row: `refused: ada/lib.rs is a symbolic link; nothing was graded`.
+fn refused_note(submission: &Submission, refusal: &Refusal) -> String {
+    let refusal = match refusal.clone() {
+        Refusal::Link(path) => Refusal::Link(shown(submission, &path)),
+        Refusal::NotAFile(path) => Refusal::NotAFile(shown(submission, &path)),
+        Refusal::TooLarge { path, limit } => Refusal::TooLarge {
+            path: shown(submission, &path),
+            limit,
+        },
+    };
+    format!("refused: {refusal}; nothing was graded")
 }
 
 /// A row for a lesson a submission has no (readable) file for.
@@ -562,7 +697,10 @@ fn warm_or_leave_cold(from: &Path, from_debug: &Path, to: &Path, files: &Files) 
 fn grade_job(slot: &Slot, base: &Files, job: &Job, settings: &Settings) -> Row {
     let started = SystemTime::now();
     let mut files = base.clone();
-    files.insert(job.exercise.file.clone(), job.content.clone());
+    // A refused job's copy keeps the stub: nothing of the submission is compiled.
+    if job.refused.is_none() {
+        files.insert(job.exercise.file.clone(), job.content.clone());
+    }
     if let Some(log) = &job.log {
         files.insert(PathBuf::from(LOG_FILE), log.clone());
     }
@@ -582,7 +720,24 @@ fn grade_job(slot: &Slot, base: &Files, job: &Job, settings: &Settings) -> Row {
         job.file,
         job.exercise.file.display()
     );
-    let outcome = run_checks(root, job, settings, &mut text);
+    if let Some(answer) = &job.copies {
+        let _ = writeln!(
+            text,
+            "note: this file is identical to the reference answer {} (ignoring whitespace and \
+             comments)\n",
+            answer.display()
+        );
+    }
+    let outcome = match &job.refused {
+        Some(why) => {
+            let _ = writeln!(text, "{why}");
+            Err(Stopped::NotRun {
+                status: RowStatus::Refused,
+                why: why.clone(),
+            })
+        }
+        None => run_checks(root, job, settings, &mut text),
+    };
     let (summary, not_run) = match outcome {
         Ok(summary) => (Some(summary), None),
         Err(Stopped::NotRun { status, why }) => (None, Some((status, why))),
@@ -625,6 +780,19 @@ fn grade_job(slot: &Slot, base: &Files, job: &Job, settings: &Settings) -> Row {
         },
         (None, None) => kit_error(job, "no result".into()),
     };
+    let row = match &job.copies {
+        Some(_) if row.status != RowStatus::KitError => {
+            let flag = "identical to the reference answer (ignoring whitespace and comments)";
+            Row {
+                note: match row.note.as_str() {
+                    "" => flag.to_string(),
+                    note => format!("{note}; {flag}"),
+                },
+                ..row
+            }
+        }
+        _ => row,
+    };
     if let Err(e) = write_reports(settings, job, &report, &text) {
         return kit_error(job, format!("cannot write its reports: {e}"));
     }
@@ -647,19 +815,22 @@ fn run_checks(
     settings: &Settings,
     text: &mut Vec<u8>,
 ) -> Result<Summary, Stopped> {
-    let built =
-        match compile::build_harness_at(&BuildPlace::isolated(root), job.group.name, false, text) {
-            Ok(built) => built,
-            Err(BuildError::Compile { errors }) => {
-                return Err(Stopped::NotRun {
-                    status: RowStatus::DoesNotCompile,
-                    // The compiler quotes the learner's source; the toolchains the kit
-                    // supports already show most controls as symbols, but not all (C1).
-                    why: crate::sanitise::escape_string(compile::errors_text(&errors)),
-                });
-            }
-            Err(other) => return Err(Stopped::Kit(other.to_string())),
-        };
+    let place = BuildPlace {
+        limits: settings.compile,
+        ..BuildPlace::isolated(root)
+    };
+    let built = match compile::build_harness_at(&place, job.group.name, false, text) {
+        Ok(built) => built,
+        Err(BuildError::Compile { errors }) => {
+            return Err(Stopped::NotRun {
+                status: RowStatus::DoesNotCompile,
+                // The compiler quotes the learner's source; the toolchains the kit
+                // supports already show most controls as symbols, but not all (C1).
+                why: crate::sanitise::escape_string(compile::errors_text(&errors)),
+            });
+        }
+        Err(other) => return Err(Stopped::Kit(other.to_string())),
+    };
     let found = borrowed::inspect(root, built.practice_dep_info.as_deref())
         .map_err(|e| Stopped::Kit(format!("cannot check what was compiled: {e}")))?;
     if let Some(first) = found.first() {

@@ -38,6 +38,50 @@ pub enum SubmissionError {
     Empty(PathBuf),
 }
 
+/// The most a lesson file may hold. A lesson's answer is a few hundred lines (a few KiB);
+/// anything near this is not an answer to grade, and is never read whole.
+pub const MAX_LESSON_FILE: u64 = 1 << 20;
+
+/// The most a submission's guidance log may hold (a row is about 100 bytes).
+pub const MAX_LOG_FILE: u64 = 1 << 20;
+
+/// Why a submission's file, or the submission itself, is not read: the gradebook's
+/// `refused` row says so.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum Refusal {
+    /// A file or folder is a symbolic link: it could make another learner's work, or any
+    /// file of the grading machine, pass for this submission.
+    #[error("{} is a symbolic link", .0.display())]
+    Link(PathBuf),
+    /// A file is not a regular file (a FIFO would keep the grader waiting for ever).
+    #[error("{} is not a regular file", .0.display())]
+    NotAFile(PathBuf),
+    /// A file is larger than the bound.
+    #[error("{} is larger than {}", .path.display(), grader_checks::limits::bytes(*.limit))]
+    TooLarge {
+        /// The file.
+        path: PathBuf,
+        /// The bound, in bytes.
+        limit: u64,
+    },
+}
+
+/// Why a submission's file could not be read.
+#[derive(Debug, Error)]
+pub enum ReadError {
+    /// It is not to be read (see [`Refusal`]).
+    #[error(transparent)]
+    Refused(#[from] Refusal),
+    /// Reading it failed.
+    #[error("cannot read {path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+}
+
 impl Submission {
     /// The submission at `path`, named after it.
     pub fn at(path: &Path) -> Submission {
@@ -54,63 +98,208 @@ impl Submission {
         }
     }
 
-    /// Whether the submission is a single file rather than a folder.
+    /// Whether the submission is a single file rather than a folder (a symbolic link is
+    /// neither: see [`Submission::refusal`]).
     pub fn is_file(&self) -> bool {
-        self.path.is_file()
+        std::fs::symlink_metadata(&self.path).is_ok_and(|m| m.is_file())
+    }
+
+    /// Why the submission as a whole is not read, if it is not: it is a symbolic link (to
+    /// another learner's folder, say), or neither a folder nor a regular file.
+    pub fn refusal(&self) -> Option<Refusal> {
+        let meta = std::fs::symlink_metadata(&self.path).ok()?;
+        if meta.file_type().is_symlink() {
+            Some(Refusal::Link(self.path.clone()))
+        } else if !meta.is_dir() && !meta.is_file() {
+            Some(Refusal::NotAFile(self.path.clone()))
+        } else {
+            None
+        }
     }
 
     /// The learner's file for `exercise`, when the submission has one; `named_group` says
-    /// the lesson was named on the command line (so a folder's only `.rs` file counts).
-    pub fn lesson_file(&self, exercise: &Exercise, named_group: bool) -> Option<PathBuf> {
+    /// the lesson was named on the command line (so a folder's only `.rs` file counts). No
+    /// symbolic link is followed on the way: one found is the submission's refusal.
+    pub fn lesson_file(
+        &self,
+        exercise: &Exercise,
+        named_group: bool,
+    ) -> Result<Option<PathBuf>, Refusal> {
+        if let Some(refusal) = self.refusal() {
+            return Err(refusal);
+        }
         if self.is_file() {
-            return Some(self.path.clone());
+            return Ok(Some(self.path.clone()));
         }
-        let name = exercise.file.file_name()?;
-        let by_name = [
-            self.path.join(&exercise.file),
-            self.path.join("src").join(name),
-            self.path.join(name),
-        ]
-        .into_iter()
-        .find(|p| p.is_file());
-        if by_name.is_some() || !named_group {
-            return by_name;
+        let Some(name) = exercise.file.file_name() else {
+            return Ok(None);
+        };
+        for rel in [
+            exercise.file.clone(),
+            Path::new("src").join(name),
+            PathBuf::from(name),
+        ] {
+            if let Some(found) = find_beneath(&self.path, &rel)? {
+                return Ok(Some(found));
+            }
         }
-        let mut only: Vec<PathBuf> = [self.path.clone(), self.path.join("src")]
-            .iter()
-            .flat_map(|dir| rust_files(dir))
-            .collect();
-        (only.len() == 1).then(|| only.remove(0))
+        if !named_group {
+            return Ok(None);
+        }
+        let mut only = Vec::new();
+        for rel in [Path::new(""), Path::new("src")] {
+            if rel.as_os_str().is_empty() || find_dir_beneath(&self.path, rel)? {
+                only.extend(rust_files(&self.path.join(rel)));
+            }
+        }
+        if only.len() != 1 {
+            return Ok(None);
+        }
+        let only = only.remove(0);
+        match std::fs::symlink_metadata(&only) {
+            Ok(meta) if meta.file_type().is_symlink() => Err(Refusal::Link(only)),
+            Ok(meta) if !meta.is_file() => Err(Refusal::NotAFile(only)),
+            _ => Ok(Some(only)),
+        }
+    }
+
+    /// Reads `file`, one of the submission's (as [`Submission::lesson_file`] found it),
+    /// without following a symbolic link and reading at most `limit` bytes and one more.
+    pub fn read(&self, file: &Path, limit: u64) -> Result<Vec<u8>, ReadError> {
+        if let Some(refusal) = self.refusal() {
+            return Err(refusal.into());
+        }
+        read_no_follow(file, limit)
     }
 
     /// Whether a single-file submission defines `function` (`fn function`), to tell which
     /// lesson it is for.
     pub fn defines(&self, function: &str) -> bool {
-        let Ok(text) = std::fs::read_to_string(&self.path) else {
+        let Ok(text) = self.read(&self.path, MAX_LESSON_FILE) else {
             return false;
         };
+        let text = String::from_utf8_lossy(&text);
         text.match_indices(&format!("fn {function}")).any(|(i, m)| {
             let next = text[i + m.len()..].chars().next();
             !next.is_some_and(|c| c.is_alphanumeric() || c == '_')
         })
     }
 
-    /// The guidance log the learner handed in with the submission, if any.
-    pub fn guidance_log(&self) -> Option<PathBuf> {
-        let log = self.path.join(LOG_FILE);
-        (!self.is_file() && log.is_file()).then_some(log)
+    /// The guidance log the learner handed in with the submission, if any; a log that is a
+    /// symbolic link (another learner's log, say) is the submission's refusal.
+    pub fn guidance_log(&self) -> Result<Option<PathBuf>, Refusal> {
+        if self.is_file() {
+            return Ok(None);
+        }
+        find_beneath(&self.path, Path::new(LOG_FILE))
     }
 }
 
-/// The `.rs` files directly in `dir`.
+/// `root/rel` when it is a regular file reached through real folders; `None` when it is not
+/// there (or is a folder). A symbolic link on the way, or at the end, is refused, and so is
+/// something that is neither a file nor a folder.
+fn find_beneath(root: &Path, rel: &Path) -> Result<Option<PathBuf>, Refusal> {
+    let mut path = root.to_path_buf();
+    let parts: Vec<_> = rel.components().collect();
+    for (i, part) in parts.iter().enumerate() {
+        path.push(part);
+        let Ok(meta) = std::fs::symlink_metadata(&path) else {
+            return Ok(None);
+        };
+        if meta.file_type().is_symlink() {
+            return Err(Refusal::Link(path));
+        }
+        let last = i + 1 == parts.len();
+        if !last && !meta.is_dir() {
+            return Ok(None);
+        }
+        if last {
+            return if meta.is_file() {
+                Ok(Some(path))
+            } else if meta.is_dir() {
+                Ok(None)
+            } else {
+                Err(Refusal::NotAFile(path))
+            };
+        }
+    }
+    Ok(None)
+}
+
+/// Whether `root/rel` is a folder reached through real folders (a symbolic link on the way
+/// is refused).
+fn find_dir_beneath(root: &Path, rel: &Path) -> Result<bool, Refusal> {
+    let mut path = root.to_path_buf();
+    for part in rel.components() {
+        path.push(part);
+        match std::fs::symlink_metadata(&path) {
+            Ok(meta) if meta.file_type().is_symlink() => return Err(Refusal::Link(path)),
+            Ok(meta) if meta.is_dir() => {}
+            _ => return Ok(false),
+        }
+    }
+    Ok(true)
+}
+
+/// Reads `path`, at most `limit` bytes: a symbolic link at its end is refused by the open
+/// itself (`O_NOFOLLOW`, so nothing can swap one in after a look), and so is anything but
+/// a regular file (opened without blocking: a FIFO never keeps the read waiting). At most
+/// `limit + 1` bytes are read, however large the file.
+pub fn read_no_follow(path: &Path, limit: u64) -> Result<Vec<u8>, ReadError> {
+    use std::io::Read;
+    let io = |source| ReadError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use rustix::fs::OFlags;
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags((OFlags::NOFOLLOW | OFlags::NONBLOCK).bits() as i32);
+    }
+    let file = match options.open(path) {
+        Ok(file) => file,
+        Err(e) => {
+            if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+                return Err(Refusal::Link(path.to_path_buf()).into());
+            }
+            return Err(io(e));
+        }
+    };
+    let meta = file.metadata().map_err(io)?;
+    if meta.file_type().is_symlink() {
+        return Err(Refusal::Link(path.to_path_buf()).into());
+    }
+    if !meta.is_file() {
+        return Err(Refusal::NotAFile(path.to_path_buf()).into());
+    }
+    let mut content = Vec::new();
+    file.take(limit.saturating_add(1))
+        .read_to_end(&mut content)
+        .map_err(io)?;
+    if content.len() as u64 > limit {
+        return Err(Refusal::TooLarge {
+            path: path.to_path_buf(),
+            limit,
+        }
+        .into());
+    }
+    Ok(content)
+}
+
+/// The `.rs` files directly in `dir`, symbolic links among them (which are then refused,
+/// not followed).
 fn rust_files(dir: &Path) -> Vec<PathBuf> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Vec::new();
     };
     entries
         .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file() || t.is_symlink()))
         .map(|e| e.path())
-        .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "rs"))
+        .filter(|p| p.extension().is_some_and(|e| e == "rs"))
         .collect()
 }
 
@@ -132,6 +321,8 @@ pub fn list(folder: &Path, leave_out: &[PathBuf]) -> Result<Vec<Submission>, Sub
             .file_name()
             .is_some_and(|n| n.to_string_lossy().starts_with('.'));
         let is_out = std::fs::canonicalize(&path).is_ok_and(|c| canonical_out.contains(&c));
+        // A symbolic link to a folder or a `.rs` file is listed, to be refused with a row
+        // that says why (it is never read).
         let wanted = path.is_dir() || path.extension().is_some_and(|e| e == "rs");
         if !hidden && !is_out && wanted {
             found.push(Submission::at(&path));
@@ -171,6 +362,7 @@ mod tests {
             lesson: PathBuf::from("lesson.md"),
             trace: None,
             self_review: None,
+            answer: None,
         }
     }
 
@@ -187,7 +379,7 @@ mod tests {
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
             std::fs::write(&path, "x").unwrap();
             let s = Submission::at(&dir.path().join(sub));
-            assert_eq!(s.lesson_file(&ex, false), Some(path), "{sub}");
+            assert_eq!(s.lesson_file(&ex, false), Ok(Some(path)), "{sub}");
         }
     }
 
@@ -197,10 +389,111 @@ mod tests {
         std::fs::write(dir.path().join("retry.rs"), "x").unwrap();
         let s = Submission::at(dir.path());
         let ex = exercise("practice/src/lib.rs");
-        assert_eq!(s.lesson_file(&ex, false), None);
-        assert_eq!(s.lesson_file(&ex, true), Some(dir.path().join("retry.rs")));
+        assert_eq!(s.lesson_file(&ex, false), Ok(None));
+        assert_eq!(
+            s.lesson_file(&ex, true),
+            Ok(Some(dir.path().join("retry.rs")))
+        );
         std::fs::write(dir.path().join("other.rs"), "y").unwrap();
-        assert_eq!(s.lesson_file(&ex, true), None, "two files: which one?");
+        assert_eq!(s.lesson_file(&ex, true), Ok(None), "two files: which one?");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn no_symbolic_link_is_followed_file_folder_on_the_way_or_the_submission_itself() {
+        use std::os::unix::fs::symlink;
+        let dir = tempfile::tempdir().unwrap();
+        let ex = exercise("practice/src/lib.rs");
+        let ana = dir.path().join("ana");
+        std::fs::create_dir_all(ana.join("src")).unwrap();
+        std::fs::write(ana.join("src/lib.rs"), "ana's work").unwrap();
+        // Another learner's file, another learner's folder, and a file of the machine.
+        let cases = [
+            ("file", "lib.rs", ana.join("src/lib.rs")),
+            ("folder", "src", ana.join("src")),
+            ("outside", "lib.rs", PathBuf::from("/etc/passwd")),
+        ];
+        for (name, link, target) in cases {
+            let sub = dir.path().join(name);
+            std::fs::create_dir_all(&sub).unwrap();
+            symlink(&target, sub.join(link)).unwrap();
+            let s = Submission::at(&sub);
+            assert_eq!(
+                s.lesson_file(&ex, false),
+                Err(Refusal::Link(sub.join(link))),
+                "{name}"
+            );
+            // Read directly, the link is refused by the open itself.
+            let direct = read_no_follow(&sub.join(link), MAX_LESSON_FILE);
+            assert!(
+                matches!(direct, Err(ReadError::Refused(Refusal::Link(_)))),
+                "{name}: {direct:?}"
+            );
+        }
+        let whole = dir.path().join("eve");
+        symlink(&ana, &whole).unwrap();
+        let s = Submission::at(&whole);
+        assert_eq!(s.refusal(), Some(Refusal::Link(whole.clone())));
+        assert_eq!(s.lesson_file(&ex, true), Err(Refusal::Link(whole.clone())));
+        assert!(s.read(&ana.join("src/lib.rs"), MAX_LESSON_FILE).is_err());
+        // A log that is a link is refused too.
+        symlink(ana.join("src/lib.rs"), ana.join(LOG_FILE)).unwrap();
+        assert_eq!(
+            Submission::at(&ana).guidance_log(),
+            Err(Refusal::Link(ana.join(LOG_FILE)))
+        );
+    }
+
+    #[test]
+    fn a_file_past_its_bound_is_refused_after_reading_one_byte_more() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("lib.rs");
+        std::fs::write(&path, vec![b'x'; 101]).unwrap();
+        let refused = read_no_follow(&path, 100);
+        assert!(
+            matches!(
+                &refused,
+                Err(ReadError::Refused(Refusal::TooLarge { limit: 100, .. }))
+            ),
+            "{refused:?}"
+        );
+        assert_eq!(
+            refused.unwrap_err().to_string(),
+            format!("{} is larger than 100 bytes", path.display())
+        );
+        std::fs::write(&path, vec![b'x'; 100]).unwrap();
+        assert_eq!(read_no_follow(&path, 100).unwrap().len(), 100);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_is_refused_without_waiting_for_a_writer() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("lib.rs");
+        rustix::fs::mkfifoat(
+            rustix::fs::CWD,
+            &path,
+            rustix::fs::Mode::RUSR | rustix::fs::Mode::WUSR,
+        )
+        .unwrap();
+        // On a thread, so that a read that blocks fails the test rather than hanging it.
+        let (send, got) = std::sync::mpsc::channel();
+        let reading = path.clone();
+        std::thread::spawn(move || {
+            let _ = send.send(read_no_follow(&reading, MAX_LESSON_FILE).map(|_| ()));
+        });
+        let result = got
+            .recv_timeout(std::time::Duration::from_secs(10))
+            .expect("the read of a FIFO returns at once");
+        assert!(
+            matches!(result, Err(ReadError::Refused(Refusal::NotAFile(_)))),
+            "{result:?}"
+        );
+        let s = Submission::at(dir.path());
+        assert_eq!(
+            s.lesson_file(&exercise("practice/src/lib.rs"), false),
+            Err(Refusal::NotAFile(path))
+        );
     }
 
     #[test]
