@@ -117,8 +117,8 @@ pub(crate) struct BoundedEnd {
     pub exceeded: Option<Exceeded>,
 }
 
-/// The longest line a bounded run passes on whole; the rest of a longer one is dropped (a
-/// message that long is not read anyway, and is never held whole).
+/// The longest line a bounded run passes on; a longer one is passed on as its length alone
+/// ([`Line::Cut`]), never held whole.
 const LINE_KEPT: usize = 256 * 1024;
 
 /// Runs `command` (cargo, or the compiler) under `limits`: in a process group of its own
