@@ -17,6 +17,7 @@
 //! drive all of this with test-only implementations; see `grader/tests/implementations.rs`.
 
 pub mod borrowed;
+mod bounded;
 pub mod bundle;
 pub mod cache;
 pub mod check_input;

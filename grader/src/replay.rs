@@ -21,8 +21,8 @@
 //! reports everything the normal way. cargo is never misled: its own records of the practice
 //! crate predate the edit, so its next build compiles the crate again.
 
+use crate::bounded::{run_bounded, Clock, CompileLimits, Exceeded, Kept, Line};
 use crate::cache::Fingerprint;
-use crate::compile::{run_bounded, Clock, CompileLimits, Exceeded, Kept, Line};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

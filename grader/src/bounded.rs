@@ -1,0 +1,441 @@
+//! Running cargo or the compiler on the learner's code within bounds: time, memory and
+//! output ([`CompileLimits`]), in a process group of its own that is stopped whole at the
+//! bound (the way a check's group is: see `child`).
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The bounds every compile of the learner's code runs under: a file that keeps the
+/// compiler busy for ever (an endless `const` evaluation), eats its memory, or makes it print
+/// without end must not stop a learner's run or a class's batch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CompileLimits {
+    /// How long the compiler may work on the learner's crate, and then on the harness that
+    /// links it, each ([`COMPILE_TIMEOUT_VAR`] or `grade --compile-timeout` change it). The
+    /// kit's own crates are not timed: a first build compiles them, and that is not the
+    /// learner's doing.
+    pub time: Duration,
+    /// Bytes of data memory (`RLIMIT_DATA`) cargo and each compiler process may use.
+    pub memory: u64,
+    /// Bytes of the compiler's messages kept for the learner (the rest is counted, not kept).
+    pub output: usize,
+}
+
+/// The environment variable that sets [`CompileLimits::time`], in seconds.
+pub const COMPILE_TIMEOUT_VAR: &str = "KIT_COMPILE_TIMEOUT";
+
+impl Default for CompileLimits {
+    /// 60 s, 4 GiB, 64 KiB: far more than a lesson's file, or a first build of the kit's
+    /// crates, needs; a screenful of errors is a few KiB.
+    fn default() -> Self {
+        CompileLimits {
+            time: Duration::from_secs(60),
+            memory: 4 << 30,
+            output: 64 * 1024,
+        }
+    }
+}
+
+impl CompileLimits {
+    /// The defaults, with the time from [`COMPILE_TIMEOUT_VAR`] when it holds a number of
+    /// seconds above zero.
+    pub fn from_env() -> CompileLimits {
+        let time = std::env::var(COMPILE_TIMEOUT_VAR)
+            .ok()
+            .and_then(|v| v.trim().parse::<f64>().ok())
+            .filter(|secs| secs.is_finite() && *secs > 0.0 && *secs < 1e9)
+            .map(Duration::from_secs_f64);
+        CompileLimits {
+            time: time.unwrap_or(CompileLimits::default().time),
+            ..CompileLimits::default()
+        }
+    }
+}
+
+/// A bound the compiler reached: it was stopped (or it failed for it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exceeded {
+    /// It ran longer than this.
+    Time(Duration),
+    /// It went over this many bytes of memory.
+    Memory(u64),
+}
+
+impl Exceeded {
+    /// The compile error it stands for, as the learner reads it.
+    pub fn message(self) -> String {
+        match self {
+            Exceeded::Time(limit) => format!(
+                "error: the compiler ran longer than {} on this code and was stopped (an \
+                 endless loop in a `const`?)\n",
+                secs(limit)
+            ),
+            Exceeded::Memory(limit) => format!(
+                "error: the compiler went over its memory limit ({}) on this code and was \
+                 stopped\n",
+                grader_checks::limits::bytes(limit)
+            ),
+        }
+    }
+}
+
+/// `60 s`, `2.5 s`.
+fn secs(d: Duration) -> String {
+    let s = d.as_secs_f64();
+    if s.fract() == 0.0 {
+        format!("{s:.0} s")
+    } else {
+        format!("{s} s")
+    }
+}
+
+/// One line of a bounded run's output, without its line end: standard output or error.
+pub(crate) enum Line {
+    Out(Vec<u8>),
+    Err(Vec<u8>),
+    /// A line longer than [`LINE_KEPT`], of this many bytes: dropped unread.
+    Cut(usize),
+}
+
+/// What a line does to the clock of a bounded run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Clock {
+    /// The learner's code is being compiled from now: the time bound starts (again).
+    Start,
+    /// It is done: no bound until the next start.
+    Stop,
+    /// Nothing changes.
+    Keep,
+}
+
+/// How a bounded run ended.
+pub(crate) struct BoundedEnd {
+    /// Its exit status.
+    pub status: std::process::ExitStatus,
+    /// The bound it reached, if it did.
+    pub exceeded: Option<Exceeded>,
+}
+
+/// The longest line a bounded run passes on; a longer one is passed on as its length alone
+/// ([`Line::Cut`]), never held whole.
+const LINE_KEPT: usize = 256 * 1024;
+
+/// Runs `command` (cargo, or the compiler) under `limits`: in a process group of its own
+/// (see [`crate::child`]), its data memory limited, its standard output and error read line
+/// by line and handed to `each`, whose answer starts or stops the clock (`timed` says
+/// whether it runs from the start). When the clock runs past [`CompileLimits::time`], the
+/// whole group is stopped. A compiler that failed to allocate is reported as over its
+/// memory.
+pub(crate) fn run_bounded(
+    command: &mut Command,
+    limits: &CompileLimits,
+    timed: bool,
+    mut each: impl FnMut(Line) -> Clock,
+) -> std::io::Result<BoundedEnd> {
+    command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    limit_memory(command, limits.memory);
+    let mut process = crate::child::Contained::spawn(command)?;
+    let (sender, lines) = std::sync::mpsc::channel::<Line>();
+    let child = process.child();
+    let streams: [Option<Box<dyn std::io::Read + Send>>; 2] = [
+        child
+            .stdout
+            .take()
+            .map(|s| Box::new(s) as Box<dyn std::io::Read + Send>),
+        child
+            .stderr
+            .take()
+            .map(|s| Box::new(s) as Box<dyn std::io::Read + Send>),
+    ];
+    for (index, stream) in streams.into_iter().enumerate() {
+        let Some(stream) = stream else { continue };
+        let sender = sender.clone();
+        std::thread::spawn(move || {
+            let mut reader = BufReader::new(stream);
+            while let Some((line, cut)) = read_line_bounded(&mut reader, LINE_KEPT) {
+                let line = match (cut, index) {
+                    (0, 0) => Line::Out(line),
+                    (0, _) => Line::Err(line),
+                    (cut, _) => Line::Cut(line.len() + cut),
+                };
+                if sender.send(line).is_err() {
+                    return;
+                }
+            }
+        });
+    }
+    drop(sender);
+    let mut deadline = timed.then(|| Instant::now() + limits.time);
+    let mut out_of_memory = false;
+    loop {
+        let next = match deadline {
+            Some(at) => match lines.recv_timeout(at.saturating_duration_since(Instant::now())) {
+                Ok(line) => Some(line),
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                    let status = process.stop()?;
+                    return Ok(BoundedEnd {
+                        status,
+                        exceeded: Some(Exceeded::Time(limits.time)),
+                    });
+                }
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => None,
+            },
+            None => lines.recv().ok(),
+        };
+        let Some(line) = next else { break };
+        if let Line::Err(text) = &line {
+            out_of_memory |= says_out_of_memory(text);
+        }
+        match each(line) {
+            Clock::Start => deadline = Some(Instant::now() + limits.time),
+            Clock::Stop => deadline = None,
+            Clock::Keep => {}
+        }
+    }
+    // Both streams closed: the process is ending (or handed them on and left, and then the
+    // group is stopped all the same).
+    let status = match deadline {
+        Some(at) => loop {
+            if let Some(status) = process.child().try_wait()? {
+                break status;
+            }
+            if Instant::now() >= at {
+                let status = process.stop()?;
+                return Ok(BoundedEnd {
+                    status,
+                    exceeded: Some(Exceeded::Time(limits.time)),
+                });
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        },
+        None => process.child().wait()?,
+    };
+    // Whatever it left running goes now.
+    process.stop()?;
+    let exceeded = (out_of_memory && !status.success()).then_some(Exceeded::Memory(limits.memory));
+    Ok(BoundedEnd { status, exceeded })
+}
+
+/// Whether a line of the compiler's standard error says it could not allocate (Rust's
+/// `memory allocation of N bytes failed`, LLVM's `out of memory`).
+fn says_out_of_memory(line: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(line);
+    (text.contains("memory allocation of") && text.contains("failed"))
+        || text.contains("LLVM ERROR: out of memory")
+}
+
+/// The next line of `reader` without its line end, at most `max` bytes of it, and how many
+/// bytes of a longer line were read and dropped; `None` at the end.
+fn read_line_bounded(reader: &mut impl BufRead, max: usize) -> Option<(Vec<u8>, usize)> {
+    let mut line = Vec::new();
+    let mut cut = 0;
+    let mut any = false;
+    loop {
+        let buffer = match reader.fill_buf() {
+            Ok(buffer) => buffer,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => return any.then_some((line, cut)),
+        };
+        if buffer.is_empty() {
+            return any.then_some((line, cut));
+        }
+        any = true;
+        let (part, used, ends) = match buffer.iter().position(|b| *b == b'\n') {
+            Some(i) => (&buffer[..i], i + 1, true),
+            None => (buffer, buffer.len(), false),
+        };
+        let room = max.saturating_sub(line.len());
+        line.extend_from_slice(&part[..part.len().min(room)]);
+        cut += part.len().saturating_sub(room);
+        reader.consume(used);
+        if ends {
+            if cut == 0 && line.last() == Some(&b'\r') {
+                line.pop();
+            }
+            return Some((line, cut));
+        }
+    }
+}
+
+/// Limits the data memory of the process `command` starts, and so of every process it
+/// starts (Unix).
+fn limit_memory(command: &mut Command, bytes: u64) {
+    #[cfg(unix)]
+    {
+        use rustix::process::{getrlimit, Resource};
+        use std::os::unix::process::CommandExt;
+        // Never above the limit the grader itself runs under: raising it would be refused.
+        let hard = getrlimit(Resource::Data).maximum;
+        let bytes = hard.map_or(bytes, |hard| hard.min(bytes));
+        let limit = rustix::process::Rlimit {
+            current: Some(bytes),
+            maximum: hard,
+        };
+        // SAFETY: the closure runs in the child between fork and exec, and makes one
+        // system call (setrlimit), which is async-signal-safe; it allocates nothing and
+        // takes no lock.
+        unsafe {
+            command.pre_exec(move || {
+                rustix::process::setrlimit(rustix::process::Resource::Data, limit)
+                    .map_err(std::io::Error::from)
+            });
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = (command, bytes);
+}
+
+/// How much of the compiler's messages is kept: up to a budget of bytes; what is over it is
+/// counted, for one line that says so.
+pub(crate) struct Kept {
+    left: usize,
+    dropped: usize,
+}
+
+impl Kept {
+    /// A budget of `bytes`.
+    pub(crate) fn new(bytes: usize) -> Kept {
+        Kept {
+            left: bytes,
+            dropped: 0,
+        }
+    }
+
+    /// Whether a message of `len` bytes is kept (it fits); counted as dropped otherwise.
+    pub(crate) fn take(&mut self, len: usize) -> bool {
+        if len <= self.left {
+            self.left -= len;
+            true
+        } else {
+            self.left = 0;
+            self.dropped += len;
+            false
+        }
+    }
+
+    /// Counts `len` bytes that were not kept, whatever the budget.
+    pub(crate) fn lose(&mut self, len: usize) {
+        self.dropped += len;
+    }
+
+    /// The line that says how much was not kept, if anything was not.
+    pub(crate) fn more(&self) -> Option<String> {
+        (self.dropped > 0).then(|| {
+            format!(
+                "… {} bytes more of the compiler's messages not shown\n",
+                self.dropped
+            )
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn the_compiler_runs_under_its_memory_limit_and_an_allocation_failure_is_named() {
+        let limits = CompileLimits {
+            memory: 256 << 20,
+            ..CompileLimits::default()
+        };
+        let mut said = Vec::new();
+        let ended = run_bounded(
+            Command::new("sh").args(["-c", "ulimit -d"]),
+            &limits,
+            true,
+            |line| {
+                if let Line::Out(text) = line {
+                    said.push(String::from_utf8_lossy(&text).into_owned());
+                }
+                Clock::Keep
+            },
+        )
+        .unwrap();
+        assert!(ended.status.success());
+        // `ulimit -d` counts KiB.
+        assert_eq!(said, [(256 * 1024).to_string()]);
+        let failing = "echo 'memory allocation of 4096 bytes failed' >&2; exit 134";
+        let ended = run_bounded(
+            Command::new("sh").args(["-c", failing]),
+            &limits,
+            true,
+            |_| Clock::Keep,
+        )
+        .unwrap();
+        assert_eq!(ended.exceeded, Some(Exceeded::Memory(256 << 20)));
+        assert!(Exceeded::Memory(256 << 20)
+            .message()
+            .contains("the compiler went over its memory limit (256 MiB)"));
+    }
+
+    #[test]
+    fn the_clock_runs_only_while_the_learners_code_compiles() {
+        let limits = CompileLimits {
+            time: Duration::from_millis(300),
+            ..CompileLimits::default()
+        };
+        // A second of silence before the learner's crate starts is not counted; the same
+        // after it starts is.
+        let script = "sleep 1; echo start; echo stop; sleep 1; echo start; sleep 30";
+        let started = Instant::now();
+        let mut seen = Vec::new();
+        let ended = run_bounded(
+            Command::new("sh").args(["-c", script]),
+            &limits,
+            false,
+            |line| match line {
+                Line::Out(text) if text == b"start" => {
+                    seen.push("start");
+                    Clock::Start
+                }
+                Line::Out(text) if text == b"stop" => {
+                    seen.push("stop");
+                    Clock::Stop
+                }
+                _ => Clock::Keep,
+            },
+        )
+        .unwrap();
+        assert_eq!(ended.exceeded, Some(Exceeded::Time(limits.time)));
+        assert_eq!(seen, ["start", "stop", "start"]);
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "{:?}",
+            started.elapsed()
+        );
+    }
+
+    #[test]
+    fn messages_past_the_budget_are_counted_and_long_lines_cut() {
+        let mut kept = Kept::new(10);
+        assert!(kept.take(6));
+        assert!(!kept.take(6), "over the budget");
+        assert!(!kept.take(1), "nothing after the first one dropped");
+        kept.lose(100);
+        assert_eq!(
+            kept.more().as_deref(),
+            Some("… 107 bytes more of the compiler's messages not shown\n")
+        );
+        assert_eq!(Kept::new(10).more(), None);
+        let mut reader = std::io::Cursor::new(b"short\r\n0123456789abc\nend".to_vec());
+        assert_eq!(
+            read_line_bounded(&mut reader, 8),
+            Some((b"short".to_vec(), 0))
+        );
+        assert_eq!(
+            read_line_bounded(&mut reader, 8),
+            Some((b"01234567".to_vec(), 5))
+        );
+        assert_eq!(
+            read_line_bounded(&mut reader, 8),
+            Some((b"end".to_vec(), 0))
+        );
+        assert_eq!(read_line_bounded(&mut reader, 8), None);
+    }
+}
