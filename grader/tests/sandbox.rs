@@ -7,20 +7,17 @@ mod common;
 #[path = "support/no_landlock.rs"]
 mod no_landlock;
 
-use common::{kit_root, text, wait_within, GRADER};
+use common::{grader_command, kit_root, text, wait_within};
 use std::os::unix::process::CommandExt;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::Duration;
 
 /// Runs `grade ARGS` on the kit without Landlock; returns its exit status and standard error.
 fn grade_without_landlock(args: &[&str]) -> (Option<i32>, String) {
-    let mut command = Command::new(GRADER);
+    let mut args = args.to_vec();
+    args.insert(0, "grade");
+    let mut command = grader_command(&kit_root(), &args);
     command
-        .arg("--root")
-        .arg(kit_root())
-        .arg("grade")
-        .args(args)
-        .env_remove("CARGO_TARGET_DIR")
         .env("NO_COLOR", "1")
         .stdout(Stdio::null())
         .stderr(Stdio::piped());

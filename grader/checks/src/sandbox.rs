@@ -254,21 +254,12 @@ mod linux {
         report: &std::path::Path,
         readable: &[&std::path::Path],
     ) -> Result<Option<std::os::fd::OwnedFd>, String> {
-        let fail = |e: landlock::RulesetError| format!("filesystem confinement (Landlock): {e}");
         if landlock_abi() < 1 {
-            return Err("filesystem confinement (Landlock): this kernel has none".to_string());
+            return Err(NO_LANDLOCK.to_string());
         }
         let run = AccessFs::ReadFile | AccessFs::Execute;
         let libraries = AccessFs::ReadFile | AccessFs::ReadDir | AccessFs::Execute;
-        let mut ruleset = Ruleset::default()
-            .handle_access(AccessFs::from_all(ABI_USED))
-            .map_err(fail)?
-            .handle_access(AccessNet::from_all(ABI_USED))
-            .map_err(fail)?
-            .scope(Scope::from_all(ABI_USED))
-            .map_err(fail)?
-            .create()
-            .map_err(fail)?;
+        let mut ruleset = denying_all()?;
         let fd = PathFd::new(program).map_err(|e| {
             format!(
                 "filesystem confinement (Landlock): {}: {e}",
@@ -351,11 +342,7 @@ mod linux {
         let mut missing = Vec::new();
         let abi = landlock_abi();
         if abi < 1 {
-            missing.push(
-                "filesystem confinement (Landlock): this kernel has none (Linux 5.13 or later \
-                 with Landlock enabled has it)"
-                    .to_string(),
-            );
+            missing.push(NO_LANDLOCK.to_string());
         } else if abi < 6 {
             missing.push(format!(
                 "signal scoping (Landlock ABI 6): this kernel has ABI {abi}; seccomp still \
@@ -386,10 +373,19 @@ mod linux {
         }
     }
 
-    fn landlock(readable: &[PathBuf]) -> Result<(), String> {
-        let fail = |e: landlock::RulesetError| format!("filesystem confinement (Landlock): {e}");
-        let read = AccessFs::ReadFile;
-        let mut ruleset = Ruleset::default()
+    /// What a Landlock failure is called.
+    fn fail(e: landlock::RulesetError) -> String {
+        format!("filesystem confinement (Landlock): {e}")
+    }
+
+    /// Why a kernel without Landlock gives no filesystem confinement.
+    const NO_LANDLOCK: &str = "filesystem confinement (Landlock): this kernel has none (Linux \
+                               5.13 or later with Landlock enabled has it)";
+
+    /// A ruleset that refuses every access Landlock knows of (files, TCP, signals and abstract
+    /// sockets outside the sandbox) until rules allow some.
+    fn denying_all() -> Result<landlock::RulesetCreated, String> {
+        Ruleset::default()
             .handle_access(AccessFs::from_all(ABI_USED))
             .map_err(fail)?
             .handle_access(AccessNet::from_all(ABI_USED))
@@ -397,7 +393,12 @@ mod linux {
             .scope(Scope::from_all(ABI_USED))
             .map_err(fail)?
             .create()
-            .map_err(fail)?;
+            .map_err(fail)
+    }
+
+    fn landlock(readable: &[PathBuf]) -> Result<(), String> {
+        let read = AccessFs::ReadFile;
+        let mut ruleset = denying_all()?;
         for file in readable {
             // A file that is not there is not needed.
             if let Ok(fd) = PathFd::new(file) {
@@ -413,11 +414,7 @@ mod linux {
                 landlock_abi(),
                 ABI_USED as i32
             )),
-            RulesetStatus::NotEnforced => Err(
-                "filesystem confinement (Landlock): this kernel has none (Linux 5.13 or later \
-                 with Landlock enabled has it)"
-                    .to_string(),
-            ),
+            RulesetStatus::NotEnforced => Err(NO_LANDLOCK.to_string()),
         }
     }
 
