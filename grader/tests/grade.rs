@@ -790,3 +790,148 @@ fn a_compile_that_never_ends_is_stopped_at_its_bound_and_the_batch_goes_on() {
         started.elapsed()
     );
 }
+
+/// Attacks on the rest of a class, each the body of a build3 `retry_request` that tries to
+/// reach what a submission must not and panics with what it reached: `breaches: [...]`. Each
+/// attempt is harmless if it gets through (a write of no bytes, a child that exits at once),
+/// so the test stays safe and bounded when a defence fails.
+const ATTACKS: [(&str, &str); 3] = [
+    (
+        "reaches-files",
+        r#"let mut breaches: Vec<String> = Vec::new();
+    let here = std::env::current_dir().unwrap_or_default();
+    for dir in here.ancestors() {
+        if std::fs::read_dir(dir).is_ok() {
+            breaches.push(format!("list {}", dir.display()));
+        }
+        for name in ["grades.csv", "grades.json", "Cargo.toml", "GUIDANCE_LOG.md"] {
+            let path = dir.join(name);
+            if std::fs::OpenOptions::new().append(true).open(&path).is_ok() {
+                breaches.push(format!("write {}", path.display()));
+            }
+        }
+        if std::fs::read(dir.join("reference/src/retry.rs")).is_ok() {
+            breaches.push("read the reference".into());
+        }
+    }
+    if std::fs::write("left-behind.txt", "x").is_ok() {
+        breaches.push("write its folder".into());
+    }
+    panic!("breaches: {breaches:?}")"#,
+    ),
+    (
+        "starts-processes",
+        r#"let mut breaches: Vec<String> = Vec::new();
+    if std::process::Command::new("sh").args(["-c", "exit 0"]).status().is_ok() {
+        breaches.push("ran sh".into());
+    }
+    if std::process::Command::new("setsid").arg("true").spawn().is_ok() {
+        breaches.push("started setsid".into());
+    }
+    if std::net::TcpListener::bind("127.0.0.1:0").is_ok() {
+        breaches.push("opened a socket".into());
+    }
+    panic!("breaches: {breaches:?}")"#,
+    ),
+    (
+        "reads-memory",
+        r#"let mut breaches: Vec<String> = Vec::new();
+    for path in ["/proc/self/mem", "/proc/self/maps", "/proc/self/exe", "/etc/passwd"] {
+        if std::fs::read(path).is_ok() || std::fs::File::open(path).is_ok() {
+            breaches.push(format!("read {path}"));
+        }
+    }
+    panic!("breaches: {breaches:?}")"#,
+    ),
+];
+
+/// A row with what varies from run to run left out (how long it took).
+fn steady(row: &Value) -> Value {
+    let mut row = row.clone();
+    if let Some(fields) = row.as_object_mut() {
+        fields.remove("duration_secs");
+    }
+    row
+}
+
+/// The JSON report's checks, each with its status and message: what a learner is shown.
+fn checks_shown(report: &Path) -> Value {
+    let text = std::fs::read_to_string(report).expect("the JSON report is written");
+    let report: Value = serde_json::from_str(&text).expect("the report is JSON");
+    report["checks"]
+        .as_array()
+        .map(|checks| {
+            checks
+                .iter()
+                .map(|c| serde_json::json!([c["name"], c["status"], c["message"]]))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn submissions_that_attack_the_class_change_no_honest_row_now_or_later() {
+    let dir = tempfile::tempdir().unwrap();
+    let honest = class::source(&kit_root(), class::variant("correct"), "honest");
+    let grade_class = |name: &str, attackers: bool| -> (Vec<Value>, std::path::PathBuf) {
+        let (subs, out) = (
+            dir.path().join(name),
+            dir.path().join(format!("{name}-grades")),
+        );
+        std::fs::create_dir_all(subs.join("honest")).unwrap();
+        std::fs::write(subs.join("honest/lib.rs"), &honest).unwrap();
+        if attackers {
+            for (attack, body) in ATTACKS {
+                std::fs::create_dir_all(subs.join(attack)).unwrap();
+                std::fs::write(
+                    subs.join(attack).join("lib.rs"),
+                    common::stub_with("build3", body),
+                )
+                .unwrap();
+            }
+        }
+        let output = grade_within(
+            &[
+                subs.to_str().unwrap(),
+                "--out",
+                out.to_str().unwrap(),
+                "--jobs",
+                "2",
+                "--force",
+            ],
+            std::time::Duration::from_secs(900),
+        );
+        assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+        (rows(&out), out)
+    };
+    let (alone, alone_out) = grade_class("alone", false);
+    let alone_row = steady(row(&alone, "honest"));
+    let alone_checks = checks_shown(&alone_out.join("honest/build3.json"));
+    assert_expected(row(&alone, "honest"), Expect::Passing);
+    // Graded among the attackers, then again in a later run of the same kit.
+    for round in ["attacked", "attacked-later"] {
+        let (rows, out) = grade_class(round, true);
+        assert_eq!(rows.len(), 1 + ATTACKS.len(), "{rows:?}");
+        assert_eq!(steady(row(&rows, "honest")), alone_row, "{round}");
+        assert_eq!(
+            checks_shown(&out.join("honest/build3.json")),
+            alone_checks,
+            "{round}"
+        );
+        for (attack, _) in ATTACKS {
+            let attacker = row(&rows, attack);
+            assert_eq!(attacker["status"], "failing", "{round}: {attacker}");
+            assert_eq!(attacker["passed"], 0, "{round}: {attacker}");
+            let shown = checks_shown(&out.join(attack).join("build3.json")).to_string();
+            assert!(
+                shown.contains("breaches: []") && !shown.contains("breaches: [\\\""),
+                "{round}: {attack} reached something: {shown}"
+            );
+        }
+        // Nothing an attacker wrote is in the output folder but the kit's own files.
+        for (path, _) in every_file(&out) {
+            let name = path.file_name().unwrap_or_default().to_string_lossy();
+            assert_ne!(name, "left-behind.txt", "{round}");
+        }
+    }
+}

@@ -188,6 +188,19 @@ fn sandbox_trials() -> Vec<Trial> {
             }
             Ok(())
         }),
+        Trial::test(
+            "a_kit_panic_caught_and_raised_again_is_not_a_kit_bug",
+            || {
+                let (summary, out) = grade("forges_a_kit_bug", "fixtures::", 10.0);
+                ensure(summary.kit_bugs() == 0, || out.clone())?;
+                expect_failed(
+                    &summary,
+                    "fixtures::third_attempt_success",
+                    FailureKind::Panic,
+                    &["caught: true"],
+                )
+            },
+        ),
         Trial::test("an_exit_handler_cannot_rewrite_the_report", || {
             // The handler would leave a report that cannot be read: a failure. Not run, the
             // report written stands, and the correct code passes.

@@ -523,6 +523,15 @@ pub fn build3(label: &str) -> Option<build3::Learner> {
             CORRECT(p, r, s, l)
         },
         "probes_its_sandbox" => |_, _, _, _| panic!("{}", probe_sandbox()),
+        "forges_a_kit_bug" => |_, r, _, _| {
+            // Calls request until the kit's call guard panics, catches that, and raises a
+            // payload of its own with resume_unwind, which runs no panic hook: the last
+            // location the hook saw would be the kit's.
+            let guard = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| loop {
+                let _ = r();
+            }));
+            std::panic::resume_unwind(Box::new(format!("caught: {}", guard.is_err())))
+        },
         "rewrites_its_report_at_exit" => |p, r, s, l| {
             // Runs after the report is written, if anything does: replaces it with one that
             // cannot be read (the report is descriptor 3, as `names_its_descriptors` shows).
