@@ -117,7 +117,7 @@ impl Launcher {
             limits: Limits::default(),
             input: crate::check_input::for_check,
             cancel: None,
-            fork: true,
+            fork: crate::fast::FastPaths::from_env().fork,
         }
     }
 

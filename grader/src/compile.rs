@@ -224,8 +224,11 @@ pub fn build_harness_at(
     let lock = lock_builds(&target).map_err(private_err)?;
     // Nothing changed since the last build of this lesson: no cargo at all.
     let (fingerprint, key) = cache::fingerprints(root, group);
+    let fast = crate::fast::FastPaths::from_env();
     if let Some(entry) = cache::load::<BuildEntry>(&cache_dir, &entry_name(group)) {
-        let present = entry.executable.is_file()
+        // A replayed build is not kept for a run that does not replay.
+        let present = (fast.replay || entry.library.is_none())
+            && entry.executable.is_file()
             && entry
                 .library
                 .as_ref()
@@ -244,7 +247,7 @@ pub fn build_harness_at(
     // Only the learner's code changed since cargo last showed its commands: run them.
     let recipe_name = format!("replay-{group}.json");
     let recipe = cache::load::<Recipe>(&cache_dir, &recipe_name)
-        .filter(|r| replay::fits(r, &key, root, &target, color));
+        .filter(|r| fast.replay && replay::fits(r, &key, root, &target, color));
     let replayed = match &recipe {
         Some(recipe) => replay::run(recipe, &place.limits),
         None => Err(replay::Unreplayed::Cargo),
@@ -281,7 +284,7 @@ pub fn build_harness_at(
             // this cannot read), that is remembered too, so cargo runs once per build.
             let unmade_name = format!("no-replay-{group}.json");
             let tried = cache::load::<cache::Fingerprint>(&cache_dir, &unmade_name);
-            if recipe.is_none() && tried.as_ref() != Some(&key) {
+            if fast.replay && recipe.is_none() && tried.as_ref() != Some(&key) {
                 let made = show_commands(place, group, color, &cargo).and_then(|steps| {
                     replay::make(&steps, key.clone(), (root, &target), color, &cache_dir)
                 });

@@ -24,6 +24,7 @@ pub mod check_input;
 mod child;
 pub mod compile;
 pub mod exercise;
+pub mod fast;
 #[cfg(target_os = "linux")]
 mod forked;
 pub mod grade;

@@ -1,0 +1,80 @@
+//! The fast paths (`grader/src/fast.rs`: the replayed compile of the learner's crate, and
+//! checks forked from a fork server) give exactly what the slow path gives: every registered
+//! lesson, run on the same learner's files with them on and with them off, reports the same
+//! checks with the same statuses and messages. Nothing here reads `practice/`.
+
+mod common;
+
+use common::{fresh_kit, grader_command, stub, stub_with, wait_within, write_learner};
+use grader::fast::FAST_PATHS_VAR;
+use serde_json::Value;
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+
+/// Runs `group` in the copy at `root`, with the fast paths on or off, and returns its
+/// report's checks: name, status, message.
+fn checks_of(root: &Path, group: &str, fast: bool) -> Value {
+    let report = root.join(format!("report-{group}.json"));
+    let _ = std::fs::remove_file(&report);
+    let spec = format!("json:{}", report.display());
+    let mut command = grader_command(root, &[group, "--report", &spec]);
+    command.stdout(Stdio::null()).stderr(Stdio::null());
+    if !fast {
+        command.env(FAST_PATHS_VAR, "off");
+    }
+    let mut child = command.spawn().expect("the grader starts");
+    let status = wait_within(&mut child, Duration::from_secs(600), "the run did not end");
+    assert!(status.code().is_some_and(|c| c < 2), "{group}: {status:?}");
+    let text = std::fs::read_to_string(&report).expect("the report is written");
+    let report: Value = serde_json::from_str(&text).expect("the report is JSON");
+    report["checks"]
+        .as_array()
+        .expect("the report lists its checks")
+        .iter()
+        .map(|c| serde_json::json!([c["name"], c["status"], c["message"]]))
+        .collect()
+}
+
+/// Whether the last build of `group` in the copy at `root` was replayed (the kit's record of
+/// it says so).
+fn replayed(root: &Path, group: &str) -> bool {
+    let entry = root.join(format!("target/kit-cache/build-{group}.json"));
+    let text = std::fs::read_to_string(entry).expect("the build is recorded");
+    let entry: Value = serde_json::from_str(&text).expect("the record is JSON");
+    entry["replayed"] == true
+}
+
+#[test]
+fn every_lesson_gives_the_same_results_with_the_fast_paths_on_and_off() {
+    let kit = fresh_kit();
+    let root = kit.root();
+    for group in grader::groups::GROUPS {
+        // Unfinished everywhere, and failing everywhere with a panic of the learner's.
+        for text in [
+            stub(group.name),
+            stub_with(group.name, r#"panic!("the learner's own panic")"#),
+        ] {
+            write_learner(root, group.name, &text);
+            // cargo builds the first run, and keeps what it ran; an edit after it replays.
+            let first = checks_of(root, group.name, true);
+            let recipe = root.join(format!("target/kit-cache/replay-{}.json", group.name));
+            assert!(recipe.is_file(), "{}: no recipe to replay", group.name);
+            write_learner(root, group.name, &format!("{text}\n// an edit\n"));
+            let fast = checks_of(root, group.name, true);
+            assert!(
+                replayed(root, group.name),
+                "{}: the edit was not replayed",
+                group.name
+            );
+            let slow = checks_of(root, group.name, false);
+            assert!(
+                !replayed(root, group.name),
+                "{}: replayed with the fast paths off",
+                group.name
+            );
+            assert_eq!(fast, slow, "{}: the fast paths differ", group.name);
+            assert_eq!(first, slow, "{}: cargo's first run differs", group.name);
+        }
+    }
+}
