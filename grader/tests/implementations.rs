@@ -93,7 +93,9 @@ static CONSTRUCTOR: extern "C" fn() = {
 const ALL_REFUSED: &str = "refused: fork, exec, read a kit file, read its own program (the \
      symbol table), read /etc/passwd, read its own memory, list its folder, write a file, write \
      /tmp, a signal to its parent, a signal to every process, a TCP socket, a new session, \
-     memory outside the limit (memfd) | allowed: a thread, a signal to itself";
+     memory outside the limit (memfd), change a file's mode, read another process's limits, \
+     set a priority, watch files (fanotify), watch files (inotify), System V shared memory, \
+     read the kernel log's size | allowed: a thread, a signal to itself";
 
 /// The sandbox's (Linux): what a check's process may still do, where the system gives every
 /// protection and where it lacks Landlock.
@@ -144,8 +146,11 @@ fn sandbox_trials() -> Vec<Trial> {
                 ensure(
                 message.contains(
                     "refused: fork, exec, a signal to its parent, a signal to every process, a \
-                     TCP socket, a new session, memory outside the limit (memfd) | allowed: a \
-                     thread, a signal to itself, read a kit file",
+                     TCP socket, a new session, memory outside the limit (memfd), change a \
+                     file's mode, read another process's limits, set a priority, watch files \
+                     (fanotify), watch files (inotify), System V shared memory, read the \
+                     kernel log's size | allowed: a thread, a signal to itself, read a kit \
+                     file",
                 ),
                 || message.clone(),
             )

@@ -186,10 +186,7 @@ pub fn probe() -> Vec<String> {
 
 #[cfg(target_os = "linux")]
 mod linux {
-    use landlock::{
-        Access, AccessFs, AccessNet, PathBeneath, PathFd, Ruleset, RulesetAttr, RulesetCreatedAttr,
-        RulesetStatus, Scope, ABI,
-    };
+    use super::landlock::{self, access, Ruleset};
     use seccompiler::{
         BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
         SeccompRule, TargetArch,
@@ -199,7 +196,7 @@ mod linux {
 
     /// The newest Landlock interface the rules below were written and tested for; a kernel
     /// with an older one enforces what it knows ([`probe`] names the rest).
-    const ABI_USED: ABI = ABI::V6;
+    const ABI_USED: i64 = 6;
 
     pub(super) fn confine(readable: &[PathBuf]) -> Vec<String> {
         let mut missing = Vec::new();
@@ -254,55 +251,26 @@ mod linux {
         report: &std::path::Path,
         readable: &[&std::path::Path],
     ) -> Result<Option<std::os::fd::OwnedFd>, String> {
-        if landlock_abi() < 1 {
+        let abi = landlock::abi();
+        if abi < 1 {
             return Err(NO_LANDLOCK.to_string());
         }
-        let run = AccessFs::ReadFile | AccessFs::Execute;
-        let libraries = AccessFs::ReadFile | AccessFs::ReadDir | AccessFs::Execute;
-        let mut ruleset = denying_all()?;
-        let fd = PathFd::new(program).map_err(|e| {
-            format!(
-                "filesystem confinement (Landlock): {}: {e}",
-                program.display()
-            )
-        })?;
-        ruleset = ruleset.add_rule(PathBeneath::new(fd, run)).map_err(fail)?;
-        let fd = PathFd::new(report).map_err(|e| {
-            format!(
-                "filesystem confinement (Landlock): {}: {e}",
-                report.display()
-            )
-        })?;
-        let write = AccessFs::WriteFile | AccessFs::Truncate;
-        ruleset = ruleset
-            .add_rule(PathBeneath::new(fd, write))
-            .map_err(fail)?;
+        let mut ruleset = denying_all(abi)?;
+        ruleset.allow(program, access::READ_FILE | access::EXECUTE, true)?;
+        ruleset.allow(report, access::WRITE_FILE | access::TRUNCATE, true)?;
         for file in readable {
-            if let Ok(fd) = PathFd::new(file) {
-                ruleset = ruleset
-                    .add_rule(PathBeneath::new(fd, AccessFs::ReadFile))
-                    .map_err(fail)?;
-            }
+            ruleset.allow(file, access::READ_FILE, false)?;
         }
-        for shared in [
-            "/lib",
-            "/lib64",
-            "/usr/lib",
-            "/usr/lib64",
-            "/etc/ld.so.cache",
-        ] {
-            if let Ok(fd) = PathFd::new(shared) {
-                let access = if shared.ends_with(".cache") {
-                    AccessFs::ReadFile.into()
-                } else {
-                    libraries
-                };
-                ruleset = ruleset
-                    .add_rule(PathBeneath::new(fd, access))
-                    .map_err(fail)?;
-            }
+        let libraries = access::READ_FILE | access::READ_DIR | access::EXECUTE;
+        for folder in ["/lib", "/lib64", "/usr/lib", "/usr/lib64"] {
+            ruleset.allow(std::path::Path::new(folder), libraries, false)?;
         }
-        Ok(Option::<std::os::fd::OwnedFd>::from(ruleset))
+        ruleset.allow(
+            std::path::Path::new("/etc/ld.so.cache"),
+            access::READ_FILE,
+            false,
+        )?;
+        Ok(Some(ruleset.into_fd()))
     }
 
     /// The calls refused before `exec`: those of [`refused_calls`] that the start of a
@@ -331,6 +299,12 @@ mod linux {
             libc::SYS_kill,
             vec![SeccompRule::new(vec![negative]).map_err(|e| e.to_string())?],
         );
+        let not_self = SeccompCondition::new(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Ne, 0)
+            .map_err(|e| e.to_string())?;
+        rules.insert(
+            libc::SYS_prlimit64,
+            vec![SeccompRule::new(vec![not_self]).map_err(|e| e.to_string())?],
+        );
         Ok(rules)
     }
 
@@ -340,7 +314,7 @@ mod linux {
 
     pub(super) fn probe() -> Vec<String> {
         let mut missing = Vec::new();
-        let abi = landlock_abi();
+        let abi = landlock::abi();
         if abi < 1 {
             missing.push(NO_LANDLOCK.to_string());
         } else if abi < 6 {
@@ -359,63 +333,36 @@ mod linux {
         missing
     }
 
-    /// The kernel's Landlock ABI version, or 0 or less when it has none.
-    fn landlock_abi() -> i64 {
-        const LANDLOCK_CREATE_RULESET_VERSION: libc::c_uint = 1;
-        // SAFETY: this form of the call only asks for the version; it creates nothing.
-        unsafe {
-            libc::syscall(
-                libc::SYS_landlock_create_ruleset,
-                std::ptr::null::<libc::c_void>(),
-                0usize,
-                LANDLOCK_CREATE_RULESET_VERSION,
-            )
-        }
-    }
-
-    /// What a Landlock failure is called.
-    fn fail(e: landlock::RulesetError) -> String {
-        format!("filesystem confinement (Landlock): {e}")
-    }
-
     /// Why a kernel without Landlock gives no filesystem confinement.
     const NO_LANDLOCK: &str = "filesystem confinement (Landlock): this kernel has none (Linux \
                                5.13 or later with Landlock enabled has it)";
 
-    /// A ruleset that refuses every access Landlock knows of (files, TCP, signals and abstract
-    /// sockets outside the sandbox) until rules allow some.
-    fn denying_all() -> Result<landlock::RulesetCreated, String> {
-        Ruleset::default()
-            .handle_access(AccessFs::from_all(ABI_USED))
-            .map_err(fail)?
-            .handle_access(AccessNet::from_all(ABI_USED))
-            .map_err(fail)?
-            .scope(Scope::from_all(ABI_USED))
-            .map_err(fail)?
-            .create()
-            .map_err(fail)
+    /// A ruleset that refuses every access the kernel's Landlock (ABI `abi`) knows of, up to
+    /// [`ABI_USED`]: files, TCP, signals and abstract sockets outside the sandbox, until
+    /// rules allow some.
+    fn denying_all(abi: i64) -> Result<Ruleset, String> {
+        Ruleset::denying_all(abi.min(ABI_USED))
+            .map_err(|e| format!("filesystem confinement (Landlock): {e}"))
     }
 
     fn landlock(readable: &[PathBuf]) -> Result<(), String> {
-        let read = AccessFs::ReadFile;
-        let mut ruleset = denying_all()?;
+        let abi = landlock::abi();
+        if abi < 1 {
+            return Err(NO_LANDLOCK.to_string());
+        }
+        let mut ruleset = denying_all(abi)?;
         for file in readable {
             // A file that is not there is not needed.
-            if let Ok(fd) = PathFd::new(file) {
-                ruleset = ruleset.add_rule(PathBeneath::new(fd, read)).map_err(fail)?;
-            }
+            ruleset.allow(file, access::READ_FILE, false)?;
         }
-        let status = ruleset.restrict_self().map_err(fail)?;
-        match status.ruleset {
-            RulesetStatus::FullyEnforced => Ok(()),
-            RulesetStatus::PartiallyEnforced => Err(format!(
-                "part of the filesystem confinement (Landlock): this kernel has ABI {}, the \
-                 kit asks for {}",
-                landlock_abi(),
-                ABI_USED as i32
-            )),
-            RulesetStatus::NotEnforced => Err(NO_LANDLOCK.to_string()),
+        ruleset.restrict_self()?;
+        if abi < ABI_USED {
+            return Err(format!(
+                "part of the filesystem confinement (Landlock): this kernel has ABI {abi}, the \
+                 kit asks for {ABI_USED}"
+            ));
         }
+        Ok(())
     }
 
     fn seccomp() -> Result<(), String> {
@@ -448,9 +395,46 @@ mod linux {
             arch,
         )
         .map_err(|e| e.to_string())?;
-        filter
+        let program: BpfProgram = filter
             .try_into()
-            .map_err(|e: seccompiler::BackendError| e.to_string())
+            .map_err(|e: seccompiler::BackendError| e.to_string())?;
+        Ok(refusing_x32(program))
+    }
+
+    /// `program`, after a first test that refuses (`ENOSYS`) every call of the x32 interface
+    /// (numbers with bit 30 set): they share the x86-64 architecture's tag, so the rules'
+    /// numbers would not match them, and each refused call would have an x32 twin.
+    fn refusing_x32(program: BpfProgram) -> BpfProgram {
+        #[cfg(target_arch = "x86_64")]
+        {
+            use seccompiler::sock_filter;
+            let op = |code: u32, jt: u8, jf: u8, k: u32| sock_filter {
+                code: code as u16,
+                jt,
+                jf,
+                k,
+            };
+            let mut first = vec![
+                // The call's number: the first field of `struct seccomp_data`.
+                op(libc::BPF_LD | libc::BPF_W | libc::BPF_ABS, 0, 0, 0),
+                op(
+                    libc::BPF_JMP | libc::BPF_JGE | libc::BPF_K,
+                    0,
+                    1,
+                    0x4000_0000,
+                ),
+                op(
+                    libc::BPF_RET | libc::BPF_K,
+                    0,
+                    0,
+                    libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32,
+                ),
+            ];
+            first.extend(program);
+            first
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        program
     }
 
     /// The calls the filter refuses, each with the conditions under which it does (none:
@@ -488,6 +472,11 @@ mod linux {
         ] {
             rules.insert(call, vec![rule(vec![not_me()?])?]);
         }
+        // Another process's limits (the C library's own calls name process 0).
+        rules.insert(
+            libc::SYS_prlimit64,
+            vec![rule(vec![not_me()?, arg(0, SeccompCmpOp::Ne, 0)?])?],
+        );
         let always = [
             libc::SYS_execve,
             libc::SYS_execveat,
@@ -526,15 +515,270 @@ mod linux {
             libc::SYS_request_key,
             libc::SYS_open_by_handle_at,
             libc::SYS_name_to_handle_at,
+            // What Landlock does not cover: a file's mode, owner, times and extended
+            // attributes (a harness made unrunnable for every later submission).
+            libc::SYS_chmod,
+            libc::SYS_fchmod,
+            libc::SYS_fchmodat,
+            libc::SYS_fchmodat2,
+            libc::SYS_chown,
+            libc::SYS_fchown,
+            libc::SYS_lchown,
+            libc::SYS_fchownat,
+            libc::SYS_utime,
+            libc::SYS_utimes,
+            libc::SYS_utimensat,
+            libc::SYS_futimesat,
+            libc::SYS_setxattr,
+            libc::SYS_lsetxattr,
+            libc::SYS_fsetxattr,
+            libc::SYS_removexattr,
+            libc::SYS_lremovexattr,
+            libc::SYS_fremovexattr,
+            // Other processes' priority, scheduling, memory placement and memory.
+            libc::SYS_setpriority,
+            libc::SYS_ioprio_set,
+            libc::SYS_sched_setaffinity,
+            libc::SYS_sched_setscheduler,
+            libc::SYS_sched_setparam,
+            libc::SYS_sched_setattr,
+            libc::SYS_migrate_pages,
+            libc::SYS_move_pages,
+            libc::SYS_process_madvise,
+            libc::SYS_process_mrelease,
+            // Watching or blocking other processes' file accesses.
+            libc::SYS_fanotify_init,
+            libc::SYS_fanotify_mark,
+            libc::SYS_inotify_init,
+            libc::SYS_inotify_init1,
+            libc::SYS_inotify_add_watch,
+            // System V IPC: memory outside the address-space limit, kept after the check,
+            // and a channel between submissions.
+            libc::SYS_shmget,
+            libc::SYS_shmat,
+            libc::SYS_shmctl,
+            libc::SYS_msgget,
+            libc::SYS_msgsnd,
+            libc::SYS_msgrcv,
+            libc::SYS_msgctl,
+            libc::SYS_semget,
+            libc::SYS_semop,
+            libc::SYS_semtimedop,
+            libc::SYS_semctl,
+            // The machine's clock, names, kernel log, mounts and modules.
+            libc::SYS_clock_settime,
+            libc::SYS_clock_adjtime,
+            libc::SYS_settimeofday,
+            libc::SYS_adjtimex,
+            libc::SYS_sethostname,
+            libc::SYS_setdomainname,
+            libc::SYS_syslog,
+            libc::SYS_open_tree,
+            libc::SYS_move_mount,
+            libc::SYS_fsopen,
+            libc::SYS_fsmount,
+            libc::SYS_fsconfig,
+            libc::SYS_fspick,
+            libc::SYS_mount_setattr,
+            libc::SYS_quotactl,
+            libc::SYS_acct,
+            libc::SYS_reboot,
+            libc::SYS_kexec_load,
+            libc::SYS_kexec_file_load,
+            libc::SYS_init_module,
+            libc::SYS_finit_module,
+            libc::SYS_delete_module,
+            libc::SYS_swapon,
+            libc::SYS_swapoff,
+            libc::SYS_vhangup,
         ];
         for call in always {
             rules.insert(call, Vec::new());
         }
         // Only some architectures have the old calls.
         #[cfg(target_arch = "x86_64")]
-        for call in [libc::SYS_fork, libc::SYS_vfork] {
+        for call in [
+            libc::SYS_fork,
+            libc::SYS_vfork,
+            libc::SYS_iopl,
+            libc::SYS_ioperm,
+        ] {
             rules.insert(call, Vec::new());
         }
         Ok(rules)
+    }
+}
+
+/// The kernel's Landlock interface, as its documentation (`landlock(7)`,
+/// `include/uapi/linux/landlock.h`) gives it: a ruleset that handles some rights, rules that
+/// allow some of them beneath a file or folder, and the call that applies it. Written here
+/// rather than taken from the `landlock` crate, whose bitflags derive brings a second copy of
+/// `syn` to the first build of the kit.
+#[cfg(target_os = "linux")]
+mod landlock {
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    use std::path::Path;
+
+    /// The access rights, each with the ABI version that brought it.
+    pub mod access {
+        pub const EXECUTE: u64 = 1 << 0;
+        pub const WRITE_FILE: u64 = 1 << 1;
+        pub const READ_FILE: u64 = 1 << 2;
+        pub const READ_DIR: u64 = 1 << 3;
+        /// ABI 1 has the rights up to this one (making symbolic links).
+        pub const MAKE_SYM: u64 = 1 << 12;
+        /// ABI 2: moving or linking a file to another folder.
+        pub const REFER: u64 = 1 << 13;
+        /// ABI 3.
+        pub const TRUNCATE: u64 = 1 << 14;
+        /// ABI 5.
+        pub const IOCTL_DEV: u64 = 1 << 15;
+        /// The rights a rule on a file (not a folder) may allow.
+        pub const ON_A_FILE: u64 = EXECUTE | WRITE_FILE | READ_FILE | TRUNCATE | IOCTL_DEV;
+    }
+
+    /// ABI 4: binding and connecting TCP sockets.
+    const NET_TCP: u64 = 0b11;
+    /// ABI 6: abstract UNIX sockets and signals outside the sandbox.
+    const SCOPE_ALL: u64 = 0b11;
+    const CREATE_RULESET_VERSION: libc::c_uint = 1;
+    const RULE_PATH_BENEATH: libc::c_int = 1;
+
+    #[repr(C)]
+    struct RulesetAttr {
+        handled_access_fs: u64,
+        handled_access_net: u64,
+        scoped: u64,
+    }
+
+    #[repr(C, packed)]
+    struct PathBeneathAttr {
+        allowed_access: u64,
+        parent_fd: i32,
+    }
+
+    /// The kernel's Landlock ABI version, or 0 or less when it has none.
+    pub fn abi() -> i64 {
+        // SAFETY: this form of the call only asks for the version; it creates nothing.
+        unsafe {
+            libc::syscall(
+                libc::SYS_landlock_create_ruleset,
+                std::ptr::null::<libc::c_void>(),
+                0usize,
+                CREATE_RULESET_VERSION,
+            )
+        }
+    }
+
+    /// A ruleset being made: a descriptor, and the file rights it handles.
+    pub struct Ruleset {
+        fd: OwnedFd,
+        handled_fs: u64,
+    }
+
+    impl Ruleset {
+        /// A ruleset that handles (and so refuses, but for its rules) every right of ABI
+        /// `abi`.
+        pub fn denying_all(abi: i64) -> std::io::Result<Ruleset> {
+            let mut fs = (access::MAKE_SYM << 1) - 1;
+            if abi >= 2 {
+                fs |= access::REFER;
+            }
+            if abi >= 3 {
+                fs |= access::TRUNCATE;
+            }
+            if abi >= 5 {
+                fs |= access::IOCTL_DEV;
+            }
+            let attr = RulesetAttr {
+                handled_access_fs: fs,
+                handled_access_net: if abi >= 4 { NET_TCP } else { 0 },
+                scoped: if abi >= 6 { SCOPE_ALL } else { 0 },
+            };
+            // SAFETY: `attr` is a valid ruleset attribute of the size given; the kernel
+            // returns a new descriptor (close-on-exec) or -1.
+            let fd = unsafe {
+                libc::syscall(
+                    libc::SYS_landlock_create_ruleset,
+                    &attr as *const RulesetAttr,
+                    std::mem::size_of::<RulesetAttr>(),
+                    0u32,
+                )
+            };
+            if fd < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(Ruleset {
+                // SAFETY: a descriptor the kernel just made for this process.
+                fd: unsafe { OwnedFd::from_raw_fd(fd as i32) },
+                handled_fs: fs,
+            })
+        }
+
+        /// Allows `rights` (those this ruleset handles; on a file, those a file can have)
+        /// beneath `path`. A path that cannot be opened is an error when `needed`, and is
+        /// left out otherwise.
+        pub fn allow(&mut self, path: &Path, rights: u64, needed: bool) -> Result<(), String> {
+            let fail = |e: std::io::Error| {
+                format!("filesystem confinement (Landlock): {}: {e}", path.display())
+            };
+            let file = match open_path(path) {
+                Ok(file) => file,
+                Err(_) if !needed => return Ok(()),
+                Err(e) => return Err(fail(e)),
+            };
+            let is_dir = file.metadata().map(|m| m.is_dir()).map_err(fail)?;
+            let mut allowed = rights & self.handled_fs;
+            if !is_dir {
+                allowed &= access::ON_A_FILE;
+            }
+            let attr = PathBeneathAttr {
+                allowed_access: allowed,
+                parent_fd: file.as_raw_fd(),
+            };
+            // SAFETY: both descriptors are open; `attr` is a valid rule.
+            let added = unsafe {
+                libc::syscall(
+                    libc::SYS_landlock_add_rule,
+                    self.fd.as_raw_fd(),
+                    RULE_PATH_BENEATH,
+                    &attr as *const PathBeneathAttr,
+                    0u32,
+                )
+            };
+            if added != 0 {
+                return Err(fail(std::io::Error::last_os_error()));
+            }
+            Ok(())
+        }
+
+        /// Applies the ruleset to this thread and what it starts later (no new privileges
+        /// must be set first).
+        pub fn restrict_self(self) -> Result<(), String> {
+            // SAFETY: a plain system call on an open ruleset descriptor.
+            if unsafe { libc::syscall(libc::SYS_landlock_restrict_self, self.fd.as_raw_fd(), 0u32) }
+                != 0
+            {
+                return Err(format!(
+                    "filesystem confinement (Landlock): {}",
+                    std::io::Error::last_os_error()
+                ));
+            }
+            Ok(())
+        }
+
+        /// The ruleset's descriptor, to apply later (between fork and exec).
+        pub fn into_fd(self) -> OwnedFd {
+            self.fd
+        }
+    }
+
+    /// `path` opened as a rule's parent: `O_PATH`, which needs no right to read it.
+    fn open_path(path: &Path) -> std::io::Result<std::fs::File> {
+        use std::os::unix::fs::OpenOptionsExt;
+        std::fs::File::options()
+            .read(true)
+            .custom_flags(libc::O_PATH | libc::O_CLOEXEC)
+            .open(path)
     }
 }
