@@ -50,6 +50,13 @@ pub enum BuildError {
         /// The compiler's error messages, as text.
         errors: Vec<String>,
     },
+    /// The learner's code can be built only linked into a harness (no library of it, to
+    /// load once the check is sandboxed, can be built here), and the build demands one.
+    #[error(
+        "this system cannot build the learner's code as a library the sandboxed checks load, \
+         and grading needs one (Linux, and a compiler whose commands the kit can read)"
+    )]
+    NotLoadable,
     /// cargo succeeded but named no executable.
     #[error("cargo built {PRACTICE_HARNESS} but reported no executable")]
     NoExecutable,
@@ -151,6 +158,12 @@ pub struct BuildPlace {
     pub strip_debuginfo: bool,
     /// The bounds the compiler runs under.
     pub limits: CompileLimits,
+    /// Whether the checks must run in a harness that loads the learner's code once it is
+    /// sandboxed (a replayed build), never in one that cargo linked it into: there, code of
+    /// the learner's that runs before `main` (a constructor) runs before the job has read its
+    /// token, and could write a report of its own. A learner's own run may take cargo's
+    /// harness when no library can be built; a class's grade may not.
+    pub loaded_only: bool,
 }
 
 impl BuildPlace {
@@ -163,6 +176,7 @@ impl BuildPlace {
             cargo_stderr: true,
             strip_debuginfo: false,
             limits: CompileLimits::from_env(),
+            loaded_only: false,
         }
     }
 
@@ -177,6 +191,7 @@ impl BuildPlace {
             cargo_stderr: false,
             strip_debuginfo: true,
             limits: CompileLimits::from_env(),
+            loaded_only: true,
         }
     }
 
@@ -258,25 +273,7 @@ pub fn build_harness_at(
             let _ = write!(messages, "{text}");
             return Err(BuildError::Compile { errors: vec![text] });
         }
-        Ok(done) => {
-            // cargo asks rustc for colour always, and takes it out itself when asked to.
-            let warnings: Vec<String> = if color {
-                done.warnings
-            } else {
-                done.warnings.iter().map(|w| strip_ansi(w)).collect()
-            };
-            for text in &warnings {
-                let _ = write!(messages, "{text}");
-            }
-            BuildEntry {
-                fingerprint,
-                executable: done.executable,
-                dep_info: rustc_dep_info(&done.library),
-                library: Some(done.library),
-                messages: warnings,
-                replayed: true,
-            }
-        }
+        Ok(done) => replayed_entry(done, fingerprint, color, messages),
         Err(replay::Unreplayed::Cargo) => {
             let cargo = cargo_program();
             let built = build_with_cargo(place, group, color, &cargo, fingerprint, messages)?;
@@ -284,7 +281,10 @@ pub fn build_harness_at(
             // this cannot read), that is remembered too, so cargo runs once per build.
             let unmade_name = format!("no-replay-{group}.json");
             let tried = cache::load::<cache::Fingerprint>(&cache_dir, &unmade_name);
-            if fast.replay && recipe.is_none() && tried.as_ref() != Some(&key) {
+            if (fast.replay || place.loaded_only)
+                && recipe.is_none()
+                && tried.as_ref() != Some(&key)
+            {
                 let made = show_commands(place, group, color, &cargo).and_then(|steps| {
                     replay::make(&steps, key.clone(), (root, &target), color, &cache_dir)
                 });
@@ -293,12 +293,68 @@ pub fn build_harness_at(
                     None => cache::store(&cache_dir, &unmade_name, &key),
                 }
             }
-            built
+            if place.loaded_only {
+                // cargo's build showed the compiler's messages; the checks run in the library.
+                let recipe = cache::load::<Recipe>(&cache_dir, &recipe_name)
+                    .filter(|r| replay::fits(r, &key, root, &target, color));
+                let Some(recipe) = recipe else {
+                    return Err(BuildError::NotLoadable);
+                };
+                match replay::run(&recipe, &place.limits) {
+                    Ok(done) => {
+                        replayed_entry(done, built.fingerprint, false, &mut std::io::sink())
+                    }
+                    Err(replay::Unreplayed::Exceeded(exceeded)) => {
+                        return Err(BuildError::Compile {
+                            errors: vec![exceeded.message()],
+                        })
+                    }
+                    Err(replay::Unreplayed::Cargo) => {
+                        return Err(BuildError::Compile {
+                            errors: vec![NOT_AS_LOADED.to_string()],
+                        })
+                    }
+                }
+            } else {
+                built
+            }
         }
     };
     let built = private_copy(&target, &keep(&cache_dir, group, harness));
     drop(lock);
     built
+}
+
+/// Why a learner's file that cargo compiled is not graded: the build the checks load did
+/// not compile (only code that tells the two builds apart, `cfg(kit_glue)`, does that).
+const NOT_AS_LOADED: &str = "the file compiles in a plain build, but not as the grader \
+    builds it for its checks (with `--cfg kit_glue`): a lesson file has no reason to tell \
+    the two apart";
+
+/// What the cache keeps of a replayed build, with its warnings written to `messages`.
+fn replayed_entry(
+    done: replay::Replayed,
+    fingerprint: cache::Fingerprint,
+    color: bool,
+    messages: &mut dyn Write,
+) -> BuildEntry {
+    // cargo asks rustc for colour always, and takes it out itself when asked to.
+    let warnings: Vec<String> = if color {
+        done.warnings
+    } else {
+        done.warnings.iter().map(|w| strip_ansi(w)).collect()
+    };
+    for text in &warnings {
+        let _ = write!(messages, "{text}");
+    }
+    BuildEntry {
+        fingerprint,
+        executable: done.executable,
+        dep_info: rustc_dep_info(&done.library),
+        library: Some(done.library),
+        messages: warnings,
+        replayed: true,
+    }
 }
 
 /// Builds the harness with cargo, writing the compiler's messages about the learner's code

@@ -935,3 +935,65 @@ fn submissions_that_attack_the_class_change_no_honest_row_now_or_later() {
         }
     }
 }
+
+/// A constructor that writes a passing report with the token it reads from standard input,
+/// then ends the process: what code linked into a harness could do before `main`.
+const FORGING_CONSTRUCTOR: &str = r##"
+#[used]
+#[link_section = ".init_array"]
+static FORGE: extern "C" fn() = {
+    extern "C" fn forge() {
+        use std::io::Write;
+        let mut token = String::new();
+        let _ = std::io::stdin().read_line(&mut token);
+        let report = std::fs::OpenOptions::new().write(true).create(true).open("report.json");
+        if let Ok(mut report) = report {
+            let sealed = format!(r#"{{"token":"{}","report":{{"status":"passed"}}}}"#, token.trim());
+            if report.write_all(sealed.as_bytes()).is_ok() {
+                std::process::exit(0);
+            }
+        }
+    }
+    forge
+};
+"##;
+
+#[test]
+fn a_constructor_that_forges_a_report_gets_no_pass() {
+    let dir = tempfile::tempdir().unwrap();
+    let (subs, out) = (dir.path().join("class"), dir.path().join("grades"));
+    let stub = common::stub("build3");
+    // The second also keeps the grader's own build from compiling, so that only cargo's
+    // (with the learner's crate linked into the harness) does.
+    for (name, extra) in [
+        ("forger", FORGING_CONSTRUCTOR.to_string()),
+        (
+            "forger-cargo-only",
+            format!("{FORGING_CONSTRUCTOR}\n#[cfg(kit_glue)]\ncompile_error!(\"not here\");\n"),
+        ),
+    ] {
+        std::fs::create_dir_all(subs.join(name)).unwrap();
+        std::fs::write(subs.join(name).join("lib.rs"), format!("{stub}\n{extra}")).unwrap();
+    }
+    let output = grade_within(
+        &[
+            subs.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--jobs",
+            "1",
+            "--force",
+        ],
+        std::time::Duration::from_secs(900),
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let rows = rows(&out);
+    let forger = row(&rows, "forger");
+    assert_eq!(forger["status"], "unfinished", "{forger}");
+    assert_eq!(forger["passed"], 0, "{forger}");
+    let cargo_only = row(&rows, "forger-cargo-only");
+    assert_eq!(cargo_only["status"], "does-not-compile", "{cargo_only}");
+    assert_eq!(cargo_only["passed"], 0, "{cargo_only}");
+    let note = cargo_only["note"].as_str().unwrap_or_default();
+    assert!(note.contains("kit_glue"), "{cargo_only}");
+}
