@@ -10,7 +10,8 @@
 //! That is why the grader starts a fork server only from a harness with no learner's code in
 //! it (the one that loads the learner's library, which a child does after its limits are
 //! set; or the reference), never from one with the learner's crate linked in, whose code
-//! could run before `main`. A child holds its three streams and no other descriptor (then its job opens its report).
+//! could run before `main`. A child holds its three streams and no other descriptor (then
+//! its job opens its report).
 //!
 //! The protocol, over a `SOCK_SEQPACKET` socket that is the server's standard input:
 //! - server → grader, once: [`Reply::Ready`];

@@ -12,7 +12,8 @@
 //! - Leaves every group uses, which depend on nothing above them: [`panics`] (whose panic it
 //!   was), [`report`] (how a job ended), [`view`] (what code did, as fields),
 //!   [`feedback`] (a failure message's layout), [`scenario`] (what every scenario format
-//!   shares), [`limits`] (what a child may use), [`sandbox`] (what it may still do) and [`group`] (what a group is).
+//!   shares), [`limits`] (what a child may use), [`sandbox`] (what it may still do) and
+//!   [`group`] (what a group is).
 
 pub mod feedback;
 pub mod forks;

@@ -95,9 +95,10 @@ pub fn confine(readable: &[PathBuf]) -> Vec<String> {
 /// applied in the started process between `fork` and `exec` ([`BeforeExec::apply`]): so that
 /// code linked into the program, which may run before its `main` (constructors), already runs
 /// confined. It lets the process read and run the program and the system's shared libraries
-/// (which the dynamic loader needs) and write its report, and refuses new processes, sockets, tracing, leaving
-/// its process group, and signals to process groups or to every process. The program's `main`
-/// then confines itself fully ([`confine`]), which narrows this layer further.
+/// (which the dynamic loader needs) and write its report, and refuses new processes, sockets,
+/// tracing, leaving its process group, and signals to process groups or to every process.
+/// The program's `main` then confines itself fully ([`confine`]), which narrows this layer
+/// further.
 #[derive(Debug)]
 pub struct BeforeExec {
     #[cfg(target_os = "linux")]
