@@ -78,6 +78,9 @@ pub struct Built {
     /// The learner's library the executable loads, when it is a loading harness (see
     /// [`replay`]): a private link too. `None` when the learner's code is linked in.
     pub library: Option<PathBuf>,
+    /// The runner the executable starts for the learner's code, beside a loading harness
+    /// ([`replay::runner_of`]): a private link too.
+    pub runner: Option<PathBuf>,
     /// rustc's dep-info for the practice crate: every source file compiled into it.
     pub practice_dep_info: Option<PathBuf>,
     _private: crate::scratch::Scratch,
@@ -92,7 +95,13 @@ impl Built {
         match &self.library {
             // The loading harness runs the learner's code only in a check's own process, after
             // its limits are set: a fork server of it runs none.
-            Some(library) => launcher.env(grader_checks::library::LIBRARY_VAR, library),
+            Some(library) => {
+                let launcher = launcher.env(grader_checks::library::LIBRARY_VAR, library);
+                match &self.runner {
+                    Some(runner) => launcher.env(kit_runner::remote::PROGRAM_VAR, runner),
+                    None => launcher,
+                }
+            }
             // The learner's crate is linked in: its code could run before `main`.
             None => crate::Launcher {
                 fork: false,
@@ -244,6 +253,7 @@ pub fn build_harness_at(
         // A replayed build is not kept for a run that does not replay.
         let present = (fast.replay || entry.library.is_none())
             && entry.executable.is_file()
+            && (entry.library.is_none() || entry.runner.as_ref().is_some_and(|r| r.is_file()))
             && entry
                 .library
                 .as_ref()
@@ -352,6 +362,7 @@ fn replayed_entry(
         executable: done.executable,
         dep_info: rustc_dep_info(&done.library),
         library: Some(done.library),
+        runner: Some(done.runner),
         messages: warnings,
         replayed: true,
     }
@@ -481,6 +492,7 @@ fn build_with_cargo(
         fingerprint,
         executable: executable.ok_or(BuildError::NoExecutable)?,
         library: None,
+        runner: None,
         dep_info,
         messages: shown,
         replayed: false,
@@ -623,9 +635,17 @@ fn keep(cache_dir: &Path, group: &str, built: BuildEntry) -> BuildEntry {
         },
         None => None,
     };
+    let runner = match &built.runner {
+        Some(runner) => match kept(runner, format!("runner-{group}"), false) {
+            Some(runner) => Some(runner),
+            None => return built,
+        },
+        None => None,
+    };
     let entry = BuildEntry {
         executable,
         library,
+        runner,
         ..built
     };
     cache::store(cache_dir, &entry_name(group), &entry);
@@ -682,6 +702,9 @@ struct BuildEntry {
     /// The learner's library, when the executable is a loading harness.
     #[serde(default)]
     library: Option<PathBuf>,
+    /// The runner the loading harness starts for the learner's code.
+    #[serde(default)]
+    runner: Option<PathBuf>,
     dep_info: Option<PathBuf>,
     /// The compiler's messages about the learner's code, shown again on a cached run.
     messages: Vec<String>,
@@ -718,9 +741,14 @@ fn private_copy(target: &Path, built: &BuildEntry) -> Result<Built, BuildError> 
         Some(library) => Some(link(library, "libpractice.so").map_err(private_err)?),
         None => None,
     };
+    let runner = match &built.runner {
+        Some(runner) => Some(link(runner, replay::RUNNER_NAME).map_err(private_err)?),
+        None => None,
+    };
     Ok(Built {
         executable,
         library,
+        runner,
         practice_dep_info: built.dep_info.clone(),
         _private: private,
     })
@@ -756,6 +784,7 @@ mod tests {
     fn only_a_harness_that_loads_the_learners_code_serves_forks() {
         let built = |library: Option<PathBuf>| Built {
             executable: PathBuf::from("/kit/harness"),
+            runner: library.as_ref().map(|_| PathBuf::from("/kit/runner")),
             library,
             practice_dep_info: None,
             _private: crate::scratch::Scratch::new("compile-test-", None).unwrap(),
@@ -768,6 +797,10 @@ mod tests {
             .envs
             .iter()
             .any(|(k, v)| k == grader_checks::library::LIBRARY_VAR && v == "/kit/learner.so"));
+        assert!(loading
+            .envs
+            .iter()
+            .any(|(k, v)| k == kit_runner::remote::PROGRAM_VAR && v == "/kit/runner"));
     }
 
     #[test]

@@ -69,8 +69,8 @@ pub struct Recipe {
 }
 
 /// How this grader makes recipes; raised whenever that changes (4: the learner's code is a
-/// library that one harness loads).
-pub const RECIPE_FORMAT: u32 = 4;
+/// library that one harness loads; 5: a runner beside it).
+pub const RECIPE_FORMAT: u32 = 5;
 
 /// What a replayed build made.
 #[derive(Debug, PartialEq, Eq)]
@@ -80,6 +80,8 @@ pub struct Replayed {
     /// The learner's library (in `target/debug/deps`, beside the compiler's dep-info), for
     /// the harness to load.
     pub library: PathBuf,
+    /// The runner beside the harness ([`runner_of`]).
+    pub runner: PathBuf,
     /// The compiler's warnings about the learner's code, rendered.
     pub warnings: Vec<String>,
 }
@@ -136,18 +138,45 @@ pub fn library_step(practice: &Step) -> Step {
     }
 }
 
-/// The harness's compiler run, changed to build the harness that loads the learner's
-/// library (`--cfg kit_dynamic`) into `out_dir`: the standard library linked dynamically and
-/// found at `std_dir` (the compiler's `target-libdir`), no debug information, no incremental
-/// data (it is built once). It serves every lesson, so what cargo set for one lesson goes:
-/// its feature, the practice crate (it is loaded, not linked), and the names cargo derives
-/// from them (the executable is `practice_harness-kit`).
+/// The harness's compiler run, changed to build the judge: the harness that starts a
+/// runner for the learner's code, or loads the learner's library (`--cfg kit_dynamic`),
+/// into `out_dir`: the standard library linked dynamically and found at `std_dir` (the
+/// compiler's `target-libdir`), no debug information, no incremental data (it is built
+/// once). It serves every lesson, so what cargo set for one lesson goes: its feature, the
+/// practice crate (it is loaded, not linked), and the names cargo derives from them (the
+/// executable is `practice_harness-kit`).
 pub fn loading_harness_step(harness: &Step, out_dir: &Path, std_dir: &str) -> Step {
+    kit_built_step(harness, out_dir, std_dir, Role::Judge)
+}
+
+/// The harness's compiler run, changed to build the runner (`--cfg kit_runner`): the same
+/// source without the checks or the reference (nothing it compiles names them, so nothing
+/// of theirs is linked), which loads the learner's library; beside the judge in `out_dir`,
+/// as [`RUNNER_NAME`].
+pub fn runner_step(harness: &Step, out_dir: &Path, std_dir: &str) -> Step {
+    kit_built_step(harness, out_dir, std_dir, Role::Runner)
+}
+
+/// The runner's file name, beside the judge (see [`runner_step`]).
+pub const RUNNER_NAME: &str = "practice_harness-runner";
+
+/// Which of the two programs the grader builds from the harness's source.
+#[derive(Debug, Clone, Copy)]
+enum Role {
+    Judge,
+    Runner,
+}
+
+fn kit_built_step(harness: &Step, out_dir: &Path, std_dir: &str, role: Role) -> Step {
+    let (cfg, metadata, suffix) = match role {
+        Role::Judge => ("kit_dynamic", "kit-loading-harness", "-kit"),
+        Role::Runner => ("kit_runner", "kit-runner", "-runner"),
+    };
     let mut args = rewrite(&harness.args, |option, value| match option {
         "--out-dir" => Some(out_dir.display().to_string()),
         "-C" if value.starts_with("incremental=") || value.starts_with("strip=") => None,
-        "-C" if value.starts_with("metadata=") => Some("metadata=kit-loading-harness".into()),
-        "-C" if value.starts_with("extra-filename=") => Some("extra-filename=-kit".into()),
+        "-C" if value.starts_with("metadata=") => Some(format!("metadata={metadata}")),
+        "-C" if value.starts_with("extra-filename=") => Some(format!("extra-filename={suffix}")),
         "--cfg" if value.starts_with("feature=") => None,
         "--extern" if value.starts_with("practice=") => None,
         _ => Some(value.to_string()),
@@ -155,7 +184,7 @@ pub fn loading_harness_step(harness: &Step, out_dir: &Path, std_dir: &str) -> St
     args.extend(
         [
             "--cfg",
-            "kit_dynamic",
+            cfg,
             "-C",
             "prefer-dynamic",
             "-C",
@@ -226,7 +255,14 @@ pub fn make(
         })?;
     let std_dir = std_dir.display().to_string();
     let build = |dir: &Path| loading_harness_step(harness, dir, &std_dir);
-    let harness_dir = cache_dir.join(harness_dir_name(&build(Path::new(HARNESS_DIR)), root)?);
+    let build_runner = |dir: &Path| runner_step(harness, dir, &std_dir);
+    let harness_dir = cache_dir.join(harness_dir_name(
+        &[
+            build(Path::new(HARNESS_DIR)),
+            build_runner(Path::new(HARNESS_DIR)),
+        ],
+        root,
+    )?);
     let library = library_step(practice);
     let linked = linked_files(&library)
         .into_iter()
@@ -246,7 +282,7 @@ pub fn make(
         linked,
         std_library,
     };
-    if !recipe.harness.is_file() {
+    if !recipe.harness.is_file() || !runner_of(&recipe.harness).is_file() {
         // The harnesses of other kit states: no recipe that fits names them any more.
         for entry in std::fs::read_dir(cache_dir).into_iter().flatten().flatten() {
             let name = entry.file_name();
@@ -264,8 +300,24 @@ pub fn make(
         )
         .ok()?;
         recipe.harness = artifacts(&lines, "link").into_iter().next()?;
+        let lines = compile(
+            &recipe,
+            &build_runner(&harness_dir),
+            &CompileLimits::default(),
+            false,
+        )
+        .ok()?;
+        let runner = artifacts(&lines, "link").into_iter().next()?;
+        if runner != runner_of(&recipe.harness) {
+            return None;
+        }
     }
     Some(recipe)
+}
+
+/// The runner built beside the judge `harness` ([`runner_step`]).
+pub fn runner_of(harness: &Path) -> PathBuf {
+    harness.with_file_name(RUNNER_NAME)
 }
 
 /// The folder, in the cache, of the harness that loads the learner's library (a hash of its
@@ -277,8 +329,9 @@ const HARNESS_DIR: &str = "loading-harness";
 /// crate whenever anything it depends on changed, so the checks' crate stands for the
 /// checks, the reference and the types) and its source. The same run of the compiler over
 /// other files is another harness.
-fn harness_dir_name(step: &Step, root: &Path) -> Option<String> {
-    let mut named = serde_json::to_vec(step).ok()?;
+fn harness_dir_name(steps: &[Step], root: &Path) -> Option<String> {
+    let mut named = serde_json::to_vec(steps).ok()?;
+    let step = steps.first()?;
     let source = step
         .args
         .iter()
@@ -454,6 +507,7 @@ pub fn run(recipe: &Recipe, limits: &CompileLimits) -> Result<Replayed, Unreplay
         .collect();
     Ok(Replayed {
         executable: recipe.harness.clone(),
+        runner: runner_of(&recipe.harness),
         library,
         warnings,
     })
@@ -536,6 +590,7 @@ pub fn fits(recipe: &Recipe, key: &Fingerprint, root: &Path, target: &Path, colo
         && recipe.color == color
         && Path::new(&recipe.library.program).is_file()
         && recipe.harness.is_file()
+        && runner_of(&recipe.harness).is_file()
         && recipe.std_library.is_file()
         && recipe
             .linked
@@ -711,14 +766,14 @@ mod tests {
             ]),
             env: vec![],
         };
-        let first = harness_dir_name(&step, root.path()).unwrap();
-        assert_eq!(harness_dir_name(&step, root.path()).unwrap(), first);
+        let first = harness_dir_name(std::slice::from_ref(&step), root.path()).unwrap();
+        assert_eq!(harness_dir_name(std::slice::from_ref(&step), root.path()).unwrap(), first);
         // The same command over a rebuilt checks' crate (the checks or the reference changed).
         std::fs::write(&checks, "checks, changed").unwrap();
-        let rebuilt = harness_dir_name(&step, root.path()).unwrap();
+        let rebuilt = harness_dir_name(std::slice::from_ref(&step), root.path()).unwrap();
         assert_ne!(rebuilt, first);
         std::fs::write(&source, "fn main() { /* changed */ }").unwrap();
-        assert_ne!(harness_dir_name(&step, root.path()).unwrap(), rebuilt);
+        assert_ne!(harness_dir_name(std::slice::from_ref(&step), root.path()).unwrap(), rebuilt);
     }
 
     #[test]

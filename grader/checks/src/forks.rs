@@ -100,8 +100,7 @@ pub(crate) use server::serve;
 #[cfg(target_os = "linux")]
 mod server {
     use super::{Reply, Request};
-    use crate::group::Job;
-    use crate::report::Report;
+    use crate::serve::Served;
     use rustix::fd::{AsFd, OwnedFd};
     use rustix::net::{
         recvmsg, send, RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags, SendFlags,
@@ -116,7 +115,7 @@ mod server {
     ///
     /// The server stays single-threaded, so that a fork copies a process in a known state:
     /// nothing here starts a thread, and nothing the checks use is touched before a fork.
-    pub(crate) fn serve(run: fn(&str, &Job) -> Option<Report>) -> u8 {
+    pub(crate) fn serve(served: Served) -> u8 {
         // Nothing but the standard streams is inherited on purpose: close the rest, so no
         // check forked from here can reach what the grader left open by mistake.
         if !close_from(3) {
@@ -206,7 +205,7 @@ mod server {
                     [stdin, stdout, stderr],
                     &folder,
                     &request,
-                    run,
+                    served,
                 ),
                 pid => {
                     // Also set in the child: whichever runs first, the group exists before
@@ -264,7 +263,7 @@ mod server {
         [stdin, stdout, stderr]: [&OwnedFd; 3],
         folder: &OwnedFd,
         request: &Request,
-        run: fn(&str, &Job) -> Option<Report>,
+        served: Served,
     ) -> ! {
         // Ends with the server (and so with the grader), even before its limits are set; a
         // server already gone by now would never say so.
@@ -296,7 +295,7 @@ mod server {
         for (key, value) in &request.env {
             std::env::set_var(key, value);
         }
-        let code = std::panic::catch_unwind(|| crate::serve::run_job_args(&request.args, run))
+        let code = std::panic::catch_unwind(|| crate::serve::run_job_args(&request.args, served))
             .unwrap_or(101);
         std::process::exit(i32::from(code))
     }

@@ -19,14 +19,12 @@ pub mod feedback;
 pub mod forks;
 pub mod group;
 pub mod groups;
-pub mod library;
-pub mod limits;
-pub mod panics;
 pub mod report;
-pub mod sandbox;
 pub mod scenario;
 pub mod serve;
 pub mod view;
+
+pub use kit_runner::{library, limits, panics, sandbox};
 
 pub use group::{Check, CheckInfo, CheckInput, CheckResult, Group, Job};
 
@@ -51,11 +49,23 @@ pub fn harness_main(
     args: &[String],
     run: fn(&str, &Job) -> Option<Report>,
 ) -> std::process::ExitCode {
+    harness_main_with(
+        args,
+        serve::Served {
+            run,
+            in_runner: |_| false,
+        },
+    )
+}
+
+/// [`harness_main`] for a harness some of whose groups run the learner's code in a runner
+/// ([`serve::Served`]).
+pub fn harness_main_with(args: &[String], served: serve::Served) -> std::process::ExitCode {
     #[cfg(target_os = "linux")]
     if let [only] = args {
         if only == forks::SERVER_ARG {
-            return std::process::ExitCode::from(forks::serve(run));
+            return std::process::ExitCode::from(forks::serve(served));
         }
     }
-    serve::main(args, run)
+    serve::main_with(args, served)
 }

@@ -74,11 +74,36 @@ pub struct Sealed {
 /// `run` is a plain function pointer, so that all of this is compiled once, here, and the
 /// harness — rebuilt after every edit of the learner's file — compiles almost nothing.
 pub fn main(args: &[String], run: fn(&str, &Job) -> Option<Report>) -> ExitCode {
-    ExitCode::from(run_job_args(args, run))
+    main_with(
+        args,
+        Served {
+            run,
+            in_runner: |_| false,
+        },
+    )
+}
+
+/// What a harness serves, and where the learner's code of each group runs.
+#[derive(Debug, Clone, Copy)]
+pub struct Served {
+    /// Runs a job of a group on the code under test; `None` for a group this harness does
+    /// not serve.
+    pub run: fn(&str, &Job) -> Option<Report>,
+    /// Whether the learner's code of a group runs in a runner the job starts
+    /// ([`kit_runner::remote`]). Then this process is the judge: it runs only the kit's code,
+    /// and is not confined (it starts the runner, which confines itself). Otherwise the
+    /// learner's code runs here, and this process is confined before it does.
+    pub in_runner: fn(&str) -> bool,
+}
+
+/// [`main`] for a harness some of whose groups run the learner's code in a runner.
+pub fn main_with(args: &[String], served: Served) -> ExitCode {
+    ExitCode::from(run_job_args(args, served))
 }
 
 /// [`main`] for one job: returns the exit status when it does not exit itself.
-pub(crate) fn run_job_args(args: &[String], run: fn(&str, &Job) -> Option<Report>) -> u8 {
+pub(crate) fn run_job_args(args: &[String], served: Served) -> u8 {
+    let Served { run, in_runner } = served;
     let [group, kind, what, report_path] = args else {
         eprintln!(
             "usage: GROUP check NAME REPORT-PATH | GROUP scenario FILE REPORT-PATH\n\
@@ -122,7 +147,7 @@ pub(crate) fn run_job_args(args: &[String], run: fn(&str, &Job) -> Option<Report
     // The last step before any code under test runs (the learner's library is loaded by
     // `run`): from here on this process reads, writes and starts nothing it was not given.
     let mode = limits.map_or(crate::sandbox::Mode::default(), |l| l.sandbox);
-    if mode != crate::sandbox::Mode::Off {
+    if mode != crate::sandbox::Mode::Off && !in_runner(group) {
         // What it may still read: the learner's library (which it loads, and which a
         // backtrace reads for the learner's file and line) and a scenario job's file. Not
         // its own program: the symbol table there leads to the reference's functions,

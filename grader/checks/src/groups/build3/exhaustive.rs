@@ -18,20 +18,18 @@
 //!
 //! Cases come shortest first, so the first difference is a smallest one.
 
-use super::recording::{fresh, record_into, Recording, Script};
+use super::recording::{consistent, record_into, Recording, Script};
 use super::scenario::Scenario;
-use super::{Learner, Reply};
+use super::Learner;
 use crate::panics::{is_stub_panic, panic_message, CheckFailure};
 use crate::view::ScenarioRun;
-use kit_types::{
-    PermanentError, PermanentKind, RequestError, RetryPolicy, TransientError, TransientReason,
-};
-use serde_json::json;
+use kit_runner::build3::space::{self, blocks};
+use kit_runner::build3::{Ask, CaseRun, Ending, Told};
+use kit_runner::remote::Runner;
+use kit_runner::wire;
+use kit_types::RetryPolicy;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
-
-/// The longest script: `max_attempts + 1` for five attempts.
-const LONGEST: usize = 6;
 
 /// One case: a policy and a script.
 #[derive(Debug, Clone, PartialEq)]
@@ -50,192 +48,6 @@ impl Case {
             script: self.script.clone(),
         }
     }
-}
-
-fn policy(method: &str, max_attempts: u32, base_delay: f64, max_delay: f64) -> RetryPolicy {
-    RetryPolicy {
-        method: method.to_string(),
-        max_attempts,
-        base_delay,
-        max_delay,
-    }
-}
-
-/// The valid policies of the grid.
-pub fn valid_policies() -> Vec<RetryPolicy> {
-    vec![
-        policy("GET", 1, 0.25, 2.0),
-        policy("GET", 2, 0.0, 0.0),
-        policy("GET", 2, 0.25, 2.0),
-        policy("GET", 3, 0.25, 2.0),
-        policy("GET", 3, 0.5, 0.5),
-        policy("GET", 4, 60.0, 60.0),
-        policy("GET", 5, 1.0, 1.5),
-    ]
-}
-
-/// The invalid policies of the grid: every check of the validation order, alone and mixed.
-pub fn invalid_policies() -> Vec<RetryPolicy> {
-    let above = 60.0f64.next_up();
-    let mut list = vec![
-        policy("POST", 3, 0.25, 2.0),
-        policy("get", 3, 0.25, 2.0),
-        policy("", 3, 0.25, 2.0),
-        policy("GET", 0, 0.25, 2.0),
-        policy("GET", 6, 0.25, 2.0),
-        policy("GET", 3, 0.5, 0.25),
-        policy("GET", 3, 60.0, 0.0),
-        policy("POST", 0, f64::NAN, -1.0),
-        policy("GET", 0, f64::NAN, -1.0),
-        policy("GET", 3, 61.0, f64::NAN),
-    ];
-    for bad in [
-        f64::NAN,
-        f64::INFINITY,
-        f64::NEG_INFINITY,
-        -0.5,
-        above,
-        1e300,
-    ] {
-        list.push(policy("GET", 3, bad, 2.0));
-        list.push(policy("GET", 3, 0.0, bad));
-    }
-    list
-}
-
-/// The server waits tried at a position, for `p`.
-fn waits(p: &RetryPolicy) -> [Option<f64>; 9] {
-    [
-        None,
-        Some(0.0),
-        Some(p.base_delay * 0.5),
-        Some((p.base_delay + p.max_delay) * 0.5 + 0.125),
-        Some(p.max_delay),
-        Some(p.max_delay.next_up()),
-        Some(f64::NAN),
-        Some(-1.0),
-        Some(f64::INFINITY),
-    ]
-}
-
-fn transient(reason: TransientReason, wait: Option<f64>) -> Result<Reply, RequestError> {
-    let mut e = TransientError::new(reason);
-    e.retry_after = wait;
-    Err(e.into())
-}
-
-/// The transient outcomes tried at 1-based `position`.
-fn transients(p: &RetryPolicy, position: usize) -> Vec<Result<Reply, RequestError>> {
-    let all = waits(p);
-    let rotate = |j: usize| TransientReason::ALL[(position + j) % TransientReason::ALL.len()];
-    // Policies of one or two attempts are small enough to try every reason with every wait
-    // at every position; longer ones rotate the reason after the first position.
-    let full = position == 1 || p.max_attempts <= 2;
-    match position {
-        _ if full => TransientReason::ALL
-            .iter()
-            .flat_map(|r| all.iter().map(move |w| transient(*r, *w)))
-            .collect(),
-        2 | 3 => all
-            .iter()
-            .enumerate()
-            .map(|(j, w)| transient(rotate(j), *w))
-            .collect(),
-        _ => [None, Some(p.max_delay.next_up())]
-            .into_iter()
-            .enumerate()
-            .map(|(j, w)| transient(rotate(j), w))
-            .collect(),
-    }
-}
-
-/// The outcomes that end a script at 1-based `position`.
-fn endings(position: usize) -> [Result<Reply, RequestError>; 2] {
-    let kind = PermanentKind::ALL[position % PermanentKind::ALL.len()];
-    [
-        // A number, distinct per call: the caller's own value, without an allocation per case.
-        Ok(Reply::from(position as u64)),
-        Err(PermanentError::new(kind)
-            .with_status(400 + position as u16)
-            .into()),
-    ]
-}
-
-/// One block of the space: one policy, and every script of one length as a mixed-radix
-/// number over its columns (the last position varies fastest).
-struct Block {
-    policy: RetryPolicy,
-    columns: Vec<Vec<Result<Reply, RequestError>>>,
-    /// The 0-based index of the block's first case in [`cases`] order.
-    start: usize,
-    count: usize,
-}
-
-impl Block {
-    /// Writes script number `index` of this block into `steps`. When `steps` holds script
-    /// number `previous` of this block, only the outcomes that differ are written: from one
-    /// script to the next that is mostly the last, and cloning outcomes was a quarter of the
-    /// check's time.
-    fn script_into(
-        &self,
-        mut index: usize,
-        steps: &mut Vec<Result<Reply, RequestError>>,
-        mut previous: Option<usize>,
-    ) {
-        if steps.len() != self.columns.len() {
-            steps.clear();
-            steps.resize(self.columns.len(), Ok(Reply::Null));
-            previous = None;
-        }
-        for (slot, column) in steps.iter_mut().zip(&self.columns).rev() {
-            let digit = index % column.len();
-            if previous.map(|p| p % column.len()) != Some(digit) {
-                *slot = fresh(&column[digit]);
-            }
-            index /= column.len();
-            previous = previous.map(|p| p / column.len());
-        }
-    }
-}
-
-/// The whole space, as blocks in order, shortest scripts first.
-fn blocks() -> Vec<Block> {
-    let mut blocks = Vec::new();
-    let mut start = 0;
-    let mut push = |policy: RetryPolicy, columns: Vec<Vec<Result<Reply, RequestError>>>| {
-        let count = columns.iter().map(Vec::len).product();
-        blocks.push(Block {
-            policy,
-            columns,
-            start,
-            count,
-        });
-        start += count;
-    };
-    for policy in invalid_policies() {
-        push(
-            policy,
-            vec![vec![
-                Ok(json!({"job_id": "fresh_1"})),
-                transient(TransientReason::ServerError, None),
-                Err(PermanentError::new(PermanentKind::NotFound).into()),
-            ]],
-        );
-    }
-    for len in 1..=LONGEST {
-        for policy in valid_policies() {
-            if len > policy.max_attempts as usize + 1 {
-                continue;
-            }
-            let mut columns: Vec<Vec<Result<Reply, RequestError>>> =
-                (1..len).map(|pos| transients(&policy, pos)).collect();
-            let mut last = transients(&policy, len);
-            last.extend(endings(len));
-            columns.push(last);
-            push(policy, columns);
-        }
-    }
-    blocks
 }
 
 /// Every case, shortest scripts first.
@@ -411,6 +223,12 @@ pub fn compare_tracked(
     under_way: &[UnderWay; THREADS],
     known: Option<&Digests>,
 ) -> Result<usize, Box<Difference>> {
+    if let Learner::Runner(runner) = imp {
+        return match compare_in_runner(imp, runner, progress, &under_way[0], known) {
+            None => Ok(space::total(&blocks())),
+            Some(index) => Err(difference(imp, index)),
+        };
+    }
     let blocks = blocks();
     let total: usize = blocks.iter().map(|b| b.count).sum();
     // The smallest 0-based index found to differ so far (usize::MAX: none).
@@ -504,18 +322,104 @@ pub fn compare_tracked(
     if index == usize::MAX {
         return Ok(total);
     }
-    // Run the differing case once more, on this thread, to show it.
+    Err(difference(imp, index))
+}
+
+/// How many cases a runner is asked for at a time.
+const RUNNER_CHUNK: usize = 4096;
+
+/// [`compare_tracked`] for a learner's function in a runner: the runner runs the space a
+/// chunk at a time and sends, per case, the digest of what it observed; the reference's
+/// side is here (the handed digests, or the reference run here). Returns the 0-based index
+/// of the first case that differs, if any. A `todo!()` reached in a case comes out as it
+/// went in (the runner's [`Reported`](crate::panics::Reported) panic).
+fn compare_in_runner(
+    imp: &Learner,
+    runner: &Runner,
+    progress: &AtomicUsize,
+    under_way: &UnderWay,
+    known: Option<&Digests>,
+) -> Option<usize> {
+    let blocks = blocks();
+    let total = space::total(&blocks);
+    let reference = super::reference();
+    let mut ours = Recording::empty();
+    let mut start = 0;
+    while start < total {
+        let count = RUNNER_CHUNK.min(total - start);
+        under_way.0.store(start + 1, Ordering::Relaxed);
+        let ask = wire::encode(&Ask::Space { start, count });
+        let runs = runner.ask(&ask, |bytes| match wire::decode(bytes)? {
+            Told::Space(runs) if (1..=count).contains(&runs.len()) => Some(runs),
+            _ => None,
+        });
+        let answered = runs.len();
+        for (offset, run) in runs.into_iter().enumerate() {
+            let index = start + offset;
+            under_way.0.store(index + 1, Ordering::Relaxed);
+            // The reference's digest of this case: handed, or made here.
+            let mut reference_digest = || {
+                known.and_then(|k| k.get(index)).or_else(|| {
+                    let case = case(index + 1)?;
+                    guarded_into(&mut ours, &reference, &case.policy, &case.script).ok()?;
+                    ours.digest()
+                })
+            };
+            let same = match run {
+                CaseRun::Ended(Ending::Panicked(reported)) if is_stub_panic(&reported.message) => {
+                    panic::resume_unwind(Box::new(reported))
+                }
+                CaseRun::Ended(_) => false,
+                CaseRun::Digest(digest) if Some(digest) == reference_digest() => true,
+                // A digest that differs says nothing (see `Recording::digest`): compare the
+                // whole recording, asked for again.
+                CaseRun::Digest(_) => {
+                    let case = case(index + 1)?;
+                    let theirs = guarded_record(imp, &case);
+                    same_runs(theirs, &reference, &case)
+                }
+                CaseRun::Full(theirs) => {
+                    let case = case(index + 1)?;
+                    consistent(&theirs, None) && same_runs(Ok(theirs), &reference, &case)
+                }
+            };
+            if !same {
+                under_way.0.store(0, Ordering::SeqCst);
+                return Some(index);
+            }
+        }
+        progress.fetch_add(answered, Ordering::Relaxed);
+        if answered < count {
+            // Only a case that reached todo!() ends a chunk early, and it was raised above.
+            return Some(start + answered);
+        }
+        start += count;
+    }
+    under_way.0.store(0, Ordering::SeqCst);
+    None
+}
+
+/// Whether the learner's recording of `case` is the reference's.
+fn same_runs(theirs: Result<Recording, String>, reference: &Learner, case: &Case) -> bool {
+    match (theirs, guarded_record(reference, case)) {
+        (Ok(theirs), Ok(ours)) => theirs.same_as(&ours),
+        _ => false,
+    }
+}
+
+/// The first difference, at 0-based `index`, shown: the case run once more on each side.
+fn difference(imp: &Learner, index: usize) -> Box<Difference> {
     let case = case(index + 1).expect("the index is in the space");
     let reference = super::reference();
     let scenario = case.to_scenario();
     let theirs = guarded_record(imp, &case);
     let ours = guarded_record(&reference, &case);
-    Err(Box::new(Difference {
+    Box::new(Difference {
         number: index + 1,
         learner: render(imp, &scenario, theirs),
         reference: render(&reference, &scenario, ours),
         case,
-    }))
+    })
 }
 
 fn guarded_into(
@@ -559,6 +463,7 @@ fn render(imp: &Learner, scenario: &Scenario, recorded: Result<Recording, String
 #[cfg(test)]
 mod tests {
     use super::*;
+    use kit_types::graded::Reply;
 
     #[test]
     fn the_space_is_bounded_and_ordered_shortest_first() {
@@ -594,8 +499,7 @@ mod tests {
     /// Differs from the reference when a policy of four attempts succeeds on the third call
     /// or later: deep in the space, where the threads share the work.
     fn wrong_late() -> Learner {
-        Learner {
-            retry_request: |p, r, s, l| {
+        Learner::Here(|p, r, s, l| {
                 let mut calls = 0;
                 let result = reference::retry_request(
                     p,
@@ -611,8 +515,7 @@ mod tests {
                 } else {
                     result
                 }
-            },
-        }
+        })
     }
 
     #[test]
@@ -724,8 +627,7 @@ mod tests {
         assert!(!valid(0) && valid(CHUNK));
         const EARLY: usize = 100;
         assert!(valid(EARLY));
-        let learner = Learner {
-            retry_request: |p, r, s, l| {
+        let learner = Learner::Here(|p, r, s, l| {
                 let (count, first_valid) = RUN.get();
                 let first_valid = first_valid.unwrap_or(p.validate().is_ok());
                 RUN.set((count + 1, Some(first_valid)));
@@ -745,8 +647,7 @@ mod tests {
                     return Ok(Reply::Null);
                 }
                 result
-            },
-        };
+        });
         let (progress, under_way) = (AtomicUsize::new(0), <[UnderWay; THREADS]>::default());
         let difference = std::thread::scope(|scope| {
             let comparing = scope.spawn(|| compare_tracked(&learner, &progress, &under_way, None));

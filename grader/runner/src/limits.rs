@@ -47,7 +47,7 @@ impl Default for Limits {
 /// A byte count as people say it: `1 GiB`, `64 MiB`, `512 KiB`, `100 bytes`.
 ///
 /// ```
-/// use grader_checks::limits::bytes;
+/// use kit_runner::limits::bytes;
 /// assert_eq!(bytes(1 << 30), "1 GiB");
 /// assert_eq!(bytes(3 << 19), "1.5 MiB");
 /// ```
@@ -81,7 +81,7 @@ impl Limits {
     /// The limits as the environment variable's value.
     ///
     /// ```
-    /// use grader_checks::limits::Limits;
+    /// use kit_runner::limits::Limits;
     /// let l = Limits::default();
     /// assert_eq!(Limits::decode(&l.encode()), Some(l));
     /// ```

@@ -4,6 +4,9 @@
 //! a [`CheckFailure`] is the check's own verdict, `todo!()` means the function is unfinished,
 //! a panic raised in the kit's own source is a bug in the kit, and anything else is the
 //! learner's. This module depends on nothing else in the crate.
+//!
+//! In a runner, a panic is reported as a [`Reported`]; the judge raises that in its place,
+//! and it is always the learner's.
 
 use std::any::Any;
 use std::sync::Mutex;
@@ -17,6 +20,17 @@ pub struct CheckFailure(pub String);
 /// learner's function lets it propagate. It names the callback.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DeliberatePanic(pub &'static str);
+
+/// A panic the learner's code raised in a runner, as the runner reported it: the payload the
+/// judge raises in its place. Whatever its location says, it is the learner's (the runner is
+/// the learner's process, so it can claim any location): never a bug in the kit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reported {
+    /// The panic's message.
+    pub message: String,
+    /// Where, as the runner said.
+    pub location: Option<String>,
+}
 
 /// Where the last panic happened, recorded by [`install_quiet_hook`].
 static LAST_LOCATION: Mutex<Option<String>> = Mutex::new(None);
@@ -53,7 +67,7 @@ pub fn take_location() -> Option<String> {
 ///
 /// ```
 /// let payload = std::panic::catch_unwind(|| panic!("boom {}", 7)).unwrap_err();
-/// assert_eq!(grader_checks::panics::panic_message(payload.as_ref()), "boom 7");
+/// assert_eq!(kit_runner::panics::panic_message(payload.as_ref()), "boom 7");
 /// ```
 pub fn panic_message(payload: &(dyn Any + Send)) -> String {
     if let Some(s) = payload.downcast_ref::<&str>() {
@@ -66,6 +80,8 @@ pub fn panic_message(payload: &(dyn Any + Send)) -> String {
         payload.downcast_ref::<kit_types::gateway::fakes::LoopGuard>()
     {
         s.clone()
+    } else if let Some(Reported { message, .. }) = payload.downcast_ref::<Reported>() {
+        message.clone()
     } else if let Some(DeliberatePanic(callback)) = payload.downcast_ref::<DeliberatePanic>() {
         format!("the check's deliberate panic in {callback}")
     } else {
@@ -76,7 +92,7 @@ pub fn panic_message(payload: &(dyn Any + Send)) -> String {
 /// Whether a panic message is the one `todo!()` or `unimplemented!()` produce.
 ///
 /// ```
-/// use grader_checks::panics::is_stub_panic;
+/// use kit_runner::panics::is_stub_panic;
 /// assert!(is_stub_panic("not yet implemented"));
 /// assert!(is_stub_panic("not implemented: write me"));
 /// assert!(!is_stub_panic("index out of bounds"));
@@ -89,8 +105,9 @@ pub fn is_stub_panic(message: &str) -> bool {
 
 /// The folders of the kit's own code that runs inside a check: a panic raised there (other
 /// than a check's deliberate ones) is a bug in the kit, never the learner's failure.
-const KIT_SOURCES: [&str; 3] = [
+const KIT_SOURCES: [&str; 4] = [
     "grader/checks/src/",
+    "grader/runner/src/",
     // The answers, and the shared types and fakes (`reference/src/types/`, kit-types).
     "reference/src/",
     "grader/src/",
@@ -99,7 +116,7 @@ const KIT_SOURCES: [&str; 3] = [
 /// Whether `location` (`file:line:column`, as a panic reports it) is in the kit's own code.
 ///
 /// ```
-/// use grader_checks::panics::in_kit_source;
+/// use kit_runner::panics::in_kit_source;
 /// assert!(in_kit_source("grader/checks/src/groups/build3/checks.rs:10:5"));
 /// assert!(in_kit_source("/home/me/kit/reference/src/types/gateway/fakes.rs:3:1"));
 /// assert!(!in_kit_source("practice/src/lib.rs:40:5"));
@@ -151,6 +168,14 @@ pub fn classify(payload: &(dyn Any + Send)) -> Caught {
         payload.downcast_ref::<kit_types::gateway::fakes::LoopGuard>()
     {
         return Caught::Verdict(message.clone());
+    }
+    if let Some(Reported { message, location }) = payload.downcast_ref::<Reported>() {
+        let (message, location) = (message.clone(), location.clone());
+        return if is_stub_panic(&message) {
+            Caught::Unfinished { message, location }
+        } else {
+            Caught::Learner { message, location }
+        };
     }
     let message = panic_message(payload);
     let location = take_location();

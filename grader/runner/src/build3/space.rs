@@ -1,0 +1,209 @@
+//! The exhaustive check's space: every case of it, as blocks of one policy each. Inputs
+//! only: what the reference does on them is the judge's (`grader-checks`), never here.
+//!
+//! See the exhaustive check (`grader/checks/src/groups/build3/exhaustive.rs`) for what the
+//! space covers and why.
+
+use super::recording::fresh;
+use kit_types::graded::Reply;
+use kit_types::{
+    PermanentError, PermanentKind, RequestError, RetryPolicy, TransientError, TransientReason,
+};
+use serde_json::json;
+
+/// The total number of cases in `blocks`.
+pub fn total(blocks: &[Block]) -> usize {
+    blocks.iter().map(|b| b.count).sum()
+}
+
+/// The longest script: `max_attempts + 1` for five attempts.
+pub const LONGEST: usize = 6;
+
+fn policy(method: &str, max_attempts: u32, base_delay: f64, max_delay: f64) -> RetryPolicy {
+    RetryPolicy {
+        method: method.to_string(),
+        max_attempts,
+        base_delay,
+        max_delay,
+    }
+}
+
+/// The valid policies of the grid.
+pub fn valid_policies() -> Vec<RetryPolicy> {
+    vec![
+        policy("GET", 1, 0.25, 2.0),
+        policy("GET", 2, 0.0, 0.0),
+        policy("GET", 2, 0.25, 2.0),
+        policy("GET", 3, 0.25, 2.0),
+        policy("GET", 3, 0.5, 0.5),
+        policy("GET", 4, 60.0, 60.0),
+        policy("GET", 5, 1.0, 1.5),
+    ]
+}
+
+/// The invalid policies of the grid: every check of the validation order, alone and mixed.
+pub fn invalid_policies() -> Vec<RetryPolicy> {
+    let above = 60.0f64.next_up();
+    let mut list = vec![
+        policy("POST", 3, 0.25, 2.0),
+        policy("get", 3, 0.25, 2.0),
+        policy("", 3, 0.25, 2.0),
+        policy("GET", 0, 0.25, 2.0),
+        policy("GET", 6, 0.25, 2.0),
+        policy("GET", 3, 0.5, 0.25),
+        policy("GET", 3, 60.0, 0.0),
+        policy("POST", 0, f64::NAN, -1.0),
+        policy("GET", 0, f64::NAN, -1.0),
+        policy("GET", 3, 61.0, f64::NAN),
+    ];
+    for bad in [
+        f64::NAN,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        -0.5,
+        above,
+        1e300,
+    ] {
+        list.push(policy("GET", 3, bad, 2.0));
+        list.push(policy("GET", 3, 0.0, bad));
+    }
+    list
+}
+
+/// The server waits tried at a position, for `p`.
+fn waits(p: &RetryPolicy) -> [Option<f64>; 9] {
+    [
+        None,
+        Some(0.0),
+        Some(p.base_delay * 0.5),
+        Some((p.base_delay + p.max_delay) * 0.5 + 0.125),
+        Some(p.max_delay),
+        Some(p.max_delay.next_up()),
+        Some(f64::NAN),
+        Some(-1.0),
+        Some(f64::INFINITY),
+    ]
+}
+
+fn transient(reason: TransientReason, wait: Option<f64>) -> Result<Reply, RequestError> {
+    let mut e = TransientError::new(reason);
+    e.retry_after = wait;
+    Err(e.into())
+}
+
+/// The transient outcomes tried at 1-based `position`.
+fn transients(p: &RetryPolicy, position: usize) -> Vec<Result<Reply, RequestError>> {
+    let all = waits(p);
+    let rotate = |j: usize| TransientReason::ALL[(position + j) % TransientReason::ALL.len()];
+    // Policies of one or two attempts are small enough to try every reason with every wait
+    // at every position; longer ones rotate the reason after the first position.
+    let full = position == 1 || p.max_attempts <= 2;
+    match position {
+        _ if full => TransientReason::ALL
+            .iter()
+            .flat_map(|r| all.iter().map(move |w| transient(*r, *w)))
+            .collect(),
+        2 | 3 => all
+            .iter()
+            .enumerate()
+            .map(|(j, w)| transient(rotate(j), *w))
+            .collect(),
+        _ => [None, Some(p.max_delay.next_up())]
+            .into_iter()
+            .enumerate()
+            .map(|(j, w)| transient(rotate(j), w))
+            .collect(),
+    }
+}
+
+/// The outcomes that end a script at 1-based `position`.
+fn endings(position: usize) -> [Result<Reply, RequestError>; 2] {
+    let kind = PermanentKind::ALL[position % PermanentKind::ALL.len()];
+    [
+        // A number, distinct per call: the caller's own value, without an allocation per case.
+        Ok(Reply::from(position as u64)),
+        Err(PermanentError::new(kind)
+            .with_status(400 + position as u16)
+            .into()),
+    ]
+}
+
+/// One block of the space: one policy, and every script of one length as a mixed-radix
+/// number over its columns (the last position varies fastest).
+pub struct Block {
+    /// The policy of every case of the block.
+    pub policy: RetryPolicy,
+    columns: Vec<Vec<Result<Reply, RequestError>>>,
+    /// The 0-based index of the block's first case in the space.
+    pub start: usize,
+    /// How many cases it holds.
+    pub count: usize,
+}
+
+impl Block {
+    /// Writes script number `index` of this block into `steps`. When `steps` holds script
+    /// number `previous` of this block, only the outcomes that differ are written: from one
+    /// script to the next that is mostly the last, and cloning outcomes was a quarter of the
+    /// check's time.
+    pub fn script_into(
+        &self,
+        mut index: usize,
+        steps: &mut Vec<Result<Reply, RequestError>>,
+        mut previous: Option<usize>,
+    ) {
+        if steps.len() != self.columns.len() {
+            steps.clear();
+            steps.resize(self.columns.len(), Ok(Reply::Null));
+            previous = None;
+        }
+        for (slot, column) in steps.iter_mut().zip(&self.columns).rev() {
+            let digit = index % column.len();
+            if previous.map(|p| p % column.len()) != Some(digit) {
+                *slot = fresh(&column[digit]);
+            }
+            index /= column.len();
+            previous = previous.map(|p| p / column.len());
+        }
+    }
+}
+
+/// The whole space, as blocks in order, shortest scripts first.
+pub fn blocks() -> Vec<Block> {
+    let mut blocks = Vec::new();
+    let mut start = 0;
+    let mut push = |policy: RetryPolicy, columns: Vec<Vec<Result<Reply, RequestError>>>| {
+        let count = columns.iter().map(Vec::len).product();
+        blocks.push(Block {
+            policy,
+            columns,
+            start,
+            count,
+        });
+        start += count;
+    };
+    for policy in invalid_policies() {
+        push(
+            policy,
+            vec![vec![
+                Ok(json!({"job_id": "fresh_1"})),
+                transient(TransientReason::ServerError, None),
+                Err(PermanentError::new(PermanentKind::NotFound).into()),
+            ]],
+        );
+    }
+    for len in 1..=LONGEST {
+        for policy in valid_policies() {
+            if len > policy.max_attempts as usize + 1 {
+                continue;
+            }
+            let mut columns: Vec<Vec<Result<Reply, RequestError>>> =
+                (1..len).map(|pos| transients(&policy, pos)).collect();
+            let mut last = transients(&policy, len);
+            last.extend(endings(len));
+            columns.push(last);
+            push(policy, columns);
+        }
+    }
+    blocks
+}
+

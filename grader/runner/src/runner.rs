@@ -1,0 +1,128 @@
+//! A runner's `main`: the process in which the learner's function runs for one check.
+//!
+//! The judge starts it ([`crate::remote`]) with the lesson's name as its one argument, the
+//! end of a stream socket as descriptor [`SOCKET_FD`], standard input closed, and the
+//! check's output and error streams. In order, before any of the learner's code runs:
+//! limits ([`crate::limits`]), the quiet panic hook, the sandbox ([`crate::sandbox`]: it
+//! may read the learner's library and nothing else, write nothing, start nothing, signal
+//! nothing outside itself); then the learner's function is loaded and each request read
+//! from the socket is answered on it, until the judge closes it.
+//!
+//! It holds nothing worth taking: no reference answer, no expectation of a check, no token,
+//! no report. What it sends is observation, which the judge checks as it reads it.
+
+use crate::limits::{Limits, LIMITS_VAR};
+use crate::sandbox::{self, Mode};
+use crate::wire;
+use kit_types::graded::{FetchFn, LookupFn, RetryFn};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// The descriptor on which a runner reads requests and writes what it observed.
+pub const SOCKET_FD: i32 = 3;
+
+/// The exit status of a runner started wrongly (no socket, an unknown lesson).
+pub const EXIT_USAGE: u8 = 2;
+
+/// A lesson's function, as a runner holds it.
+#[derive(Debug, Clone, Copy)]
+pub enum Function {
+    /// build2's `fetch`.
+    Build2(FetchFn),
+    /// build3's `retry_request`.
+    Build3(RetryFn),
+    /// stage8's `lookup_availability`.
+    Stage8(LookupFn),
+}
+
+impl Function {
+    /// Answers one request's bytes; `None` when they are not a request of this lesson.
+    fn serve(self, ask: &[u8]) -> Option<Vec<u8>> {
+        match self {
+            Function::Build3(f) => crate::build3::serve_bytes(f, ask),
+            Function::Build2(_) | Function::Stage8(_) => None,
+        }
+    }
+}
+
+/// The runner's `main`: `load` finds lesson `group`'s function (from the learner's library,
+/// or linked in), and is called only once the process is confined.
+pub fn main(load: fn(&str) -> Result<Function, String>) -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let [group] = args.as_slice() else {
+        eprintln!("usage: GROUP\nThis program is started by the grader's checks.");
+        return ExitCode::from(EXIT_USAGE);
+    };
+    let limits = std::env::var(LIMITS_VAR)
+        .ok()
+        .and_then(|text| Limits::decode(&text));
+    if let Some(limits) = limits {
+        for missed in limits.apply_to_self() {
+            eprintln!("limit not applied: {missed}");
+        }
+    }
+    crate::panics::install_quiet_hook();
+    let mode = limits.map_or(Mode::default(), |l| l.sandbox);
+    if mode != Mode::Off {
+        // The learner's library: loaded, and read by a backtrace for the learner's lines.
+        let readable: Vec<PathBuf> = std::env::var_os(crate::library::LIBRARY_VAR)
+            .map(PathBuf::from)
+            .into_iter()
+            .collect();
+        let missing = sandbox::confine(&readable);
+        if mode == Mode::Required && !missing.is_empty() {
+            // The grader quotes this line.
+            eprintln!("the sandbox could not be set up: {}", missing.join("; "));
+            end_now(i32::from(sandbox::EXIT_UNCONFINED));
+        }
+    }
+    let function = match load(group) {
+        Ok(function) => function,
+        Err(message) => {
+            eprintln!("{message}");
+            end_now(i32::from(EXIT_USAGE));
+        }
+    };
+    serve(function)
+}
+
+#[cfg(unix)]
+fn serve(function: Function) -> ! {
+    use std::os::fd::FromRawFd;
+    // SAFETY: the judge passes the socket as this descriptor and nothing else owns it.
+    let mut socket = unsafe { std::os::unix::net::UnixStream::from_raw_fd(SOCKET_FD) };
+    loop {
+        let ask = match wire::read_frame(&mut socket) {
+            Ok(Some(ask)) => ask,
+            // The judge is done (or gone): nothing more to do.
+            Ok(None) | Err(_) => end_now(0),
+        };
+        let Some(told) = function.serve(&ask) else {
+            eprintln!("the runner got a request it cannot read");
+            end_now(i32::from(EXIT_USAGE));
+        };
+        if wire::write_frame(&mut socket, &told).is_err() {
+            end_now(0);
+        }
+    }
+}
+
+#[cfg(not(unix))]
+fn serve(_: Function) -> ! {
+    eprintln!("a runner needs Unix");
+    end_now(i32::from(EXIT_USAGE))
+}
+
+/// Ends the process at once: no exit handler the learner's code registered runs.
+pub(crate) fn end_now(code: i32) -> ! {
+    use std::io::Write;
+    let _ = std::io::stdout().flush();
+    let _ = std::io::stderr().flush();
+    #[cfg(unix)]
+    {
+        // SAFETY: `_exit` ends the process; nothing runs after it.
+        unsafe { libc::_exit(code) }
+    }
+    #[cfg(not(unix))]
+    std::process::exit(code)
+}
