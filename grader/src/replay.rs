@@ -767,13 +767,19 @@ mod tests {
             env: vec![],
         };
         let first = harness_dir_name(std::slice::from_ref(&step), root.path()).unwrap();
-        assert_eq!(harness_dir_name(std::slice::from_ref(&step), root.path()).unwrap(), first);
+        assert_eq!(
+            harness_dir_name(std::slice::from_ref(&step), root.path()).unwrap(),
+            first
+        );
         // The same command over a rebuilt checks' crate (the checks or the reference changed).
         std::fs::write(&checks, "checks, changed").unwrap();
         let rebuilt = harness_dir_name(std::slice::from_ref(&step), root.path()).unwrap();
         assert_ne!(rebuilt, first);
         std::fs::write(&source, "fn main() { /* changed */ }").unwrap();
-        assert_ne!(harness_dir_name(std::slice::from_ref(&step), root.path()).unwrap(), rebuilt);
+        assert_ne!(
+            harness_dir_name(std::slice::from_ref(&step), root.path()).unwrap(),
+            rebuilt
+        );
     }
 
     #[test]

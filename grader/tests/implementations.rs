@@ -25,11 +25,23 @@ const IMPL_VAR: &str = "GRADER_TEST_IMPL";
 /// The test implementation this process serves, when it runs as a harness.
 static LABEL: std::sync::OnceLock<String> = std::sync::OnceLock::new();
 
-/// Runs a job on the test implementation named by [`LABEL`].
+/// Runs a job on the test implementation named by [`LABEL`]: build3's in a runner (this
+/// program again, started as one), as a learner's is, unless [`IN_PROCESS_VAR`] is set.
 fn serve(group: &str, job: &grader_checks::Job) -> Option<grader_checks::Report> {
     let label = LABEL.get()?;
     match group {
         "build2" => Some(build2::run(job, &impls::build2(label)?)),
+        "build3" if build3_in_runner(group) => {
+            impls::build3(label)?;
+            let me = std::env::current_exe().ok()?;
+            Some(match kit_runner::remote::Runner::start(&me, group) {
+                Ok(runner) => build3::run(job, &build3::Learner::Runner(runner.into())),
+                Err(message) => grader_checks::Report::KitBug {
+                    message,
+                    location: None,
+                },
+            })
+        }
         "build3" => Some(build3::run(job, &impls::build3(label)?)),
         "stage8" => Some(stage8::run(job, &impls::stage8(label)?)),
         _ => None,
@@ -39,6 +51,33 @@ fn serve(group: &str, job: &grader_checks::Job) -> Option<grader_checks::Report>
 /// Set for a harness that does not serve forks (the way a harness without the mode would
 /// answer): its sessions start a program per check.
 const NO_FORKS_VAR: &str = "GRADER_TEST_NO_FORKS";
+
+/// Set for a harness that runs build3's test implementations in its own process (as a
+/// harness cargo linked with the learner's crate does), not in a runner.
+const IN_PROCESS_VAR: &str = "GRADER_TEST_IN_PROCESS";
+
+/// The test implementations that look at the process they run in and its parent, to test
+/// the fork server that starts checks: they run in the check's own process, as they would
+/// in a harness cargo linked (in a runner, their parent would be the judge).
+const IN_PROCESS_LABELS: [&str; 3] = ["names_its_parent", "kills_its_parent", "stops_its_parent"];
+
+/// Whether this harness runs `group`'s learner's code in a runner.
+fn build3_in_runner(group: &str) -> bool {
+    group == "build3"
+        && std::env::var_os(IN_PROCESS_VAR).is_none()
+        && !LABEL
+            .get()
+            .is_some_and(|label| IN_PROCESS_LABELS.contains(&label.as_str()))
+}
+
+/// The runner's side of this program: the test implementation's function, by lesson.
+fn runner_function(group: &str) -> Result<kit_runner::runner::Function, String> {
+    let label = LABEL.get().ok_or("no test implementation named")?;
+    match (group, impls::build3(label)) {
+        ("build3", Some(build3::Learner::Here(f))) => Ok(kit_runner::runner::Function::Build3(f)),
+        _ => Err(format!("no {group} implementation {label:?} for a runner")),
+    }
+}
 
 fn main() -> ExitCode {
     if let Ok(label) = std::env::var(IMPL_VAR) {
@@ -51,10 +90,18 @@ fn main() -> ExitCode {
                 "the test's seccomp filter could not be installed"
             );
         }
-        if std::env::var_os(NO_FORKS_VAR).is_some() {
-            return grader_checks::serve::main(&args, serve);
+        // Started by a judge (below) as the runner of a lesson: its one argument.
+        if args.len() == 1 && args[0] != grader_checks::forks::SERVER_ARG {
+            return kit_runner::runner::main(runner_function);
         }
-        return grader_checks::harness_main(&args, serve);
+        let served = grader_checks::serve::Served {
+            run: serve,
+            in_runner: build3_in_runner,
+        };
+        if std::env::var_os(NO_FORKS_VAR).is_some() {
+            return grader_checks::serve::main_with(&args, served);
+        }
+        return grader_checks::harness_main_with(&args, served);
     }
     let args = Arguments::from_args();
     let mut all = trials();
@@ -170,6 +217,7 @@ fn sandbox_trials() -> Vec<Trial> {
                     ..Launcher::new(me())
                 }
                 .env(CONSTRUCTOR_VAR, &target)
+                .env(IN_PROCESS_VAR, "1")
                 .limits(Limits {
                     sandbox: mode,
                     ..Limits::default()

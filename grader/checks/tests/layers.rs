@@ -141,7 +141,11 @@ fn check_leaves(graph: &BTreeMap<String, BTreeSet<String>>, allowed: &[(&str, &[
 
 #[test]
 fn no_module_depends_on_itself_through_others() {
-    for src in [crate_src("src"), crate_src("../src"), crate_src("../runner/src")] {
+    for src in [
+        crate_src("src"),
+        crate_src("../src"),
+        crate_src("../runner/src"),
+    ] {
         let graph = graph(&src);
         assert!(graph.len() > 5, "{}: {graph:?}", src.display());
         if let Some(c) = cycle(&graph) {

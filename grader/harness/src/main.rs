@@ -56,7 +56,9 @@ fn run(group: &str, #[allow(unused_variables)] job: &Job) -> Option<Report> {
             build2::run(job, &build2::Learner { fetch })
         })),
         #[cfg(any(kit_dynamic, feature = "build3"))]
-        "build3" => Some(learner::build3().map_or_else(kit_bug, |learner| build3::run(job, &learner))),
+        "build3" => {
+            Some(learner::build3().map_or_else(kit_bug, |learner| build3::run(job, &learner)))
+        }
         #[cfg(any(kit_dynamic, feature = "stage8"))]
         "stage8" => Some(
             learner::stage8().map_or_else(kit_bug, |lookup_availability| {
@@ -92,9 +94,9 @@ mod learner {
     }
     #[cfg(feature = "build3")]
     pub fn build3() -> Result<grader_checks::groups::build3::Learner, String> {
-        Ok(grader_checks::groups::build3::Learner::Here(|p, r, s, l| {
-            practice::retry_request(p, r, s, l)
-        }))
+        Ok(grader_checks::groups::build3::Learner::Here(
+            |p, r, s, l| practice::retry_request(p, r, s, l),
+        ))
     }
     #[cfg(feature = "stage8")]
     pub fn stage8() -> Result<grader_checks::groups::stage8::LookupFn, String> {

@@ -97,9 +97,7 @@ impl Runner {
     pub fn ask<T>(&self, ask: &[u8], read: impl FnOnce(&[u8]) -> Option<T>) -> T {
         let mut link = self.link.lock().unwrap_or_else(|e| e.into_inner());
         let answer = exchange(&mut link, ask);
-        let Some(bytes) = answer else {
-            link.ended()
-        };
+        let Some(bytes) = answer else { link.ended() };
         drop(link);
         match read(&bytes) {
             Some(value) => value,

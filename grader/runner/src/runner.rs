@@ -101,6 +101,13 @@ fn serve(function: Function) -> ! {
             eprintln!("the runner got a request it cannot read");
             end_now(i32::from(EXIT_USAGE));
         };
+        // What the function printed goes out before the judge hears the run ended: the
+        // judge may end this process as soon as it has its answer.
+        {
+            use std::io::Write;
+            let _ = std::io::stdout().flush();
+            let _ = std::io::stderr().flush();
+        }
         if wire::write_frame(&mut socket, &told).is_err() {
             end_now(0);
         }

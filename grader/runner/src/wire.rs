@@ -6,8 +6,8 @@
 //! no length is believed beyond what the frame holds.
 
 use kit_types::{
-    PermanentError, PermanentKind, PolicyError, RequestError, RetryAction, RetryError,
-    RetryEvent, RetryPolicy, StopCause, TransientError, TransientReason,
+    PermanentError, PermanentKind, PolicyError, RequestError, RetryAction, RetryError, RetryEvent,
+    RetryPolicy, StopCause, TransientError, TransientReason,
 };
 use std::io::{Read, Write};
 
@@ -438,7 +438,10 @@ mod tests {
         assert_eq!(decode::<T>(&bytes).as_ref(), Some(&value));
         // Every value shorter than its bytes, or with a byte more, is refused.
         for cut in 0..bytes.len() {
-            assert!(decode::<T>(&bytes[..cut]).is_none(), "{value:?} cut at {cut}");
+            assert!(
+                decode::<T>(&bytes[..cut]).is_none(),
+                "{value:?} cut at {cut}"
+            );
         }
         let mut longer = bytes.clone();
         longer.push(0);

@@ -658,7 +658,7 @@ pub fn build3(label: &str) -> Option<build3::Learner> {
         },
         _ => return None,
     };
-    Some(build3::Learner { retry_request })
+    Some(build3::Learner::Here(retry_request))
 }
 
 /// A stage8 implementation of `lookup_availability`, by name.

@@ -151,7 +151,8 @@ fn run_space(imp: RetryFn, start: usize, count: usize) -> Vec<CaseRun> {
                 None => CaseRun::Full(rec.clone()),
             },
             Some(ending) => {
-                let stub = matches!(&ending, Ending::Panicked(p) if panics::is_stub_panic(&p.message));
+                let stub =
+                    matches!(&ending, Ending::Panicked(p) if panics::is_stub_panic(&p.message));
                 runs.push(CaseRun::Ended(ending));
                 if stub {
                     return runs;

@@ -2,9 +2,9 @@
 //!
 //! Nothing here really sleeps: `sleep` only writes the planned delay down.
 
+use crate::panics::{CheckFailure, DeliberatePanic};
 use crate::secs::{same_secs, same_waits};
 use kit_types::graded::{Reply, RetryFn};
-use crate::panics::{CheckFailure, DeliberatePanic};
 use kit_types::{RequestError, RetryError, RetryEvent, RetryPolicy};
 use std::cell::RefCell;
 use std::fmt;

@@ -206,4 +206,3 @@ pub fn blocks() -> Vec<Block> {
     }
     blocks
 }
-

@@ -380,7 +380,7 @@ fn compare_in_runner(
                 }
                 CaseRun::Full(theirs) => {
                     let case = case(index + 1)?;
-                    consistent(&theirs, None) && same_runs(Ok(theirs), &reference, &case)
+                    consistent(&theirs, None, None) && same_runs(Ok(theirs), &reference, &case)
                 }
             };
             if !same {
@@ -500,21 +500,21 @@ mod tests {
     /// or later: deep in the space, where the threads share the work.
     fn wrong_late() -> Learner {
         Learner::Here(|p, r, s, l| {
-                let mut calls = 0;
-                let result = reference::retry_request(
-                    p,
-                    || {
-                        calls += 1;
-                        r()
-                    },
-                    s,
-                    l,
-                );
-                if p.max_attempts == 4 && calls >= 3 && result.is_ok() {
-                    Ok(Reply::Null)
-                } else {
-                    result
-                }
+            let mut calls = 0;
+            let result = reference::retry_request(
+                p,
+                || {
+                    calls += 1;
+                    r()
+                },
+                s,
+                l,
+            );
+            if p.max_attempts == 4 && calls >= 3 && result.is_ok() {
+                Ok(Reply::Null)
+            } else {
+                result
+            }
         })
     }
 
@@ -628,25 +628,25 @@ mod tests {
         const EARLY: usize = 100;
         assert!(valid(EARLY));
         let learner = Learner::Here(|p, r, s, l| {
-                let (count, first_valid) = RUN.get();
-                let first_valid = first_valid.unwrap_or(p.validate().is_ok());
-                RUN.set((count + 1, Some(first_valid)));
-                if first_valid && count == 0 {
-                    // Case CHUNK, the second chunk's first: it never finishes (until released).
-                    BLOCKED.store(true, Ordering::SeqCst);
-                    while !RELEASE.load(Ordering::SeqCst) {
-                        std::thread::sleep(Duration::from_millis(1));
-                    }
+            let (count, first_valid) = RUN.get();
+            let first_valid = first_valid.unwrap_or(p.validate().is_ok());
+            RUN.set((count + 1, Some(first_valid)));
+            if first_valid && count == 0 {
+                // Case CHUNK, the second chunk's first: it never finishes (until released).
+                BLOCKED.store(true, Ordering::SeqCst);
+                while !RELEASE.load(Ordering::SeqCst) {
+                    std::thread::sleep(Duration::from_millis(1));
                 }
-                let result = reference::retry_request(p, r, s, l);
-                if !first_valid && count == EARLY {
-                    // A difference in the first chunk, found once the other thread is stuck.
-                    while !BLOCKED.load(Ordering::SeqCst) {
-                        std::thread::sleep(Duration::from_millis(1));
-                    }
-                    return Ok(Reply::Null);
+            }
+            let result = reference::retry_request(p, r, s, l);
+            if !first_valid && count == EARLY {
+                // A difference in the first chunk, found once the other thread is stuck.
+                while !BLOCKED.load(Ordering::SeqCst) {
+                    std::thread::sleep(Duration::from_millis(1));
                 }
-                result
+                return Ok(Reply::Null);
+            }
+            result
         });
         let (progress, under_way) = (AtomicUsize::new(0), <[UnderWay; THREADS]>::default());
         let difference = std::thread::scope(|scope| {

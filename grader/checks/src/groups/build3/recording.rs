@@ -55,7 +55,7 @@ pub fn record_into(
     });
     let (recording, ending) = runner.ask(&ask, |bytes| match wire::decode(bytes)? {
         Told::Recorded { recording, ending } => {
-            consistent(&recording, ending.as_ref()).then_some((recording, ending))
+            consistent(&recording, ending.as_ref(), panic_in).then_some((recording, ending))
         }
         Told::Space(_) => None,
     });
@@ -71,13 +71,16 @@ pub fn record_into(
 /// so: its counts agree with the order of the callbacks, and it has a result exactly when
 /// the run returned. A callback that panicked on purpose, or was stopped by a guard, was
 /// entered but recorded nothing: its count may be one more than what it recorded.
-pub(super) fn consistent(rec: &Recording, ending: Option<&Ending>) -> bool {
+pub(super) fn consistent(
+    rec: &Recording,
+    ending: Option<&Ending>,
+    panic_in: Option<Callback>,
+) -> bool {
     let count = |c: Callback| rec.order.iter().filter(|o| **o == c).count();
     let entered = |c: Callback, recorded: usize| {
         let slack = match ending {
-            Some(Ending::Deliberate(d)) => usize::from(*d == c),
             Some(Ending::Guard(_)) => 1,
-            _ => 0,
+            _ => usize::from(panic_in == Some(c)),
         };
         (recorded..=recorded + slack).contains(&count(c))
     };
