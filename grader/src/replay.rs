@@ -830,10 +830,20 @@ mod tests {
                 args: args.iter().map(|a| a.to_string()).collect(),
                 env: vec![],
             },
-            harness: std::env::current_exe().unwrap(),
+            harness: built_harness(),
             linked: vec![],
             std_library: std::env::current_exe().unwrap(),
         }
+    }
+
+    /// A judge and its runner, as files (in a folder of this test process's own).
+    fn built_harness() -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("kit-replay-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let harness = dir.join("practice_harness-kit");
+        std::fs::write(&harness, "judge").unwrap();
+        std::fs::write(runner_of(&harness), "runner").unwrap();
+        harness
     }
 
     #[test]
@@ -864,6 +874,14 @@ mod tests {
             ..recipe.clone()
         };
         assert!(!fits(&no_harness, &key, root, target, false));
+        let dir = tempfile::tempdir().unwrap();
+        let judge_alone = dir.path().join("practice_harness-kit");
+        std::fs::write(&judge_alone, "judge").unwrap();
+        let no_runner = Recipe {
+            harness: judge_alone,
+            ..recipe.clone()
+        };
+        assert!(!fits(&no_runner, &key, root, target, false));
         let no_std = Recipe {
             std_library: root.join("no-such-libstd.so"),
             ..recipe.clone()
@@ -919,7 +937,8 @@ mod tests {
             &limits,
         )
         .expect("a clean build with a warning");
-        assert_eq!(ok.executable, std::env::current_exe().unwrap());
+        assert_eq!(ok.executable, built_harness());
+        assert_eq!(ok.runner, runner_of(&built_harness()));
         assert_eq!(ok.library, Path::new("/t/deps/libpractice-1.so"));
         assert_eq!(ok.warnings, ["warning: w"]);
     }

@@ -1,0 +1,70 @@
+//! The runner, as the kit builds it for a learner: the process that runs the learner's
+//! code holds neither the checks nor the reference answers, and the judge that holds them
+//! runs none of the learner's code. Nothing here reads `practice/`.
+
+mod common;
+
+use common::{fresh_kit, grader_exits, write_learner};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+/// The files the last build of `group` in the copy at `root` ran: the harness (the judge,
+/// when the build was replayed) and its runner.
+fn built(root: &Path, group: &str) -> (PathBuf, Option<PathBuf>) {
+    let entry = root.join(format!("target/kit-cache/build-{group}.json"));
+    let text = std::fs::read_to_string(entry).expect("the build is recorded");
+    let entry: Value = serde_json::from_str(&text).expect("the record is JSON");
+    let path = |v: &Value| v.as_str().map(PathBuf::from);
+    (
+        path(&entry["executable"]).expect("the record names the harness"),
+        path(&entry["runner"]),
+    )
+}
+
+/// Marks of a crate's code in a program: its symbols' mangled names (legacy and v0 both
+/// spell the crate's name with its length before it) and its source paths, which panic
+/// messages carry.
+const CHECKS: [&[u8]; 2] = [b"13grader_checks", b"grader/checks/src/"];
+const REFERENCE: [&[u8]; 2] = [b"9reference5retry", b"reference/src/retry.rs"];
+
+fn holds(program: &[u8], marks: &[&[u8]]) -> Vec<String> {
+    marks
+        .iter()
+        .filter(|m| program.windows(m.len()).any(|w| w == **m))
+        .map(|m| String::from_utf8_lossy(m).into_owned())
+        .collect()
+}
+
+#[test]
+fn the_runner_holds_neither_the_checks_nor_the_reference() {
+    let kit = fresh_kit();
+    let root = kit.root();
+    let answer = std::fs::read_to_string(common::kit_root().join("reference/src/retry.rs"))
+        .expect("the reference's answer reads");
+    // cargo builds the first run; an edit after it is replayed, with the judge and runner.
+    write_learner(root, "build3", &answer);
+    grader_exits(root, &["build3"], 0);
+    write_learner(root, "build3", &format!("{answer}\n// an edit\n"));
+    let out = grader_exits(root, &["build3"], 0);
+    assert!(out.contains("39 passed"), "{out}");
+    let (judge, runner) = built(root, "build3");
+    let runner = runner.expect("a replayed build records its runner");
+    let judge = std::fs::read(&judge).expect("the judge reads");
+    let runner = std::fs::read(&runner).expect("the runner reads");
+    // The scan finds what is there: the judge holds both.
+    assert_eq!(
+        holds(&judge, &CHECKS).len(),
+        2,
+        "the judge lacks the checks' marks"
+    );
+    assert_eq!(
+        holds(&judge, &REFERENCE).len(),
+        2,
+        "the judge lacks the reference's marks"
+    );
+    let mut found = holds(&runner, &CHECKS);
+    found.extend(holds(&runner, &REFERENCE));
+    assert!(found.is_empty(), "the runner holds {found:?}");
+    // It does hold the runner's own code, so the scan looks at a real program.
+    assert!(!holds(&runner, &[b"10kit_runner"]).is_empty());
+}
