@@ -25,22 +25,31 @@ const IMPL_VAR: &str = "GRADER_TEST_IMPL";
 /// The test implementation this process serves, when it runs as a harness.
 static LABEL: std::sync::OnceLock<String> = std::sync::OnceLock::new();
 
-/// Runs a job on the test implementation named by [`LABEL`]: build3's in a runner (this
+/// Runs a job on the test implementation named by [`LABEL`]: build2's and build3's in a runner (this
 /// program again, started as one), as a learner's is, unless [`IN_PROCESS_VAR`] is set.
 fn serve(group: &str, job: &grader_checks::Job) -> Option<grader_checks::Report> {
     let label = LABEL.get()?;
+    let runner = || {
+        let me = std::env::current_exe().map_err(|e| e.to_string())?;
+        kit_runner::remote::Runner::start(&me, group).map(std::sync::Arc::new)
+    };
+    let kit_bug = |message| grader_checks::Report::KitBug {
+        message,
+        location: None,
+    };
     match group {
+        "build2" if in_runner(group) => {
+            impls::build2(label)?;
+            Some(runner().map_or_else(kit_bug, |runner| {
+                build2::run(job, &build2::Learner::Runner(runner))
+            }))
+        }
         "build2" => Some(build2::run(job, &impls::build2(label)?)),
-        "build3" if build3_in_runner(group) => {
+        "build3" if in_runner(group) => {
             impls::build3(label)?;
-            let me = std::env::current_exe().ok()?;
-            Some(match kit_runner::remote::Runner::start(&me, group) {
-                Ok(runner) => build3::run(job, &build3::Learner::Runner(runner.into())),
-                Err(message) => grader_checks::Report::KitBug {
-                    message,
-                    location: None,
-                },
-            })
+            Some(runner().map_or_else(kit_bug, |runner| {
+                build3::run(job, &build3::Learner::Runner(runner))
+            }))
         }
         "build3" => Some(build3::run(job, &impls::build3(label)?)),
         "stage8" => Some(stage8::run(job, &impls::stage8(label)?)),
@@ -62,8 +71,8 @@ const IN_PROCESS_VAR: &str = "GRADER_TEST_IN_PROCESS";
 const IN_PROCESS_LABELS: [&str; 3] = ["names_its_parent", "kills_its_parent", "stops_its_parent"];
 
 /// Whether this harness runs `group`'s learner's code in a runner.
-fn build3_in_runner(group: &str) -> bool {
-    group == "build3"
+fn in_runner(group: &str) -> bool {
+    matches!(group, "build2" | "build3")
         && std::env::var_os(IN_PROCESS_VAR).is_none()
         && !LABEL
             .get()
@@ -73,10 +82,18 @@ fn build3_in_runner(group: &str) -> bool {
 /// The runner's side of this program: the test implementation's function, by lesson.
 fn runner_function(group: &str) -> Result<kit_runner::runner::Function, String> {
     let label = LABEL.get().ok_or("no test implementation named")?;
-    match (group, impls::build3(label)) {
-        ("build3", Some(build3::Learner::Here(f))) => Ok(kit_runner::runner::Function::Build3(f)),
-        _ => Err(format!("no {group} implementation {label:?} for a runner")),
-    }
+    let function = match group {
+        "build2" => match impls::build2(label) {
+            Some(build2::Learner::Here(f)) => Some(kit_runner::runner::Function::Build2(f)),
+            _ => None,
+        },
+        "build3" => match impls::build3(label) {
+            Some(build3::Learner::Here(f)) => Some(kit_runner::runner::Function::Build3(f)),
+            _ => None,
+        },
+        _ => None,
+    };
+    function.ok_or_else(|| format!("no {group} implementation {label:?} for a runner"))
 }
 
 fn main() -> ExitCode {
@@ -96,7 +113,7 @@ fn main() -> ExitCode {
         }
         let served = grader_checks::serve::Served {
             run: serve,
-            in_runner: build3_in_runner,
+            in_runner,
         };
         if std::env::var_os(NO_FORKS_VAR).is_some() {
             return grader_checks::serve::main_with(&args, served);

@@ -52,9 +52,9 @@ use grader_checks::{Job, Report};
 fn run(group: &str, #[allow(unused_variables)] job: &Job) -> Option<Report> {
     match group {
         #[cfg(any(kit_dynamic, feature = "build2"))]
-        "build2" => Some(learner::build2().map_or_else(kit_bug, |fetch| {
-            build2::run(job, &build2::Learner { fetch })
-        })),
+        "build2" => {
+            Some(learner::build2().map_or_else(kit_bug, |learner| build2::run(job, &learner)))
+        }
         #[cfg(any(kit_dynamic, feature = "build3"))]
         "build3" => {
             Some(learner::build3().map_or_else(kit_bug, |learner| build3::run(job, &learner)))
@@ -89,8 +89,10 @@ fn kit_bug(message: String) -> Report {
 #[allow(dead_code)]
 mod learner {
     #[cfg(feature = "build2")]
-    pub fn build2() -> Result<grader_checks::groups::build2::FetchFn, String> {
-        Ok(|m, u, t| practice::fetch(m, u, t))
+    pub fn build2() -> Result<grader_checks::groups::build2::Learner, String> {
+        Ok(grader_checks::groups::build2::Learner::Here(|m, u, t| {
+            practice::fetch(m, u, t)
+        }))
     }
     #[cfg(feature = "build3")]
     pub fn build3() -> Result<grader_checks::groups::build3::Learner, String> {
@@ -115,25 +117,25 @@ mod learner {
     use grader_checks::groups::{build2, build3, stage8};
     use grader_checks::library::Library;
 
+    pub fn build2() -> Result<build2::Learner, String> {
+        build2::Learner::in_runner()
+    }
     pub fn build3() -> Result<build3::Learner, String> {
         build3::Learner::in_runner()
     }
 
-    // SAFETY (both): the library is the learner's code, loaded in a check's own process
-    // after its limits and its sandbox are set; each lesson's symbol is a static of that
-    // lesson's type in `kit_types::graded` (practice/src/root.rs); and the grader compiles
-    // the library with the compiler and the kit-types that built this program (one recipe,
+    // SAFETY: the library is the learner's code, loaded in a check's own process after its
+    // limits and its sandbox are set; each lesson's symbol is a static of that lesson's
+    // type in `kit_types::graded` (practice/src/root.rs); and the grader compiles the
+    // library with the compiler and the kit-types that built this program (one recipe,
     // which checks the files the library links).
-    pub fn build2() -> Result<build2::FetchFn, String> {
-        unsafe { Library::from_env()?.function("build2") }
-    }
     pub fn stage8() -> Result<stage8::LookupFn, String> {
         unsafe { Library::from_env()?.function("stage8") }
     }
 
     /// The lessons whose learner's code runs in a runner.
     pub fn in_runner(group: &str) -> bool {
-        group == "build3"
+        matches!(group, "build2" | "build3")
     }
 }
 

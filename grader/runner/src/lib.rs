@@ -10,12 +10,14 @@
 //!
 //! - [`runner`]: the process's `main`: limits, confinement, the learner's function loaded,
 //!   then requests served; [`remote`]: the judge's end, which starts a runner and asks it.
-//! - [`build3`]: what a build3 run records, and the exhaustive check's space.
+//! - [`build2`]: one call of a fetcher; [`build3`]: what a build3 run records, and the
+//!   exhaustive check's space.
 //! - [`wire`]: how requests and reports are written between the two.
 //! - Leaves: [`panics`] (whose panic it was), [`limits`] (what a process may use),
 //!   [`sandbox`] (what it may still do), [`library`] (the learner's function loaded from the
 //!   library the grader built).
 
+pub mod build2;
 pub mod build3;
 pub mod library;
 pub mod limits;

@@ -7,7 +7,7 @@
 
 use kit_types::{
     PermanentError, PermanentKind, PolicyError, RequestError, RetryAction, RetryError, RetryEvent,
-    RetryPolicy, StopCause, TransientError, TransientReason,
+    RetryPolicy, StopCause, TransientError, TransientReason, TransportFailure,
 };
 use std::io::{Read, Write};
 
@@ -200,6 +200,16 @@ impl<T: Wire> Wire for Vec<T> {
     }
 }
 
+impl<A: Wire, B: Wire> Wire for (A, B) {
+    fn put(&self, out: &mut Vec<u8>) {
+        self.0.put(out);
+        self.1.put(out);
+    }
+    fn take(input: &mut &[u8]) -> Option<Self> {
+        Some((A::take(input)?, B::take(input)?))
+    }
+}
+
 impl Wire for serde_json::Value {
     fn put(&self, out: &mut Vec<u8>) {
         self.to_string().put(out);
@@ -257,6 +267,10 @@ wire_unit_enum!(
     ]
 );
 wire_unit_enum!(RetryAction, [RetryAction::Retry, RetryAction::Stop]);
+wire_unit_enum!(
+    TransportFailure,
+    [TransportFailure::Timeout, TransportFailure::Connection]
+);
 wire_unit_enum!(StopCause, [StopCause::AttemptLimit, StopCause::DelayBudget]);
 
 impl Wire for RetryPolicy {

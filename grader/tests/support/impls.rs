@@ -854,5 +854,5 @@ pub fn build2(label: &str) -> Option<build2::Learner> {
         "aborts" => |_, _, _| std::process::abort(),
         _ => return None,
     };
-    Some(build2::Learner { fetch })
+    Some(build2::Learner::Here(fetch))
 }

@@ -1,164 +1,70 @@
 //! One call of a fetcher on a scripted exchange: what the transport was asked, and what the
-//! fetcher returned.
+//! fetcher returned. Here, or in the runner that holds the learner's code
+//! ([`Learner::Runner`]), which records the same way and sends what it recorded
+//! ([`kit_runner::build2`]).
 
-use super::{Learner, Transport};
-use crate::feedback::same_secs;
-use kit_types::{HttpReply, RequestError, TransportFailure};
-use serde_json::Value;
-use std::cell::RefCell;
-use std::panic::{self, AssertUnwindSafe};
+use super::Learner;
+use kit_runner::build2::{Ask, Told};
+use kit_runner::wire;
 
-/// What the transport does when it is called.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Exchange {
-    /// A reply arrives.
-    Reply(HttpReply),
-    /// No reply.
-    Fails(TransportFailure),
-}
+pub use kit_runner::build2::call::{
+    describe_exchange, describe_result, excerpt, same_result, Call, Exchange, Recorded, URL,
+};
 
-/// One call of `fetch`: its arguments and what the transport does.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Call {
-    /// The method argument.
-    pub method: String,
-    /// The URL argument.
-    pub url: String,
-    /// What the transport does.
-    pub exchange: Exchange,
-}
-
-/// The URL every check and scenario fetches unless it says otherwise.
-pub const URL: &str = "https://api.example/jobs/3";
-
-impl Call {
-    /// A GET of [`URL`] answered by `reply`.
-    pub fn get(reply: HttpReply) -> Self {
-        Call {
-            method: "GET".into(),
-            url: URL.into(),
-            exchange: Exchange::Reply(reply),
-        }
-    }
-
-    /// A GET of [`URL`] that gets no reply.
-    pub fn failing(failure: TransportFailure) -> Self {
-        Call {
-            method: "GET".into(),
-            url: URL.into(),
-            exchange: Exchange::Fails(failure),
-        }
-    }
-
-    /// The same call with another method.
-    pub fn with_method(mut self, method: &str) -> Self {
-        self.method = method.into();
-        self
-    }
-
-    /// The call as people read it: `GET https://… → 429, Retry-After: "3", body ""`.
-    pub fn describe(&self) -> String {
-        format!(
-            "{:?} {} → transport {}",
-            self.method,
-            self.url,
-            describe_exchange(&self.exchange)
-        )
-    }
-}
-
-/// What the transport does, every field: `replies 429, headers [Retry-After: "3"], body ""`.
-pub fn describe_exchange(exchange: &Exchange) -> String {
-    match exchange {
-        Exchange::Fails(f) => format!("fails: {f}"),
-        Exchange::Reply(r) => {
-            let headers: Vec<String> = r
-                .headers
-                .iter()
-                .map(|(n, v)| format!("{n}: {v:?}"))
-                .collect();
-            format!(
-                "replies {}, headers [{}], body {}",
-                r.status,
-                headers.join(", "),
-                excerpt(&r.body, 80)
-            )
-        }
-    }
-}
-
-/// `text` quoted, cut to `max` characters with a note of the length.
-pub fn excerpt(text: &str, max: usize) -> String {
-    let count = text.chars().count();
-    if count <= max {
-        format!("{text:?}")
-    } else {
-        let cut: String = text.chars().take(max).collect();
-        format!("{cut:?}… ({count} characters)")
-    }
-}
-
-/// What a call did.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Recorded {
-    /// The URL of each call of the transport, in order.
-    pub transport_calls: Vec<String>,
-    /// What `fetch` returned.
-    pub result: Result<Value, RequestError>,
-}
+/// What one call did, or the payload of its fetcher's panic (for the caller to judge).
+pub type Ran = Result<Recorded, Box<dyn std::any::Any + Send>>;
 
 /// Runs `learner` on `call`. A panic of the fetcher is returned as its payload, for the
 /// caller to judge.
-pub fn record(learner: &Learner, call: &Call) -> Result<Recorded, Box<dyn std::any::Any + Send>> {
-    let calls = RefCell::new(Vec::new());
-    let exchange = call.exchange.clone();
-    let transport: Transport<'_> = Box::new(|url: &str| {
-        calls.borrow_mut().push(url.to_string());
-        match exchange {
-            Exchange::Reply(reply) => Ok(reply),
-            Exchange::Fails(failure) => Err(failure),
-        }
-    });
-    let result = panic::catch_unwind(AssertUnwindSafe(|| {
-        (learner.fetch)(&call.method, &call.url, transport)
-    }))?;
-    Ok(Recorded {
-        transport_calls: calls.into_inner(),
-        result,
-    })
-}
-
-/// A result as the lesson speaks of it: `Ok({"state":"done"})`,
-/// `transient rate_limited, retry_after 3.0`, `permanent not_found, status 404`.
-pub fn describe_result(result: &Result<Value, RequestError>) -> String {
-    match result {
-        Ok(v) => format!("Ok({v})"),
-        Err(RequestError::Transient(t)) => match t.retry_after {
-            Some(w) => format!("transient {}, retry_after {w:?}", t.reason),
-            None => format!("transient {}, no retry_after", t.reason),
-        },
-        Err(RequestError::Permanent(p)) => match p.status {
-            Some(s) => format!("permanent {}, status {s}", p.kind),
-            None => format!("permanent {}, no status", p.kind),
-        },
+pub fn record(learner: &Learner, call: &Call) -> Ran {
+    match learner {
+        Learner::Here(f) => kit_runner::build2::call::record(*f, call),
+        Learner::Runner(_) => record_all(learner, std::slice::from_ref(call))
+            .pop()
+            .unwrap_or_else(|| Err(Box::new(unanswered()))),
     }
 }
 
-/// Whether two results are the same in every declared field (`detail` is free text and is
-/// not compared).
-pub fn same_result(a: &Result<Value, RequestError>, b: &Result<Value, RequestError>) -> bool {
-    match (a, b) {
-        (Ok(x), Ok(y)) => x == y,
-        (Err(RequestError::Transient(x)), Err(RequestError::Transient(y))) => {
-            x.reason == y.reason
-                && match (x.retry_after, y.retry_after) {
-                    (Some(p), Some(q)) => same_secs(p, q),
-                    (p, q) => p.is_none() && q.is_none(),
+/// [`record`] for each of `calls`, in order; in a runner, in one question. Shorter than
+/// `calls` when one reached `todo!()`: the rest would only say it again.
+pub fn record_all(learner: &Learner, calls: &[Call]) -> Vec<Ran> {
+    let runner = match learner {
+        Learner::Here(_) => {
+            let mut runs = Vec::with_capacity(calls.len());
+            for call in calls {
+                let ran = record(learner, call);
+                let stub = ran.as_ref().err().is_some_and(|payload| {
+                    crate::panics::is_stub_panic(&crate::panics::panic_message(payload.as_ref()))
+                });
+                runs.push(ran);
+                if stub {
+                    break;
                 }
+            }
+            return runs;
         }
-        (Err(RequestError::Permanent(x)), Err(RequestError::Permanent(y))) => {
-            x.kind == y.kind && x.status == y.status
-        }
-        _ => false,
+        Learner::Runner(runner) => runner,
+    };
+    let ask = wire::encode(&Ask(calls.to_vec()));
+    let Told(runs) = runner.ask(&ask, |bytes| {
+        let told: Told = wire::decode(bytes)?;
+        // At most one per call, and fewer only after a todo!().
+        let ended_early = told.0.last().is_some_and(|last| {
+            last.as_ref()
+                .err()
+                .is_some_and(|p| crate::panics::is_stub_panic(&p.message))
+        });
+        (told.0.len() == calls.len() || (ended_early && told.0.len() < calls.len())).then_some(told)
+    });
+    runs.into_iter()
+        .map(|run| run.map_err(|reported| Box::new(reported) as Box<dyn std::any::Any + Send>))
+        .collect()
+}
+
+/// The panic raised for an answer that holds no run (which a runner never sends).
+fn unanswered() -> crate::panics::Reported {
+    crate::panics::Reported {
+        message: "the process that ran your code answered with no run of it".into(),
+        location: None,
     }
 }

@@ -26,18 +26,28 @@ pub use checks::{CHECKS, CHECK_INFO};
 /// ```
 pub use kit_types::graded::{FetchFn, Transport};
 
-/// The function a build2 learner writes, as a harness links it.
-#[derive(Debug, Clone, Copy)]
-pub struct Learner {
-    /// `fetch`.
-    pub fetch: FetchFn,
+/// The `fetch` the checks judge, and where it runs.
+#[derive(Debug, Clone)]
+pub enum Learner {
+    /// In this process: the reference, the kit's own tests, a harness cargo linked with the
+    /// practice crate.
+    Here(FetchFn),
+    /// In a runner process that holds the learner's code and nothing of the checks': the
+    /// checks send it their inputs and judge what it says it observed.
+    Runner(std::sync::Arc<kit_runner::remote::Runner>),
+}
+
+impl Learner {
+    /// The learner's function in a runner started for this check ([`kit_runner::remote`]).
+    pub fn in_runner() -> Result<Learner, String> {
+        kit_runner::remote::Runner::from_env(GROUP.name)
+            .map(|runner| Learner::Runner(std::sync::Arc::new(runner)))
+    }
 }
 
 /// The kit's finished fetcher.
 pub fn reference() -> Learner {
-    Learner {
-        fetch: |m, u, t| reference::fetch(m, u, t),
-    }
+    Learner::Here(|m, u, t| reference::fetch(m, u, t))
 }
 
 /// The build2 group.

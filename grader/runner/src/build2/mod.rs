@@ -1,0 +1,132 @@
+//! build2 · `fetch`: one call of a fetcher on a scripted exchange ([`call`]), and what the
+//! judge asks a runner and hears back: a list of calls, run in order, and per call what
+//! the fetcher did ([`Ask`], [`Told`]). The exhaustive check sends its cases a chunk at a
+//! time; the reference's side of each stays with the judge.
+
+pub mod call;
+
+use crate::panics::{self, Reported};
+use crate::wire::{self, Wire};
+use call::{record, Call, Exchange, Recorded};
+use kit_types::graded::FetchFn;
+use kit_types::HttpReply;
+
+/// What the judge asks a build2 runner: run these calls, in order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ask(pub Vec<Call>);
+
+/// What a build2 runner says: per call, what the fetcher did, or its panic. Shorter than
+/// asked when a call reached `todo!()` (the last one then says so).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Told(pub Vec<Result<Recorded, Reported>>);
+
+/// Runs one request on the learner's `fetch`, in a runner.
+pub fn serve(imp: FetchFn, ask: &Ask) -> Told {
+    let mut runs = Vec::with_capacity(ask.0.len());
+    for call in &ask.0 {
+        match record(imp, call) {
+            Ok(recorded) => runs.push(Ok(recorded)),
+            Err(payload) => {
+                let reported = Reported {
+                    message: panics::panic_message(payload.as_ref()),
+                    location: panics::take_location(),
+                };
+                let stub = panics::is_stub_panic(&reported.message);
+                runs.push(Err(reported));
+                if stub {
+                    break;
+                }
+            }
+        }
+    }
+    Told(runs)
+}
+
+/// [`serve`] on a request's bytes; `None` when they are not a request.
+pub fn serve_bytes(imp: FetchFn, ask: &[u8]) -> Option<Vec<u8>> {
+    let ask: Ask = wire::decode(ask)?;
+    Some(wire::encode(&serve(imp, &ask)))
+}
+
+impl Wire for HttpReply {
+    fn put(&self, out: &mut Vec<u8>) {
+        self.status.put(out);
+        self.headers.put(out);
+        self.body.put(out);
+    }
+    fn take(input: &mut &[u8]) -> Option<Self> {
+        Some(HttpReply {
+            status: u16::take(input)?,
+            headers: Wire::take(input)?,
+            body: String::take(input)?,
+        })
+    }
+}
+
+impl Wire for Exchange {
+    fn put(&self, out: &mut Vec<u8>) {
+        match self {
+            Exchange::Reply(r) => {
+                out.push(0);
+                r.put(out);
+            }
+            Exchange::Fails(f) => {
+                out.push(1);
+                f.put(out);
+            }
+        }
+    }
+    fn take(input: &mut &[u8]) -> Option<Self> {
+        Some(match u8::take(input)? {
+            0 => Exchange::Reply(HttpReply::take(input)?),
+            1 => Exchange::Fails(Wire::take(input)?),
+            _ => return None,
+        })
+    }
+}
+
+impl Wire for Call {
+    fn put(&self, out: &mut Vec<u8>) {
+        self.method.put(out);
+        self.url.put(out);
+        self.exchange.put(out);
+    }
+    fn take(input: &mut &[u8]) -> Option<Self> {
+        Some(Call {
+            method: String::take(input)?,
+            url: String::take(input)?,
+            exchange: Exchange::take(input)?,
+        })
+    }
+}
+
+impl Wire for Recorded {
+    fn put(&self, out: &mut Vec<u8>) {
+        self.transport_calls.put(out);
+        self.result.put(out);
+    }
+    fn take(input: &mut &[u8]) -> Option<Self> {
+        Some(Recorded {
+            transport_calls: Wire::take(input)?,
+            result: Wire::take(input)?,
+        })
+    }
+}
+
+impl Wire for Ask {
+    fn put(&self, out: &mut Vec<u8>) {
+        self.0.put(out);
+    }
+    fn take(input: &mut &[u8]) -> Option<Self> {
+        Some(Ask(Wire::take(input)?))
+    }
+}
+
+impl Wire for Told {
+    fn put(&self, out: &mut Vec<u8>) {
+        self.0.put(out);
+    }
+    fn take(input: &mut &[u8]) -> Option<Self> {
+        Some(Told(Wire::take(input)?))
+    }
+}
