@@ -129,12 +129,72 @@ fn main() -> ExitCode {
     all.extend(fork_trials());
     #[cfg(target_os = "linux")]
     all.extend(sandbox_trials());
+    #[cfg(unix)]
+    all.extend(runner_trials());
     libtest_mimic::run(&args, all).exit_code()
 }
 
 /// Set for a harness that plays a system without Landlock (an old kernel, or a container
 /// whose seccomp profile does not know its calls): see `support::no_landlock`.
 const NO_LANDLOCK_VAR: &str = "GRADER_TEST_NO_LANDLOCK";
+
+/// The runner's boundary: what the learner's code in a runner sends is judged, never
+/// trusted, and a check's verdict does not depend on the checks run before it.
+#[cfg(unix)]
+fn runner_trials() -> Vec<Trial> {
+    vec![
+        Trial::test(
+            "an_answer_forged_on_the_runners_socket_is_never_a_pass",
+            || {
+                for (label, said) in [
+                    ("forges_garbage_answers", "an answer the check cannot read"),
+                    (
+                        "forges_an_inconsistent_answer",
+                        "an answer the check cannot read",
+                    ),
+                ] {
+                    let (summary, out) = grade(label, "fixtures::", 10.0);
+                    ensure(summary.count(Status::Passed) == 0, || {
+                        format!("{label}: a forged answer passed\n{out}")
+                    })?;
+                    ensure(summary.kit_bugs() == 0, || format!("{label}: {out}"))?;
+                    expect_failed(
+                        &summary,
+                        "fixtures::third_attempt_success",
+                        FailureKind::Panic,
+                        &[said],
+                    )?;
+                }
+                Ok(())
+            },
+        ),
+        Trial::test(
+            "a_verdict_does_not_depend_on_the_checks_run_before_it",
+            || {
+                // Right on the first two calls of a process, wrong after: each check's runner is
+                // a process of its own, so a run of every check gives what each gives alone.
+                let (all, out) = grade("counts_across_checks", "fixtures::", 10.0);
+                ensure(all.runs.len() == 8, || out.clone())?;
+                for run in &all.runs {
+                    let (alone, alone_out) = grade_exact("counts_across_checks", run.name);
+                    let status = |s: &Summary| s.runs.first().map(|r| r.outcome.status());
+                    ensure(status(&alone) == Some(run.outcome.status()), || {
+                        format!("{}: alone {alone_out}\nin the run {out}", run.name)
+                    })?;
+                }
+                // One call per check passes; a check that calls twice or more does not.
+                ensure(all.count(Status::Passed) > 0, || out.clone())?;
+                Ok(())
+            },
+        ),
+    ]
+}
+
+/// Runs the one check `name` of build3 on test implementation `label`.
+#[cfg(unix)]
+fn grade_exact(label: &str, name: &str) -> (Summary, String) {
+    grade(label, name, 10.0)
+}
 
 /// Set to a path that this program, as a harness, tries to write before its `main` runs, as
 /// a constructor in a learner's crate could: see `a_constructor_before_main_runs_confined`.
@@ -155,7 +215,8 @@ static CONSTRUCTOR: extern "C" fn() = {
 
 /// The expected result of `probes_its_sandbox` where every protection is on.
 const ALL_REFUSED: &str = "refused: fork, exec, read a kit file, read its own program (the \
-     symbol table), read /etc/passwd, read its own memory, list its folder, write a file, write \
+     symbol table), read /etc/passwd, read its own memory, read its parent's memory, read its \
+     parent's input, read its parent's memory (process_vm_readv), list its folder, write a file, write \
      /tmp, a signal to its parent, a signal to every process, a TCP socket, a new session, \
      memory outside the limit (memfd), change a file's mode, read another process's limits, \
      set a priority, watch files (fanotify), watch files (inotify), System V shared memory, \
@@ -209,8 +270,9 @@ fn sandbox_trials() -> Vec<Trial> {
                 let message = probed(Launcher::new(me()).env(NO_LANDLOCK_VAR, "1"))?;
                 ensure(
                 message.contains(
-                    "refused: fork, exec, a signal to its parent, a signal to every process, a \
-                     TCP socket, a new session, memory outside the limit (memfd), change a \
+                    "refused: fork, exec, read its parent's memory, read its parent's input, \
+                     read its parent's memory (process_vm_readv), a signal to its parent, a \
+                     signal to every process, a TCP socket, a new session, memory outside the limit (memfd), change a \
                      file's mode, read another process's limits, set a priority, watch files \
                      (fanotify), watch files (inotify), System V shared memory, read the \
                      kernel log's size | allowed: a thread, a signal to itself, read a kit \

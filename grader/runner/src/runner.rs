@@ -63,6 +63,7 @@ pub fn main(load: fn(&str) -> Result<Function, String>) -> ExitCode {
         }
     }
     crate::panics::install_quiet_hook();
+    drop_capabilities();
     let mode = limits.map_or(Mode::default(), |l| l.sandbox);
     if mode != Mode::Off {
         // The learner's library: loaded, and read by a backtrace for the learner's lines.
@@ -119,6 +120,51 @@ fn serve(function: Function) -> ! {
 fn serve(_: Function) -> ! {
     eprintln!("a runner needs Unix");
     end_now(i32::from(EXIT_USAGE))
+}
+
+/// Gives up every capability, for good: run as root (a platform's container), the runner
+/// keeps root's files' owner rights but loses its powers over other processes and files —
+/// tracing or reading the judge (which is not dumpable), overriding permissions, changing
+/// owners. Nothing is lost for a runner that had none.
+fn drop_capabilities() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: plain system calls on this process, with buffers of the kernel's layout.
+    unsafe {
+        // The bounding set first (it needs CAP_SETPCAP, which goes next): none comes back.
+        for capability in 0..64 {
+            libc::prctl(libc::PR_CAPBSET_DROP, capability, 0, 0, 0);
+        }
+        // Then the effective, permitted and inheritable sets, all empty (version 3).
+        #[repr(C)]
+        struct Header {
+            version: u32,
+            pid: i32,
+        }
+        #[repr(C)]
+        #[derive(Clone, Copy)]
+        struct Data {
+            effective: u32,
+            permitted: u32,
+            inheritable: u32,
+        }
+        let header = Header {
+            version: 0x2008_0522,
+            pid: 0,
+        };
+        let data = [Data {
+            effective: 0,
+            permitted: 0,
+            inheritable: 0,
+        }; 2];
+        libc::syscall(libc::SYS_capset, &header, data.as_ptr());
+        libc::prctl(
+            libc::PR_CAP_AMBIENT,
+            libc::PR_CAP_AMBIENT_CLEAR_ALL,
+            0,
+            0,
+            0,
+        );
+    }
 }
 
 /// Ends the process at once: no exit handler the learner's code registered runs.

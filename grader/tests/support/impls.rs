@@ -389,6 +389,36 @@ pub fn probe_sandbox() -> String {
             "read its own memory",
             std::fs::File::open("/proc/self/mem").is_ok(),
         ),
+        // The judge, in a runner: the checks' expectations and the reference's digests.
+        ("read its parent's memory", {
+            parent.is_some_and(|p| {
+                std::fs::File::open(format!("/proc/{}/mem", p.as_raw_nonzero())).is_ok()
+            })
+        }),
+        ("read its parent's input", {
+            parent.is_some_and(|p| {
+                std::fs::File::open(format!("/proc/{}/fd/0", p.as_raw_nonzero())).is_ok()
+            })
+        }),
+        ("read its parent's memory (process_vm_readv)", {
+            parent.is_some_and(|p| {
+                let mut byte = [0u8; 1];
+                let local = libc::iovec {
+                    iov_base: byte.as_mut_ptr().cast(),
+                    iov_len: 1,
+                };
+                // Any address: refused or not, the call says whether it may look.
+                let remote = libc::iovec {
+                    iov_base: 0x1000 as *mut libc::c_void,
+                    iov_len: 1,
+                };
+                // SAFETY: one byte into a local buffer; the remote side is only read.
+                let n = unsafe {
+                    libc::process_vm_readv(p.as_raw_nonzero().get(), &local, 1, &remote, 1, 0)
+                };
+                n >= 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::EPERM)
+            })
+        }),
         ("list its folder", std::fs::read_dir(".").is_ok()),
         ("write a file", {
             std::fs::File::create("escape.txt").is_ok_and(|mut f| f.write_all(b"x").is_ok())
@@ -468,6 +498,22 @@ pub fn probe_sandbox() -> String {
     };
     format!("refused: {} | allowed: {}", names(refused), names(allowed))
 }
+
+/// Writes `bytes` as a frame on descriptor 3 (the runner's socket to the judge), as a
+/// learner's code in a runner can.
+fn forge_answer(bytes: &[u8]) {
+    #[cfg(unix)]
+    {
+        use std::os::fd::FromRawFd;
+        // SAFETY: the runner's socket; not closed here (the value is forgotten).
+        let socket = unsafe { std::fs::File::from_raw_fd(3) };
+        let mut socket = std::mem::ManuallyDrop::new(socket);
+        let _ = kit_runner::wire::write_frame(&mut *socket, bytes);
+    }
+}
+
+/// Counts the calls of `retry_request` this process made, for `counts_across_checks`.
+static CALLS_SO_FAR: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 /// A build3 implementation of `retry_request`, by name.
 pub fn build3(label: &str) -> Option<build3::Learner> {
@@ -568,6 +614,35 @@ pub fn build3(label: &str) -> Option<build3::Learner> {
             CORRECT(p, r, s, l)
         },
         "probes_its_sandbox" => |_, _, _, _| panic!("{}", probe_sandbox()),
+        // In a runner, descriptor 3 is the socket to the judge: these write answers of their
+        // own on it, ahead of the runner's.
+        "forges_garbage_answers" => |p, r, s, l| {
+            forge_answer(&[0xff, 0xff, 0xff]);
+            reference::retry_request(p, r, s, l)
+        },
+        "forges_an_inconsistent_answer" => |p, r, s, l| {
+            // Three calls, as the fixtures' scripts take, with no callback in the order.
+            let mut recording = build3::recording::Recording::empty();
+            recording.calls = 3;
+            recording.result = Some(Ok(serde_json::json!({"job_id": "fresh_3"})));
+            forge_answer(&kit_runner::wire::encode(
+                &kit_runner::build3::Told::Recorded {
+                    recording,
+                    ending: None,
+                },
+            ));
+            reference::retry_request(p, r, s, l)
+        },
+        "counts_across_checks" => |p, r, s, l| {
+            // Right for the first two calls of the process, wrong after: a verdict that
+            // depended on the checks run before it would show here.
+            let n = CALLS_SO_FAR.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            if n < 2 {
+                reference::retry_request(p, r, s, l)
+            } else {
+                Ok(Reply::Null)
+            }
+        },
         "forges_a_kit_bug" => |_, r, _, _| {
             // Calls request until the kit's call guard panics, catches that, and raises a
             // payload of its own with resume_unwind, which runs no panic hook: the last
