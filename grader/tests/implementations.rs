@@ -960,6 +960,33 @@ fn trials() -> Vec<Trial> {
                 .map_err(|e| format!("{}\n{out}", e.message().unwrap_or_default()).into())
             },
         ),
+        Trial::test(
+            "exhaustive_check_names_a_late_case_that_never_finishes",
+            || {
+                let reference = build3::reference();
+                let late = build3::exhaustive::cases()
+                    .position(|c| {
+                        c.script.steps.get(3).is_some_and(Result::is_ok)
+                            && build3::recording::record(&reference, &c.policy, &c.script, None)
+                                .0
+                                .calls
+                                >= 4
+                    })
+                    .map(|i| i + 1)
+                    .ok_or("the space has no such case")?;
+                ensure(late > 4096, || format!("case {late} is not past a chunk"))?;
+                let (summary, out) = grade("spins_on_a_late_case", "exhaustive::", 0.5);
+                expect_failed(
+                    &summary,
+                    "exhaustive::matches_reference_on_every_case",
+                    FailureKind::Timeout,
+                    &[&format!(
+                        "did not finish case {late} of the exhaustive space"
+                    )],
+                )
+                .map_err(|e| format!("{}\n{out}", e.message().unwrap_or_default()).into())
+            },
+        ),
         Trial::test("a_panic_is_a_failure_with_its_message", || {
             let (summary, _) = grade("panics", "fixtures::third_attempt_success", 10.0);
             expect_failed(

@@ -227,6 +227,8 @@ fn finish(report: &Report) -> ! {
     // Held until the process ends: a second report (a stall seen as the job returns) waits
     // here, and the first one stands.
     let mut slot = to.file.lock().unwrap_or_else(|e| e.into_inner());
+    // No runner outlives its judge's report (a stall ends the judge with one running).
+    kit_runner::remote::end_runners();
     let sealed = Sealed {
         token: to.token.clone(),
         report: report.clone(),

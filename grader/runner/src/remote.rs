@@ -18,10 +18,115 @@ use std::sync::Mutex;
 /// one.
 pub const PROGRAM_VAR: &str = "KIT_RUNNER_PROGRAM";
 
+/// Every runner this process started and has not yet reaped: ended at once by
+/// [`end_runners`].
+static STARTED: Mutex<Vec<u32>> = Mutex::new(Vec::new());
+
+/// Kills every runner this process started and waits for each, so that none is left when
+/// the judge ends (the grader would find it running, and call it a process the learner's
+/// code left behind). Call it before the judge writes its report and ends.
+pub fn end_runners() {
+    ENDING.store(true, std::sync::atomic::Ordering::SeqCst);
+    let pids = std::mem::take(&mut *STARTED.lock().unwrap_or_else(|e| e.into_inner()));
+    #[cfg(unix)]
+    for pid in pids {
+        let Ok(pid) = i32::try_from(pid) else {
+            continue;
+        };
+        // SAFETY: plain system calls on a child of this process, not yet reaped (so its
+        // id is still its own).
+        unsafe {
+            libc::kill(pid, libc::SIGKILL);
+            let mut status = 0;
+            while libc::waitpid(pid, &mut status, 0) < 0
+                && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted
+            {
+            }
+        }
+    }
+}
+
+/// Set once [`end_runners`] has run: the judge is ending, and a runner that went away was
+/// ended by it, not by the learner's code.
+static ENDING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 /// A started runner.
 #[derive(Debug)]
 pub struct Runner {
     link: Mutex<Link>,
+    /// The page the runner marks the cases it is running on, shared with it.
+    marks: Option<Marks>,
+}
+
+/// A page of [`MARKS`](crate::runner::MARKS) case numbers shared with the runner (a memfd
+/// mapped on both sides): the runner stores the number of the case each of its threads
+/// runs, without a system call, and the judge reads them to name a case that never ends.
+/// What it reads is the runner's word, used only to name that case.
+#[derive(Debug)]
+struct Marks {
+    page: std::ptr::NonNull<std::sync::atomic::AtomicU64>,
+    fd: std::os::fd::OwnedFd,
+}
+
+// SAFETY: the page is only ever read through atomics, and stays mapped while the value lives.
+unsafe impl Send for Marks {}
+// SAFETY: as above.
+unsafe impl Sync for Marks {}
+
+impl Marks {
+    #[cfg(target_os = "linux")]
+    fn new() -> Option<Marks> {
+        use std::os::fd::FromRawFd;
+        let size = crate::runner::MARKS_SIZE;
+        // SAFETY: plain system calls; the mapping is checked before use.
+        unsafe {
+            let fd = libc::memfd_create(c"kit-runner-marks".as_ptr(), libc::MFD_CLOEXEC);
+            if fd < 0 {
+                return None;
+            }
+            let fd = std::os::fd::OwnedFd::from_raw_fd(fd);
+            use std::os::fd::AsRawFd;
+            if libc::ftruncate(fd.as_raw_fd(), size as libc::off_t) != 0 {
+                return None;
+            }
+            let page = libc::mmap(
+                std::ptr::null_mut(),
+                size,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                fd.as_raw_fd(),
+                0,
+            );
+            if page == libc::MAP_FAILED {
+                return None;
+            }
+            let page = std::ptr::NonNull::new(page.cast())?;
+            Some(Marks { page, fd })
+        }
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    fn new() -> Option<Marks> {
+        None
+    }
+
+    fn read(&self) -> [u64; crate::runner::MARKS] {
+        // SAFETY: the page holds MARKS atomics and is mapped while self lives.
+        std::array::from_fn(|i| unsafe {
+            (*self.page.as_ptr().add(i * crate::runner::MARK_STRIDE))
+                .load(std::sync::atomic::Ordering::Relaxed)
+        })
+    }
+}
+
+impl Drop for Marks {
+    fn drop(&mut self) {
+        // SAFETY: the mapping made in `new`, of that size.
+        #[cfg(unix)]
+        unsafe {
+            libc::munmap(self.page.as_ptr().cast(), crate::runner::MARKS_SIZE);
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -50,6 +155,10 @@ impl Runner {
         let (ours, theirs) = std::os::unix::net::UnixStream::pair()
             .map_err(|e| format!("no socket for the runner: {e}"))?;
         let fd = theirs.as_raw_fd();
+        let marks = Marks::new();
+        let marks_fd = marks
+            .as_ref()
+            .map(|m| std::os::fd::AsRawFd::as_raw_fd(&m.fd));
         // The judge holds the checks' expectations (the reference's digests among them): no
         // process of its user without the power to trace any process may read its memory or
         // its descriptors (`/proc/PID/mem`), whatever the sandbox gives. The runner drops that
@@ -73,6 +182,12 @@ impl Runner {
                 } else if libc::dup2(fd, target) < 0 {
                     return Err(std::io::Error::last_os_error());
                 }
+                if let Some(marks) = marks_fd {
+                    // Above the socket, so that the socket's move cannot close it first.
+                    if libc::dup2(marks, crate::runner::MARKS_FD) < 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                }
                 #[cfg(target_os = "linux")]
                 libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
                 Ok(())
@@ -81,12 +196,17 @@ impl Runner {
         let child = command
             .spawn()
             .map_err(|e| format!("cannot start the runner {}: {e}", program.display()))?;
+        STARTED
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(child.id());
         drop(theirs);
         Ok(Runner {
             link: Mutex::new(Link {
                 socket: ours,
                 child,
             }),
+            marks,
         })
     }
 
@@ -98,6 +218,12 @@ impl Runner {
             "cannot start the runner {}: runners need Unix",
             program.display()
         ))
+    }
+
+    /// The case numbers the runner's threads say they are running (0: none), if it shares
+    /// its marks.
+    pub fn marks(&self) -> Option<[u64; crate::runner::MARKS]> {
+        self.marks.as_ref().map(Marks::read)
     }
 
     /// Sends `ask` and returns the runner's answer, decoded by `read`. When the runner ends
@@ -131,9 +257,25 @@ fn exchange(_: &mut Link, _: &[u8]) -> Option<Vec<u8>> {
     None
 }
 
+/// Takes `pid` off the runners [`end_runners`] ends: it is being reaped here.
+fn reaping(pid: u32) {
+    STARTED
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .retain(|p| *p != pid);
+}
+
 impl Link {
     /// The runner is gone or going: wait for it, and end this process the way it ended.
     fn ended(&mut self) -> ! {
+        if ENDING.load(std::sync::atomic::Ordering::SeqCst) {
+            // The judge ended its runners to end itself: the thread that did ends the
+            // process; this one waits for it.
+            loop {
+                std::thread::park();
+            }
+        }
+        reaping(self.child.id());
         let status = self.child.wait();
         #[cfg(unix)]
         if let Ok(status) = &status {
@@ -158,6 +300,7 @@ impl Link {
 impl Drop for Runner {
     fn drop(&mut self) {
         let link = self.link.get_mut().unwrap_or_else(|e| e.into_inner());
+        reaping(link.child.id());
         let _ = link.child.kill();
         let _ = link.child.wait();
     }

@@ -534,6 +534,21 @@ pub fn build3(label: &str) -> Option<build3::Learner> {
         "swallows_panics" => swallows_panics,
         "never_stops" => never_stops,
         "spins" => spins,
+        "spins_on_a_late_case" => |p, r, s, l| {
+            // Right everywhere but where a fourth call of request succeeds, which it never
+            // returns from: deep in the exhaustive space, past a chunk of it.
+            let mut calls = 0;
+            let mut request = || {
+                calls += 1;
+                let outcome = r();
+                if calls == 4 && outcome.is_ok() {
+                    #[allow(clippy::empty_loop)]
+                    loop {}
+                }
+                outcome
+            };
+            reference::retry_request(p, &mut request, s, l)
+        },
         "panics" => |_, _, _, _| panic!("boom: index 7 out of range"),
         "aborts" => |_, _, _, _| std::process::abort(),
         "prints_escapes" => |_, _, _, _| {

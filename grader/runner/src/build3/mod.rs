@@ -136,12 +136,12 @@ fn run_space(imp: RetryFn, start: usize, count: usize) -> Vec<CaseRun> {
     let blocks = space::blocks();
     let end = start.saturating_add(count).min(space::total(&blocks));
     if end.saturating_sub(start) < SPLIT_FROM {
-        return run_stretch(imp, &blocks, start, end);
+        return run_stretch(imp, &blocks, start, end, 0);
     }
     let middle = start + (end - start) / 2;
     let (mut first, second) = std::thread::scope(|scope| {
-        let later = scope.spawn(|| run_stretch(imp, &blocks, middle, end));
-        let first = run_stretch(imp, &blocks, start, middle);
+        let later = scope.spawn(|| run_stretch(imp, &blocks, middle, end, 1));
+        let first = run_stretch(imp, &blocks, start, middle, 0);
         (first, later.join())
     });
     // A todo!() in the first half ends the answer there; a thread that died with a panic
@@ -154,8 +154,27 @@ fn run_space(imp: RetryFn, start: usize, count: usize) -> Vec<CaseRun> {
     first
 }
 
-/// Cases `start..end` of `blocks`, in order, on this thread.
-fn run_stretch(imp: RetryFn, blocks: &[space::Block], start: usize, end: usize) -> Vec<CaseRun> {
+/// Cases `start..end` of `blocks`, in order, on this thread, marked in `slot` of the shared
+/// page ([`crate::runner::mark`]) as they run.
+fn run_stretch(
+    imp: RetryFn,
+    blocks: &[space::Block],
+    start: usize,
+    end: usize,
+    slot: usize,
+) -> Vec<CaseRun> {
+    let runs = stretch(imp, blocks, start, end, slot);
+    crate::runner::mark(slot, 0);
+    runs
+}
+
+fn stretch(
+    imp: RetryFn,
+    blocks: &[space::Block],
+    start: usize,
+    end: usize,
+    slot: usize,
+) -> Vec<CaseRun> {
     let mut runs = Vec::with_capacity(end.saturating_sub(start));
     let mut rec = Recording::empty();
     let mut script = Script::repeating(Vec::new());
@@ -171,6 +190,7 @@ fn run_stretch(imp: RetryFn, blocks: &[space::Block], start: usize, end: usize) 
             .map(|(_, i)| i - b.start);
         b.script_into(index - b.start, &mut script.steps, previous);
         held = Some((block, index));
+        crate::runner::mark(slot, index as u64 + 1);
         let case = match run(&mut rec, imp, &b.policy, &script, None) {
             None => match rec.digest() {
                 Some(digest) => CaseRun::Digest(digest),

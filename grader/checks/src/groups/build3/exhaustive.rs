@@ -224,7 +224,7 @@ pub fn compare_tracked(
     known: Option<&Digests>,
 ) -> Result<usize, Box<Difference>> {
     if let Learner::Runner(runner) = imp {
-        return match compare_in_runner(imp, runner, progress, &under_way[0], known) {
+        return match compare_in_runner(imp, runner, progress, under_way, known) {
             None => Ok(space::total(&blocks())),
             Some(index) => Err(difference(imp, index)),
         };
@@ -337,7 +337,7 @@ fn compare_in_runner(
     imp: &Learner,
     runner: &Runner,
     progress: &AtomicUsize,
-    under_way: &UnderWay,
+    under_way: &[UnderWay; THREADS],
     known: Option<&Digests>,
 ) -> Option<usize> {
     let blocks = blocks();
@@ -347,16 +347,24 @@ fn compare_in_runner(
     let mut start = 0;
     while start < total {
         let count = RUNNER_CHUNK.min(total - start);
-        under_way.0.store(start + 1, Ordering::Relaxed);
+        under_way[0].0.store(start + 1, Ordering::Relaxed);
         let ask = wire::encode(&Ask::Space { start, count });
-        let runs = runner.ask(&ask, |bytes| match wire::decode(bytes)? {
-            Told::Space(runs) if (1..=count).contains(&runs.len()) => Some(runs),
-            _ => None,
+        let runs = watching_marks(runner, progress, under_way, || {
+            runner.ask(&ask, |bytes| match wire::decode(bytes)? {
+                Told::Space(runs) if (1..=count).contains(&runs.len()) => Some(runs),
+                _ => None,
+            })
         });
+        for slot in under_way {
+            slot.0.store(0, Ordering::Relaxed);
+        }
         let answered = runs.len();
         for (offset, run) in runs.into_iter().enumerate() {
             let index = start + offset;
-            under_way.0.store(index + 1, Ordering::Relaxed);
+            under_way[0].0.store(index + 1, Ordering::Relaxed);
+            // The judge's own share of the work moves too (a reference run per case, when
+            // no digests were handed over): it is no stall.
+            progress.fetch_add(1, Ordering::Relaxed);
             // The reference's digest of this case: handed, or made here.
             let mut reference_digest = || {
                 known.and_then(|k| k.get(index)).or_else(|| {
@@ -384,19 +392,55 @@ fn compare_in_runner(
                 }
             };
             if !same {
-                under_way.0.store(0, Ordering::SeqCst);
+                under_way[0].0.store(0, Ordering::SeqCst);
                 return Some(index);
             }
         }
-        progress.fetch_add(answered, Ordering::Relaxed);
         if answered < count {
             // Only a case that reached todo!() ends a chunk early, and it was raised above.
             return Some(start + answered);
         }
         start += count;
     }
-    under_way.0.store(0, Ordering::SeqCst);
+    under_way[0].0.store(0, Ordering::SeqCst);
     None
+}
+
+/// Runs `ask` (a question of the space to `runner`), meanwhile copying the cases the
+/// runner's threads mark as running into `under_way`, and counting each change in
+/// `progress`: a stall then names the case a runner's thread never finished.
+fn watching_marks<T>(
+    runner: &Runner,
+    progress: &AtomicUsize,
+    under_way: &[UnderWay; THREADS],
+    ask: impl FnOnce() -> T,
+) -> T {
+    if runner.marks().is_none() {
+        return ask();
+    }
+    let done = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        let watcher = scope.spawn(|| {
+            let mut seen = [0u64; THREADS];
+            while !done.load(Ordering::Relaxed) {
+                if let Some(marks) = runner.marks() {
+                    if marks != seen {
+                        for (slot, mark) in under_way.iter().zip(marks) {
+                            slot.0
+                                .store(usize::try_from(mark).unwrap_or(0), Ordering::Relaxed);
+                        }
+                        seen = marks;
+                        progress.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+                std::thread::park_timeout(std::time::Duration::from_millis(5));
+            }
+        });
+        let answer = ask();
+        done.store(true, Ordering::Relaxed);
+        watcher.thread().unpark();
+        answer
+    })
 }
 
 /// Whether the learner's recording of `case` is the reference's.
