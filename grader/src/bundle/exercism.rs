@@ -55,7 +55,7 @@ mkdir -p "$output" || exit 1
 work=$(mktemp -d "${TMPDIR:-/tmp}/test-runner.XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT
 
-"$grader" --root "$kit" grade "$input" --one --group "$group" \
+"$grader" --root "$kit" grade "$input" --one --group "$group"@GRADE_OPTIONS@ \
   --report exercism --out "$work/out" >"$work/log" 2>&1
 status=$?
 cat "$work/log"
@@ -103,6 +103,7 @@ pub(super) fn files(
             ("CASES", &names.join("|")),
             ("FILES", file_cases.trim_end()),
             ("GROUP", group),
+            ("GRADE_OPTIONS", header.grade_options()),
         ],
     );
     let title = "Exercism test runner setup for the retry practice kit.".to_string();

@@ -48,7 +48,7 @@ mkdir -p "$results" || exit 1
 work=$(mktemp -d "${TMPDIR:-/tmp}/autograder.XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT
 
-"$grader" --root "$kit" grade "$root/submission" --one --group "$group" \
+"$grader" --root "$kit" grade "$root/submission" --one --group "$group"@GRADE_OPTIONS@ \
   --report gradescope --out "$work/out" >"$work/log" 2>&1
 status=$?
 cat "$work/log"
@@ -92,6 +92,7 @@ pub(super) fn files(
             ("TITLE", header.group.title),
             ("GROUP", group),
             ("FILE", lesson_file),
+            ("GRADE_OPTIONS", header.grade_options()),
         ],
     );
     let mut files = kit_under(kit, "kit");

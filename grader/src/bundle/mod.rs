@@ -120,6 +120,10 @@ pub struct Options {
     /// Gradescope and Exercism: the Rust toolchain to install (`stable`, or a version such
     /// as `1.91`, at least the workspace's `rust-version`).
     pub toolchain: String,
+    /// Gradescope and Exercism: grade even where the platform cannot give the whole
+    /// sandbox (`grade --allow-weak-sandbox`: every report then says which protections were
+    /// off). Off, such a platform grades nothing and says why.
+    pub allow_weak_sandbox: bool,
 }
 
 impl Options {
@@ -133,6 +137,7 @@ impl Options {
             timeout_minutes: DEFAULT_TIMEOUT_MINUTES,
             zip: true,
             toolchain: DEFAULT_TOOLCHAIN.to_string(),
+            allow_weak_sandbox: false,
         }
     }
 }
@@ -371,6 +376,7 @@ pub fn build(root: &Path, options: &Options, out: Option<&Path>) -> Result<Bundl
         version: kit.version,
         per: options.per,
         toolchain: options.toolchain.clone(),
+        allow_weak_sandbox: options.allow_weak_sandbox,
     };
     let (mut files, keep) = match options.platform {
         Platform::Gradescope => (
@@ -422,9 +428,19 @@ struct Header {
     version: &'static str,
     per: Per,
     toolchain: String,
+    allow_weak_sandbox: bool,
 }
 
 impl Header {
+    /// The options the bundle's scripts give `grade` beyond the submission's: `" --allow-weak-sandbox"` or nothing.
+    fn grade_options(&self) -> &'static str {
+        if self.allow_weak_sandbox {
+            " --allow-weak-sandbox"
+        } else {
+            ""
+        }
+    }
+
     /// The command that wrote the bundle.
     fn command(&self) -> String {
         let mut options = match (self.platform, self.per) {
@@ -435,6 +451,7 @@ impl Header {
         if self.platform != Platform::Classroom && self.toolchain != DEFAULT_TOOLCHAIN {
             options.push_str(&format!(" --toolchain {}", self.toolchain));
         }
+        options.push_str(self.grade_options());
         format!(
             "bundle {} {} --out DIR{options}",
             self.platform, self.group.name
@@ -961,6 +978,54 @@ fn set_mode(_path: &Path, _executable: bool) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The scripts of a platform's bundle of the kit itself, by file name.
+    fn scripts(platform: Platform, allow_weak_sandbox: bool) -> Vec<(PathBuf, String)> {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let options = Options {
+            allow_weak_sandbox,
+            zip: false,
+            ..Options::new(platform, GROUPS[0])
+        };
+        let bundle = build(&root, &options, None).expect("the kit bundles");
+        bundle
+            .files
+            .iter()
+            .filter(|(_, f)| f.executable)
+            .map(|(p, f)| (p.clone(), String::from_utf8_lossy(&f.content).into_owned()))
+            .collect()
+    }
+
+    #[test]
+    fn a_weak_sandbox_is_allowed_only_by_the_bundle_that_says_so() {
+        for platform in [Platform::Gradescope, Platform::Exercism] {
+            let strict = scripts(platform, false);
+            let grading = |scripts: &[(PathBuf, String)]| {
+                scripts
+                    .iter()
+                    .flat_map(|(p, text)| {
+                        text.lines()
+                            .filter(|l| !l.trim_start().starts_with('#'))
+                            .filter(|l| l.contains(" grade ") && l.contains("--one"))
+                            .map(move |l| (p.clone(), l.to_string()))
+                    })
+                    .collect::<Vec<_>>()
+            };
+            // Every script that grades: the first submission's, and setup's warm-up.
+            assert!(grading(&strict).len() >= 2, "{platform}: {strict:?}");
+            for (path, line) in grading(&strict) {
+                assert!(!line.contains("--allow-weak-sandbox"), "{path:?}: {line}");
+            }
+            let weak = scripts(platform, true);
+            for (path, line) in grading(&weak) {
+                assert!(line.contains("--allow-weak-sandbox"), "{path:?}: {line}");
+            }
+            // And the bundle says how it was made.
+            assert!(weak
+                .iter()
+                .any(|(_, text)| text.contains("--out DIR --allow-weak-sandbox")));
+        }
+    }
 
     #[test]
     fn versions_are_digits_and_dots() {

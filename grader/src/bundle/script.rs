@@ -15,7 +15,7 @@ pub(super) fn fill(template: &str, values: &[(&str, &str)]) -> String {
         text = text.replace(&format!("@{name}@"), value);
     }
     debug_assert!(
-        !text.contains("@GROUP@") && !text.contains("@KIT@"),
+        !text.contains("@GROUP@") && !text.contains("@KIT@") && !text.contains("@GRADE_OPTIONS@"),
         "a placeholder was left"
     );
     text
@@ -105,7 +105,7 @@ warm_up() {
   local group=$1 stub=$2
   echo "== warming the grading copy: grading the $group stub once"
   cp "$kit/$stub" "$warm/$group.rs"
-  "$kit/target/debug/grader" --root "$kit" grade "$warm/$group.rs" --one --group "$group" \
+  "$kit/target/debug/grader" --root "$kit" grade "$warm/$group.rs" --one --group "$group"@GRADE_OPTIONS@ \
     --out "$warm/$group" --quiet
   if [ ! -s "$warm/$group/$group.json" ]; then
     echo "setup.sh: grading the $group stub gave no report: the kit does not work here" >&2
@@ -161,6 +161,7 @@ pub(super) fn setup(
             ("KIT", kit_dir),
             ("WARMED", &warmed),
             ("WARM", warm.trim_end()),
+            ("GRADE_OPTIONS", header.grade_options()),
         ],
     ))
 }

@@ -53,6 +53,11 @@ pub struct BundleArgs {
     /// yourself).
     #[arg(long)]
     no_zip: bool,
+    /// gradescope and exercism: grade even where the platform cannot give the whole sandbox
+    /// (old kernels, strict containers); every report then names the protections that were
+    /// off. Without it such a platform grades nothing and says why.
+    #[arg(long)]
+    allow_weak_sandbox: bool,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -109,6 +114,15 @@ pub fn bundle(root: Option<PathBuf>, args: BundleArgs) -> Outcome {
     if platform != Platform::Gradescope && args.no_zip {
         return Err(only("--no-zip", Platform::Gradescope));
     }
+    if platform == Platform::Classroom && args.allow_weak_sandbox {
+        return Err(Failure::new(
+            "--allow-weak-sandbox is for gradescope and exercism bundles, not classroom",
+        )
+        .hint(
+            "a classroom workflow runs the checks as a learner's own run does, which never \
+             refuses a weak sandbox: leave --allow-weak-sandbox out",
+        ));
+    }
     let root = kit_root(root)?;
     let options = Options {
         per: match args.per {
@@ -119,6 +133,7 @@ pub fn bundle(root: Option<PathBuf>, args: BundleArgs) -> Outcome {
             .timeout_minutes
             .unwrap_or(bundle::DEFAULT_TIMEOUT_MINUTES),
         zip: !args.no_zip,
+        allow_weak_sandbox: args.allow_weak_sandbox,
         toolchain: args
             .toolchain
             .clone()
