@@ -217,7 +217,8 @@ static CONSTRUCTOR: extern "C" fn() = {
 const ALL_REFUSED: &str = "refused: fork, exec, read a kit file, read its own program (the \
      symbol table), read /etc/passwd, read its own memory, read its parent's memory, read its \
      parent's input, read its parent's memory (process_vm_readv), list its folder, write a file, write \
-     /tmp, a signal to its parent, a signal to every process, a TCP socket, a new session, \
+     /tmp, a signal to its parent, a signal to its process group, clear its parent-death \
+     signal, a signal to every process, a TCP socket, a new session, \
      memory outside the limit (memfd), change a file's mode, read another process's limits, \
      set a priority, watch files (fanotify), watch files (inotify), System V shared memory, \
      read the kernel log's size | allowed: a thread, a signal to itself";
@@ -272,7 +273,8 @@ fn sandbox_trials() -> Vec<Trial> {
                 message.contains(
                     "refused: fork, exec, read its parent's memory, read its parent's input, \
                      read its parent's memory (process_vm_readv), a signal to its parent, a \
-                     signal to every process, a TCP socket, a new session, memory outside the limit (memfd), change a \
+                     signal to its process group, clear its parent-death signal, a signal to \
+                     every process, a TCP socket, a new session, memory outside the limit (memfd), change a \
                      file's mode, read another process's limits, set a priority, watch files \
                      (fanotify), watch files (inotify), System V shared memory, read the \
                      kernel log's size | allowed: a thread, a signal to itself, read a kit \

@@ -447,8 +447,8 @@ mod linux {
             SeccompCondition::new(index, SeccompCmpArgLen::Dword, op, value).map_err(err)
         };
         let rule = |conditions: Vec<SeccompCondition>| SeccompRule::new(conditions).map_err(err);
-        // A signal's target: this process (or, for `kill`, 0: its own process group, which
-        // holds nothing else once no process can be started).
+        // A signal's target: this process only. Not 0 (its process group): a runner shares
+        // its judge's group.
         let not_me = || arg(0, SeccompCmpOp::Ne, me as u64);
         let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
         // New processes: `clone` without CLONE_THREAD.
@@ -462,9 +462,15 @@ mod linux {
             )
             .map_err(err)?])?],
         );
+        rules.insert(libc::SYS_kill, vec![rule(vec![not_me()?])?]);
+        // Its parent-death signal stays: the process ends with the one that started it.
         rules.insert(
-            libc::SYS_kill,
-            vec![rule(vec![not_me()?, arg(0, SeccompCmpOp::Ne, 0)?])?],
+            libc::SYS_prctl,
+            vec![rule(vec![arg(
+                0,
+                SeccompCmpOp::Eq,
+                libc::PR_SET_PDEATHSIG as u64,
+            )?])?],
         );
         for call in [
             libc::SYS_tgkill,

@@ -192,7 +192,8 @@ impl<T: Wire> Wire for Vec<T> {
         if len > input.len() {
             return None;
         }
-        let mut items = Vec::with_capacity(len);
+        // Grown as the values decode, not allocated on the other side's word.
+        let mut items = Vec::with_capacity(len.min(1024));
         for _ in 0..len {
             items.push(T::take(input)?);
         }

@@ -429,6 +429,14 @@ pub fn probe_sandbox() -> String {
         ("a signal to its parent", {
             parent.is_some_and(|p| rustix::process::test_kill_process(p).is_ok())
         }),
+        ("a signal to its process group", {
+            // SAFETY: signal 0 only asks whether it could be sent.
+            unsafe { libc::kill(0, 0) == 0 }
+        }),
+        ("clear its parent-death signal", {
+            // SAFETY: a plain system call on this process.
+            unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, 0, 0, 0, 0) == 0 }
+        }),
         ("a signal to every process", {
             // SAFETY: signal 0 only asks whether it could be sent.
             unsafe { libc::kill(-1, 0) == 0 }
@@ -633,6 +641,19 @@ pub fn build3(label: &str) -> Option<build3::Learner> {
         // own on it, ahead of the runner's.
         "forges_garbage_answers" => |p, r, s, l| {
             forge_answer(&[0xff, 0xff, 0xff]);
+            reference::retry_request(p, r, s, l)
+        },
+        "forges_a_deliberate_panic" => |p, r, s, l| {
+            // Says the check's deliberate panic in request came out, for a question that
+            // asked for none: a bug of the check's, were it believed.
+            forge_answer(&kit_runner::wire::encode(
+                &kit_runner::build3::Told::Recorded {
+                    recording: build3::recording::Recording::empty(),
+                    ending: Some(kit_runner::build3::Ending::Deliberate(
+                        build3::recording::Callback::Request,
+                    )),
+                },
+            ));
             reference::retry_request(p, r, s, l)
         },
         "forges_an_inconsistent_answer" => |p, r, s, l| {

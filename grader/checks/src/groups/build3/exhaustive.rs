@@ -350,9 +350,16 @@ fn compare_in_runner(
         under_way[0].0.store(start + 1, Ordering::Relaxed);
         let ask = wire::encode(&Ask::Space { start, count });
         let runs = watching_marks(runner, progress, under_way, || {
-            runner.ask(&ask, |bytes| match wire::decode(bytes)? {
-                Told::Space(runs) if (1..=count).contains(&runs.len()) => Some(runs),
-                _ => None,
+            runner.ask(&ask, |bytes| {
+                // No more runs than cases asked: read before the rest is decoded.
+                let claimed = bytes.get(1..9)?.try_into().ok().map(u64::from_le_bytes)?;
+                if bytes.first() != Some(&1) || claimed > count as u64 {
+                    return None;
+                }
+                match wire::decode(bytes)? {
+                    Told::Space(runs) if (1..=count).contains(&runs.len()) => Some(runs),
+                    _ => None,
+                }
             })
         });
         for slot in under_way {

@@ -62,7 +62,18 @@ pub fn record_into(
     *rec = recording;
     match ending? {
         Ending::Panicked(reported) => Some(Box::new(reported)),
-        Ending::Deliberate(callback) => Some(Box::new(DeliberatePanic(callback.name()))),
+        // Only the panic this question asked for is the check's own: any other is a claim
+        // of the runner's, and a runner's panic is the learner's.
+        Ending::Deliberate(callback) if panic_in == Some(callback) => {
+            Some(Box::new(DeliberatePanic(callback.name())))
+        }
+        Ending::Deliberate(callback) => Some(Box::new(crate::panics::Reported {
+            message: format!(
+                "the process that ran your code said the check's deliberate panic in \
+                 {callback} came out, but this question made none"
+            ),
+            location: None,
+        })),
         Ending::Guard(message) => panic::resume_unwind(Box::new(CheckFailure(message))),
     }
 }
