@@ -219,6 +219,13 @@ pub fn run_group(root: Option<PathBuf>, group: &Group, args: GroupArgs) -> Outco
     let exercise = load_exercise(&root, group)?;
     let log = GuidanceLog::in_kit(&root);
     let (selected, _) = suite::select(group, &libtest);
+    if !libtest.list && limits.sandbox == grader_checks::sandbox::Mode::Off {
+        eprintln!(
+            "note: the sandbox is off (GRADER_SANDBOX=off): your code can reach the checks' \
+             files and processes, so this run's verdict is not evidence of anything. Process \
+             groups, limits and leak checks still stand."
+        );
+    }
     if !libtest.list && limits.sandbox != grader_checks::sandbox::Mode::Off {
         let off = grader_checks::sandbox::probe();
         if !off.is_empty() {
