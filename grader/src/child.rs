@@ -878,13 +878,24 @@ fn interpret(report: Report) -> Outcome {
         },
         Report::Unfinished { message, location } => Outcome::Unfinished { location, message },
         Report::Panicked { message, .. } if message.starts_with("failed to spawn thread") => {
+            // Refused outright (the runner of build2 and build3 starts no threads for the
+            // learner's code), or out of threads or memory.
+            let refused = message.contains("PermissionDenied");
             Outcome::Failed {
                 kind: FailureKind::Limit,
-                message: format!(
-                    "could not start another thread ({message}): the check's threads, or its \
-                     memory, ran out. A check needs a handful at most: is something spawned in a \
-                     loop?"
-                ),
+                message: if refused {
+                    format!(
+                        "could not start a thread ({message}): in this lesson your function \
+                         runs on one thread, and may start none. Its callbacks cannot leave \
+                         the thread they were given on, so a thread has nothing to do."
+                    )
+                } else {
+                    format!(
+                        "could not start another thread ({message}): the check's threads, or \
+                         its memory, ran out. A check needs a handful at most: is something \
+                         spawned in a loop?"
+                    )
+                },
             }
         }
         Report::Panicked { message, location } => Outcome::Failed {

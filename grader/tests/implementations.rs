@@ -168,6 +168,19 @@ fn runner_trials() -> Vec<Trial> {
                 Ok(())
             },
         ),
+        #[cfg(target_os = "linux")]
+        Trial::test("a_runner_starts_no_threads_for_the_learners_code", || {
+            // 500 threads that would each take a share of the CPU from the class's other
+            // submissions: the first is refused, and the check says why.
+            let (summary, out) = grade("spawns_threads", "fixtures::third_attempt_success", 10.0);
+            ensure(summary.count(Status::Passed) == 0, || out.clone())?;
+            expect_failed(
+                &summary,
+                "fixtures::third_attempt_success",
+                FailureKind::Limit,
+                &["may start none"],
+            )
+        }),
         Trial::test(
             "a_verdict_does_not_depend_on_the_checks_run_before_it",
             || {
@@ -214,14 +227,14 @@ static CONSTRUCTOR: extern "C" fn() = {
 };
 
 /// The expected result of `probes_its_sandbox` where every protection is on.
-const ALL_REFUSED: &str = "refused: fork, exec, read a kit file, read its own program (the \
+const ALL_REFUSED: &str = "refused: a thread, fork, exec, read a kit file, read its own program (the \
      symbol table), read /etc/passwd, read its own memory, read its parent's memory, read its \
      parent's input, read its parent's memory (process_vm_readv), list its folder, write a file, write \
      /tmp, a signal to its parent, a signal to its process group, clear its parent-death \
      signal, a signal to every process, a TCP socket, a new session, \
      memory outside the limit (memfd), change a file's mode, read another process's limits, \
      set a priority, watch files (fanotify), watch files (inotify), System V shared memory, \
-     read the kernel log's size | allowed: a thread, a signal to itself";
+     read the kernel log's size | allowed: a signal to itself";
 
 /// The sandbox's (Linux): what a check's process may still do, where the system gives every
 /// protection and where it lacks Landlock.
@@ -271,14 +284,13 @@ fn sandbox_trials() -> Vec<Trial> {
                 let message = probed(Launcher::new(me()).env(NO_LANDLOCK_VAR, "1"))?;
                 ensure(
                 message.contains(
-                    "refused: fork, exec, read its parent's memory, read its parent's input, \
+                    "refused: a thread, fork, exec, read its parent's memory, read its parent's input, \
                      read its parent's memory (process_vm_readv), a signal to its parent, a \
                      signal to its process group, clear its parent-death signal, a signal to \
                      every process, a TCP socket, a new session, memory outside the limit (memfd), change a \
                      file's mode, read another process's limits, set a priority, watch files \
                      (fanotify), watch files (inotify), System V shared memory, read the \
-                     kernel log's size | allowed: a thread, a signal to itself, read a kit \
-                     file",
+                     kernel log's size | allowed: a signal to itself, read a kit file",
                 ),
                 || message.clone(),
             )

@@ -135,7 +135,71 @@ pub fn main(load: fn(&str) -> Result<Function, String>) -> ExitCode {
             end_now(i32::from(EXIT_USAGE));
         }
     };
+    if mode != Mode::Off {
+        // The threads cases run on, started now; then no more, on any of them.
+        Worker::start();
+        if let Err(missing) = sandbox::refuse_threads() {
+            if mode == Mode::Required {
+                eprintln!("the sandbox could not be set up: {missing}");
+                end_now(i32::from(sandbox::EXIT_UNCONFINED));
+            }
+        }
+    }
     serve(function)
+}
+
+/// A job for the worker thread.
+type Job = Box<dyn FnOnce() + Send>;
+
+/// The one thread besides the main one that a confined runner runs cases on, started
+/// before new threads are refused ([`sandbox::refuse_threads`], which it also applies to
+/// itself).
+struct Worker {
+    jobs: std::sync::Mutex<std::sync::mpsc::Sender<Job>>,
+}
+
+/// The worker, once started.
+static WORKER: std::sync::OnceLock<Worker> = std::sync::OnceLock::new();
+
+impl Worker {
+    fn start() {
+        let (jobs, next) = std::sync::mpsc::channel::<Job>();
+        let (ready, confined) = std::sync::mpsc::channel::<bool>();
+        let started = std::thread::Builder::new()
+            .name("cases".into())
+            .spawn(move || {
+                let _ = ready.send(sandbox::refuse_threads().is_ok());
+                for job in next {
+                    job();
+                }
+            });
+        // A worker that could not refuse threads is not used: the learner's code would run
+        // on a thread that may start others.
+        if started.is_ok() && confined.recv() == Ok(true) {
+            let _ = WORKER.set(Worker {
+                jobs: std::sync::Mutex::new(jobs),
+            });
+        }
+    }
+}
+
+/// Runs `job` on the worker thread and returns where its result will arrive; `None` when
+/// there is no worker (the sandbox is off, or it could not be started confined): the caller
+/// then runs the work itself.
+pub(crate) fn on_worker<T: Send + 'static>(
+    job: impl FnOnce() -> T + Send + 'static,
+) -> Option<std::sync::mpsc::Receiver<T>> {
+    let worker = WORKER.get()?;
+    let (done, result) = std::sync::mpsc::channel();
+    let job: Job = Box::new(move || {
+        let _ = done.send(job());
+    });
+    let sent = worker
+        .jobs
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .send(job);
+    sent.ok().map(|()| result)
 }
 
 #[cfg(unix)]

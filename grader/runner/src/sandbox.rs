@@ -91,6 +91,23 @@ pub fn confine(readable: &[PathBuf]) -> Vec<String> {
     }
 }
 
+/// Refuses this thread, and the threads it starts (none: that is what is refused), any new
+/// thread or process (`EPERM`): a runner's threads call it once it has started the threads
+/// it runs cases on, so that the learner's code, which has no use for threads (its
+/// callbacks cannot leave the thread they were given on), cannot spin up more, and a
+/// submission in a class cannot take the CPU from the others. `Err` says why it could not
+/// be done.
+pub fn refuse_threads() -> Result<(), String> {
+    #[cfg(target_os = "linux")]
+    {
+        linux::refuse_threads()
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        Err("refusing new threads (seccomp) exists only on Linux".to_string())
+    }
+}
+
 /// A first layer of the sandbox, made ready in the grader for a harness program it starts, and
 /// applied in the started process between `fork` and `exec` ([`BeforeExec::apply`]): so that
 /// code linked into the program, which may run before its `main` (constructors), already runs
@@ -382,6 +399,18 @@ mod linux {
             seccompiler::apply_filter(program).map_err(|e| fail(e.to_string()))?;
         }
         Ok(())
+    }
+
+    pub(super) fn refuse_threads() -> Result<(), String> {
+        let fail = |e: String| format!("refusing new threads (seccomp): {e}");
+        let arch = arch().map_err(fail)?;
+        let program = filter(
+            BTreeMap::from([(libc::SYS_clone, Vec::new())]),
+            libc::EPERM,
+            arch,
+        )
+        .map_err(fail)?;
+        seccompiler::apply_filter(&program).map_err(|e| fail(e.to_string()))
     }
 
     fn filter(

@@ -362,7 +362,11 @@ pub fn probe_sandbox() -> String {
     let kit_file = concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml");
     let parent = rustix::process::getppid();
     let attempts: Vec<(&str, bool)> = vec![
-        ("a thread", std::thread::spawn(|| 7).join().is_ok()),
+        ("a thread", {
+            std::thread::Builder::new()
+                .spawn(|| 7)
+                .is_ok_and(|t| t.join().is_ok())
+        }),
         ("a signal to itself", {
             rustix::process::test_kill_process(rustix::process::getpid()).is_ok()
         }),

@@ -131,7 +131,8 @@ fn ending_of(payload: &(dyn std::any::Any + Send)) -> Ending {
 const SPLIT_FROM: usize = 1024;
 
 /// Cases `start..start + count` of the space, in order; on two threads when there are
-/// enough (the machines the kit runs on have at least two cores, and the judge waits).
+/// enough (the machines the kit runs on have at least two cores, and the judge waits): this
+/// one and the runner's worker ([`crate::runner::on_worker`]).
 fn run_space(imp: RetryFn, start: usize, count: usize) -> Vec<CaseRun> {
     let blocks = space::blocks();
     let end = start.saturating_add(count).min(space::total(&blocks));
@@ -139,12 +140,16 @@ fn run_space(imp: RetryFn, start: usize, count: usize) -> Vec<CaseRun> {
         return run_stretch(imp, &blocks, start, end, 0);
     }
     let middle = start + (end - start) / 2;
-    let (mut first, second) = std::thread::scope(|scope| {
-        let later = scope.spawn(|| run_stretch(imp, &blocks, middle, end, 1));
-        let first = run_stretch(imp, &blocks, start, middle, 0);
-        (first, later.join())
-    });
-    // A todo!() in the first half ends the answer there; a thread that died with a panic
+    // The later half on the runner's worker thread (a confined runner starts no other);
+    // without one, all of it here.
+    let later =
+        crate::runner::on_worker(move || run_stretch(imp, &space::blocks(), middle, end, 1));
+    let Some(later) = later else {
+        return run_stretch(imp, &blocks, start, end, 0);
+    };
+    let mut first = run_stretch(imp, &blocks, start, middle, 0);
+    let second = later.recv();
+    // A todo!() in the first half ends the answer there; a worker that died with a panic
     // the function let escape the catch (it cannot: every run is caught) adds nothing.
     if first.len() == middle - start {
         if let Ok(second) = second {
