@@ -131,8 +131,10 @@ fn a_class_of_sixty_gets_one_right_row_each_and_unchanged_work_is_not_graded_aga
         subs.to_str().unwrap(),
         "--out",
         out.to_str().unwrap(),
+        // Three copies: the hanging submission holds one for ten seconds (39 timeouts, four
+        // checks at a time) while it sleeps, and the other two keep both cores busy.
         "--jobs",
-        "2",
+        "3",
         "--report",
         "json",
         "--report",
