@@ -503,10 +503,11 @@ fn a_copy_seeded_from_a_warm_one_compiles_only_the_learners_crate_and_the_harnes
     use grader::compile::{build_harness_at, BuildPlace};
     use grader::kitcopy::Slot;
     use grader::seed;
-    let dir = tempfile::tempdir().unwrap();
-    let pool = dir.path().join("pool");
-    // A grading copy, warmed from the kit's build where it has one, then built.
-    let warm = Slot::acquire(&pool, 2, common::files()).unwrap();
+    // A grading copy, warmed from the kit's build where it has one, then built. It lasts
+    // from one run of the tests to the next (as the end-to-end tests' copies do), so a warm
+    // run finds it built; the copy seeded from it below is new every time.
+    let lasting = common::target().join("kit-tests").join("seeding");
+    let warm = Slot::acquire(&lasting, 1, common::files()).unwrap();
     common::warm_from_kit(warm.root(), common::files());
     // A grading copy's build of build3's harness, as `grade` makes it.
     let build = |root: &Path| {
@@ -516,7 +517,8 @@ fn a_copy_seeded_from_a_warm_one_compiles_only_the_learners_crate_and_the_harnes
     };
     build(warm.root());
     // A second one, seeded from the first as `grade` seeds its copies.
-    let cold = Slot::try_acquire(&pool, 2, common::files())
+    let dir = tempfile::tempdir().unwrap();
+    let cold = Slot::try_acquire(&dir.path().join("pool"), 1, common::files())
         .unwrap()
         .unwrap();
     assert!(!seed::is_warm(cold.root()));
