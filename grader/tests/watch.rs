@@ -153,7 +153,7 @@ fn watch_reruns_on_each_save_and_quits() {
         run.contains("practice/src/lib.rs does not compile"),
         "{run}"
     );
-    // r runs again (here rather than after the loop, which waits out every check's timeout).
+    // r runs again (here rather than after the loop, which waits out its checks' timeouts).
     watch.key("r");
     let run = watch.run_showing("does not compile");
     assert!(run.contains("──── run "), "a run of its own: {run}");
