@@ -47,34 +47,56 @@ fn replayed(root: &Path, group: &str) -> bool {
 
 #[test]
 fn every_lesson_gives_the_same_results_with_the_fast_paths_on_and_off() {
-    let kit = fresh_kit();
-    let root = kit.root();
-    for group in grader::groups::GROUPS {
-        // Unfinished everywhere, and failing everywhere with a panic of the learner's.
-        for text in [
-            stub(group.name),
-            stub_with(group.name, r#"panic!("the learner's own panic")"#),
-        ] {
-            write_learner(root, group.name, &text);
-            // cargo builds the first run, and keeps what it ran; an edit after it replays.
-            let first = checks_of(root, group.name, true);
-            let recipe = root.join(format!("target/kit-cache/replay-{}.json", group.name));
-            assert!(recipe.is_file(), "{}: no recipe to replay", group.name);
-            write_learner(root, group.name, &format!("{text}\n// an edit\n"));
-            let fast = checks_of(root, group.name, true);
-            assert!(
-                replayed(root, group.name),
-                "{}: the edit was not replayed",
-                group.name
-            );
-            let slow = checks_of(root, group.name, false);
-            assert!(
-                !replayed(root, group.name),
-                "{}: replayed with the fast paths off",
-                group.name
-            );
-            assert_eq!(fast, slow, "{}: the fast paths differ", group.name);
-            assert_eq!(first, slow, "{}: cargo's first run differs", group.name);
+    // The lessons are independent of each other: two copies of the kit take them in turn
+    // (each lesson's runs in one copy, one after the other), so two runs go at once.
+    let lessons = std::sync::Mutex::new(grader::groups::GROUPS.iter().collect::<Vec<_>>());
+    let next = || lessons.lock().unwrap().pop();
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..2.min(grader::groups::GROUPS.len()))
+            .map(|_| {
+                scope.spawn(|| {
+                    let kit = fresh_kit();
+                    while let Some(group) = next() {
+                        same_results_both_ways(kit.root(), group);
+                    }
+                })
+            })
+            .collect();
+        for worker in workers {
+            if let Err(panic) = worker.join() {
+                std::panic::resume_unwind(panic);
+            }
         }
+    });
+}
+
+/// Runs `group` in the copy at `root` with the fast paths on and off, and requires the same
+/// checks, statuses and messages.
+fn same_results_both_ways(root: &Path, group: &grader::Group) {
+    // Unfinished everywhere, and failing everywhere with a panic of the learner's.
+    for text in [
+        stub(group.name),
+        stub_with(group.name, r#"panic!("the learner's own panic")"#),
+    ] {
+        write_learner(root, group.name, &text);
+        // cargo builds the first run, and keeps what it ran; an edit after it replays.
+        let first = checks_of(root, group.name, true);
+        let recipe = root.join(format!("target/kit-cache/replay-{}.json", group.name));
+        assert!(recipe.is_file(), "{}: no recipe to replay", group.name);
+        write_learner(root, group.name, &format!("{text}\n// an edit\n"));
+        let fast = checks_of(root, group.name, true);
+        assert!(
+            replayed(root, group.name),
+            "{}: the edit was not replayed",
+            group.name
+        );
+        let slow = checks_of(root, group.name, false);
+        assert!(
+            !replayed(root, group.name),
+            "{}: replayed with the fast paths off",
+            group.name
+        );
+        assert_eq!(fast, slow, "{}: the fast paths differ", group.name);
+        assert_eq!(first, slow, "{}: cargo's first run differs", group.name);
     }
 }

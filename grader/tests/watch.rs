@@ -104,7 +104,7 @@ fn watch_reruns_on_each_save_and_quits() {
     let kit = fresh_kit();
     let root = kit.root();
     let file = learner_file(root, "build3");
-    // The spinning file waits out the timeout in every check, twice.
+    // The looping file waits out the timeout in each check that reaches its loop.
     let mut watch = Watch::start(root, &["build3", "--timeout", "0.5"]);
     let first = watch.run_showing("check result:");
     assert!(first.contains("UNFINISHED"), "{first}");
@@ -153,18 +153,26 @@ fn watch_reruns_on_each_save_and_quits() {
         run.contains("practice/src/lib.rs does not compile"),
         "{run}"
     );
-    // r runs again (here rather than after the loop, which waits out every check's timeout).
+    // r runs again (here rather than after the loop, which waits out its checks' timeouts).
     watch.key("r");
     let run = watch.run_showing("does not compile");
     assert!(run.contains("──── run "), "a run of its own: {run}");
 
-    // A loop in the learner's code: named, and the watch goes on; q quits.
+    // A loop in the learner's code: named, and the watch goes on; q quits. It loops on a
+    // permanent failure only, so a few checks wait out the timeout, not all 39 (ten rounds
+    // of 0.5 s, with the checks four at a time: five seconds of spinning cores).
     std::fs::write(
         &file,
-        stub_with("build3", "loop { std::hint::spin_loop() }"),
+        stub_with(
+            "build3",
+            "match { let mut request = request; request() } {\n        \
+             Err(RequestError::Permanent(_)) => loop { std::hint::spin_loop() },\n        \
+             _ => todo!(),\n    }",
+        ),
     )
     .unwrap();
     let run = watch.run_showing("did not finish");
+    assert!(run.contains("did not finish within 0.5 s"), "{run}");
     assert!(run.contains("check result: FAILED."), "{run}");
     let all = watch.seen.join("\n");
     assert!(

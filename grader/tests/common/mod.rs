@@ -283,6 +283,9 @@ pub fn wait_within(
     what: &str,
 ) -> std::process::ExitStatus {
     let started = std::time::Instant::now();
+    // Most children end within milliseconds: poll often at first, then every 20 ms (a fixed
+    // 20 ms poll cost the tests that wait for hundreds of short runs seconds of sleep).
+    let mut pause = std::time::Duration::from_micros(500);
     loop {
         if let Some(status) = child.try_wait().unwrap() {
             return status;
@@ -291,6 +294,7 @@ pub fn wait_within(
             let _ = child.kill();
             panic!("{what}");
         }
-        std::thread::sleep(std::time::Duration::from_millis(20));
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(std::time::Duration::from_millis(20));
     }
 }
