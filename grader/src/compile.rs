@@ -311,9 +311,11 @@ pub fn build_harness_at(
                 .flatten()
                 .filter(|r| replay::fits(r, &key, root, &target, color));
             match recipe.map(|recipe| replay::run(&recipe, &place.limits)) {
-                Some(Ok(done)) => {
-                    replayed_entry(done, built.fingerprint, false, &mut std::io::sink())
-                }
+                Some(Ok(done)) => BuildEntry {
+                    // cargo built this one; the grader then built the library it loads.
+                    replayed: false,
+                    ..replayed_entry(done, built.fingerprint, false, &mut std::io::sink())
+                },
                 Some(Err(replay::Unreplayed::Exceeded(exceeded))) => {
                     return Err(BuildError::Compile {
                         errors: vec![exceeded.message()],
@@ -707,7 +709,8 @@ struct BuildEntry {
     dep_info: Option<PathBuf>,
     /// The compiler's messages about the learner's code, shown again on a cached run.
     messages: Vec<String>,
-    /// Whether the grader ran the compiler itself ([`replay`]) rather than cargo.
+    /// Whether the grader ran the compiler itself ([`replay`]) and cargo did not run (after
+    /// cargo's build, the grader may still build the library the checks load: not a replay).
     #[serde(default)]
     replayed: bool,
 }

@@ -12,13 +12,15 @@
 //!   then requests served; [`remote`]: the judge's end, which starts a runner and asks it.
 //! - [`build2`]: one call of a fetcher; [`build3`]: what a build3 run records, and the
 //!   exhaustive check's space.
-//! - [`wire`]: how requests and reports are written between the two.
+//! - [`wire`]: how requests and reports are written between the two; `cases`: the threads a
+//!   runner runs cases on, and the marks it shares with its judge.
 //! - Leaves: [`panics`] (whose panic it was), [`limits`] (what a process may use),
 //!   [`sandbox`] (what it may still do), [`library`] (the learner's function loaded from the
 //!   library the grader built).
 
 pub mod build2;
 pub mod build3;
+mod cases;
 pub mod library;
 pub mod limits;
 pub mod panics;

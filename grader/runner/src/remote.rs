@@ -58,7 +58,7 @@ pub struct Runner {
     marks: Option<Marks>,
 }
 
-/// A page of [`MARKS`](crate::runner::MARKS) case numbers shared with the runner (a memfd
+/// A page of [`MARKS`](crate::cases::MARKS) case numbers shared with the runner (a memfd
 /// mapped on both sides): the runner stores the number of the case each of its threads
 /// runs, without a system call, and the judge reads them to name a case that never ends.
 /// What it reads is the runner's word, used only to name that case.
@@ -77,7 +77,7 @@ impl Marks {
     #[cfg(target_os = "linux")]
     fn new() -> Option<Marks> {
         use std::os::fd::FromRawFd;
-        let size = crate::runner::MARKS_SIZE;
+        let size = crate::cases::MARKS_SIZE;
         // SAFETY: plain system calls; the mapping is checked before use.
         unsafe {
             let fd = libc::memfd_create(c"kit-runner-marks".as_ptr(), libc::MFD_CLOEXEC);
@@ -110,10 +110,10 @@ impl Marks {
         None
     }
 
-    fn read(&self) -> [u64; crate::runner::MARKS] {
+    fn read(&self) -> [u64; crate::cases::MARKS] {
         // SAFETY: the page holds MARKS atomics and is mapped while self lives.
         std::array::from_fn(|i| unsafe {
-            (*self.page.as_ptr().add(i * crate::runner::MARK_STRIDE))
+            (*self.page.as_ptr().add(i * crate::cases::MARK_STRIDE))
                 .load(std::sync::atomic::Ordering::Relaxed)
         })
     }
@@ -124,7 +124,7 @@ impl Drop for Marks {
         // SAFETY: the mapping made in `new`, of that size.
         #[cfg(unix)]
         unsafe {
-            libc::munmap(self.page.as_ptr().cast(), crate::runner::MARKS_SIZE);
+            libc::munmap(self.page.as_ptr().cast(), crate::cases::MARKS_SIZE);
         }
     }
 }
@@ -184,7 +184,7 @@ impl Runner {
                 }
                 if let Some(marks) = marks_fd {
                     // Above the socket, so that the socket's move cannot close it first.
-                    if libc::dup2(marks, crate::runner::MARKS_FD) < 0 {
+                    if libc::dup2(marks, crate::cases::MARKS_FD) < 0 {
                         return Err(std::io::Error::last_os_error());
                     }
                 }
@@ -222,7 +222,7 @@ impl Runner {
 
     /// The case numbers the runner's threads say they are running (0: none), if it shares
     /// its marks.
-    pub fn marks(&self) -> Option<[u64; crate::runner::MARKS]> {
+    pub fn marks(&self) -> Option<[u64; crate::cases::MARKS]> {
         self.marks.as_ref().map(Marks::read)
     }
 

@@ -132,7 +132,7 @@ const SPLIT_FROM: usize = 1024;
 
 /// Cases `start..start + count` of the space, in order; on two threads when there are
 /// enough (the machines the kit runs on have at least two cores, and the judge waits): this
-/// one and the runner's worker ([`crate::runner::on_worker`]).
+/// one and the runner's worker ([`crate::cases::on_worker`]).
 fn run_space(imp: RetryFn, start: usize, count: usize) -> Vec<CaseRun> {
     let blocks = space::blocks();
     let end = start.saturating_add(count).min(space::total(&blocks));
@@ -142,8 +142,7 @@ fn run_space(imp: RetryFn, start: usize, count: usize) -> Vec<CaseRun> {
     let middle = start + (end - start) / 2;
     // The later half on the runner's worker thread (a confined runner starts no other);
     // without one, all of it here.
-    let later =
-        crate::runner::on_worker(move || run_stretch(imp, &space::blocks(), middle, end, 1));
+    let later = crate::cases::on_worker(move || run_stretch(imp, &space::blocks(), middle, end, 1));
     let Some(later) = later else {
         return run_stretch(imp, &blocks, start, end, 0);
     };
@@ -161,7 +160,7 @@ fn run_space(imp: RetryFn, start: usize, count: usize) -> Vec<CaseRun> {
 }
 
 /// Cases `start..end` of `blocks`, in order, on this thread, marked in `slot` of the shared
-/// page ([`crate::runner::mark`]) as they run.
+/// page ([`crate::cases::mark`]) as they run.
 fn run_stretch(
     imp: RetryFn,
     blocks: &[space::Block],
@@ -170,7 +169,7 @@ fn run_stretch(
     slot: usize,
 ) -> Vec<CaseRun> {
     let runs = stretch(imp, blocks, start, end, slot);
-    crate::runner::mark(slot, 0);
+    crate::cases::mark(slot, 0);
     runs
 }
 
@@ -196,7 +195,7 @@ fn stretch(
             .map(|(_, i)| i - b.start);
         b.script_into(index - b.start, &mut script.steps, previous);
         held = Some((block, index));
-        crate::runner::mark(slot, index as u64 + 1);
+        crate::cases::mark(slot, index as u64 + 1);
         let case = match run(&mut rec, imp, &b.policy, &script, None) {
             None => match rec.digest() {
                 Some(digest) => CaseRun::Digest(digest),

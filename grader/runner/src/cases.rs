@@ -1,0 +1,113 @@
+//! The threads a runner runs cases on, and the page of marks it shares with its judge.
+//!
+//! A confined runner has two threads for the learner's code — its main one and one
+//! [`Worker`] — and may start no other ([`crate::sandbox::refuse_threads`]). Each marks the
+//! case it runs on a page the judge also maps ([`mark`]), so that a case that never ends is
+//! named by its number.
+
+use crate::sandbox;
+
+/// The descriptor of the page the runner marks its cases on ([`mark`]), when the judge
+/// shares one.
+pub const MARKS_FD: i32 = 4;
+
+/// How many marks the page holds: one per thread a runner runs cases on.
+pub const MARKS: usize = 2;
+
+/// The distance between two marks on the page, in `u64`s: a cache line of their own each,
+/// so that two threads marking cases do not slow each other down.
+pub const MARK_STRIDE: usize = 16;
+
+/// The size of the page of marks, in bytes.
+pub const MARKS_SIZE: usize = MARKS * MARK_STRIDE * 8;
+
+/// The shared page, once mapped.
+static MARKED: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+
+/// Marks `case` (a 1-based number; 0: none) as what thread `slot` runs now.
+pub(crate) fn mark(slot: usize, case: u64) {
+    if let (Some(page), true) = (MARKED.get(), slot < MARKS) {
+        let page = *page as *const std::sync::atomic::AtomicU64;
+        // SAFETY: the page maps MARKS atomics for the life of the process.
+        unsafe {
+            (*page.add(slot * MARK_STRIDE)).store(case, std::sync::atomic::Ordering::Relaxed)
+        };
+    }
+}
+
+/// Maps the page the judge passed as [`MARKS_FD`], then closes the descriptor.
+pub(crate) fn map_marks() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: plain system calls; the mapping is kept for the life of the process.
+    unsafe {
+        let size = MARKS_SIZE;
+        let page = libc::mmap(
+            std::ptr::null_mut(),
+            size,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_SHARED,
+            MARKS_FD,
+            0,
+        );
+        libc::close(MARKS_FD);
+        if page != libc::MAP_FAILED {
+            let _ = MARKED.set(page as usize);
+        }
+    }
+}
+
+/// A job for the worker thread.
+type Job = Box<dyn FnOnce() + Send>;
+
+/// The one thread besides the main one that a confined runner runs cases on, started
+/// before new threads are refused ([`sandbox::refuse_threads`], which it also applies to
+/// itself).
+pub(crate) struct Worker {
+    jobs: std::sync::Mutex<std::sync::mpsc::Sender<Job>>,
+}
+
+/// The worker, once started.
+static WORKER: std::sync::OnceLock<Worker> = std::sync::OnceLock::new();
+
+impl Worker {
+    pub(crate) fn start() {
+        let (jobs, next) = std::sync::mpsc::channel::<Job>();
+        let started = std::thread::Builder::new()
+            .name("cases".into())
+            .spawn(move || {
+                // Before any job: a worker that cannot refuse threads takes none (the
+                // learner's code would run on a thread that may start others), and the jobs
+                // sent to it come back unrun, to run on the main thread.
+                if sandbox::refuse_threads().is_err() {
+                    return;
+                }
+                for job in next {
+                    job();
+                }
+            });
+        if started.is_ok() {
+            let _ = WORKER.set(Worker {
+                jobs: std::sync::Mutex::new(jobs),
+            });
+        }
+    }
+}
+
+/// Runs `job` on the worker thread and returns where its result will arrive; `None` when
+/// there is no worker (the sandbox is off, or it could not be started confined): the caller
+/// then runs the work itself.
+pub(crate) fn on_worker<T: Send + 'static>(
+    job: impl FnOnce() -> T + Send + 'static,
+) -> Option<std::sync::mpsc::Receiver<T>> {
+    let worker = WORKER.get()?;
+    let (done, result) = std::sync::mpsc::channel();
+    let job: Job = Box::new(move || {
+        let _ = done.send(job());
+    });
+    let sent = worker
+        .jobs
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .send(job);
+    sent.ok().map(|()| result)
+}
