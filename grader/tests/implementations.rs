@@ -988,7 +988,7 @@ fn trials() -> Vec<Trial> {
                     })
                     .map(|i| i + 1)
                     .ok_or("the space has no such case")?;
-                ensure(late > 16_384, || format!("case {late} is not past a chunk"))?;
+                ensure(late > 4096, || format!("case {late} is not past a chunk"))?;
                 let (summary, out) = grade("spins_on_a_late_case", "exhaustive::", 0.5);
                 expect_failed(
                     &summary,

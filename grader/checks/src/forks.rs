@@ -135,6 +135,11 @@ mod server {
         // Ends with the grader's thread that started it (and so with the grader).
         let _ =
             rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL));
+        // A check's runner outlives its judge by a moment when the grader ends the check's
+        // group: it then becomes this server's child, reaped here at once (the system's init
+        // may take long, and the grader waits for the group to be empty).
+        // SAFETY: a plain system call on this process.
+        unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
         if !reply(&socket, Reply::Ready) {
             return 3;
         }
@@ -156,6 +161,7 @@ mod server {
             if received.bytes == 0 {
                 return 0; // the grader is done
             }
+            reap_orphans();
             let mut fds: Vec<OwnedFd> = Vec::new();
             for message in control.drain() {
                 if let RecvAncillaryMessage::ScmRights(received) = message {
@@ -228,20 +234,60 @@ mod server {
 
     /// Waits for child `pid` to end and returns its raw wait status. A stop is not an end: a
     /// child that asked to be traced (`PTRACE_TRACEME`) reports its stops here too.
+    ///
+    /// Any other child that ends meanwhile (a runner its judge left: see the subreaper in
+    /// [`serve`]) is reaped too.
     fn wait(pid: i32) -> i32 {
         let mut status = 0;
         loop {
             // SAFETY: `status` is a valid place for the status.
-            let waited = unsafe { libc::waitpid(pid, &mut status, 0) };
+            let waited = unsafe { libc::waitpid(-1, &mut status, 0) };
             if waited == pid {
                 if libc::WIFEXITED(status) || libc::WIFSIGNALED(status) {
+                    reap_group(pid);
                     return status;
                 }
+            } else if waited > 0 {
+                // An orphan: reaped, nothing more.
             } else if std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
                 // Not this server's child any more: say it was killed.
                 return libc::SIGKILL;
             }
         }
+    }
+
+    /// Reaps the children of this server left in the check's process group `pgid` (its
+    /// runner, when the grader ended the group, ends a moment after its judge), waiting a
+    /// little for them, so that the group is empty when the grader next looks; then reaps any
+    /// other child. It never waits long: a process still running there is the learner's
+    /// leftover, which the grader finds, names and stops.
+    fn reap_group(pgid: i32) {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_millis(20);
+        let mut status = 0;
+        loop {
+            // SAFETY: `status` is a valid place for the status.
+            let waited = unsafe { libc::waitpid(-pgid, &mut status, libc::WNOHANG) };
+            if waited > 0 {
+                continue;
+            }
+            if waited < 0
+                && std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted
+            {
+                break; // none left in the group
+            }
+            if waited == 0 && std::time::Instant::now() >= deadline {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        reap_orphans();
+    }
+
+    /// Reaps every child that has ended, without waiting for any.
+    fn reap_orphans() {
+        let mut status = 0;
+        // SAFETY: `status` is a valid place for the status.
+        while unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) } > 0 {}
     }
 
     /// Closes every descriptor from `first` up; false when the system cannot (a kernel

@@ -72,20 +72,18 @@ static WORKER: std::sync::OnceLock<Worker> = std::sync::OnceLock::new();
 impl Worker {
     pub(crate) fn start() {
         let (jobs, next) = std::sync::mpsc::channel::<Job>();
+        let (ready, confined) = std::sync::mpsc::channel::<bool>();
         let started = std::thread::Builder::new()
             .name("cases".into())
             .spawn(move || {
-                // Before any job: a worker that cannot refuse threads takes none (the
-                // learner's code would run on a thread that may start others), and the jobs
-                // sent to it come back unrun, to run on the main thread.
-                if sandbox::refuse_threads().is_err() {
-                    return;
-                }
+                let _ = ready.send(sandbox::refuse_threads().is_ok());
                 for job in next {
                     job();
                 }
             });
-        if started.is_ok() {
+        // A worker that could not refuse threads is not used: the learner's code would run
+        // on a thread that may start others.
+        if started.is_ok() && confined.recv() == Ok(true) {
             let _ = WORKER.set(Worker {
                 jobs: std::sync::Mutex::new(jobs),
             });

@@ -327,7 +327,7 @@ pub fn compare_tracked(
 
 /// How many cases a runner is asked for at a time (a stall still names its case: the
 /// runner marks each one as it starts it).
-const RUNNER_CHUNK: usize = 16_384;
+const RUNNER_CHUNK: usize = 4096;
 
 /// [`compare_tracked`] for a learner's function in a runner: the runner runs the space a
 /// chunk at a time and sends, per case, the digest of what it observed; the reference's
