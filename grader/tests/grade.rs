@@ -812,6 +812,11 @@ const ATTACKS: [(&str, &str); 3] = [
         }
         for name in ["grades.csv", "grades.json", "Cargo.toml", "GUIDANCE_LOG.md"] {
             let path = dir.join(name);
+            // Never the working tree's own files (its live guidance log), even if the
+            // defence fails: the grading copies' files stand for them.
+            if dir == std::path::PathBuf::from("@LIVE_KIT@") {
+                continue;
+            }
             if std::fs::OpenOptions::new().append(true).open(&path).is_ok() {
                 breaches.push(format!("write {}", path.display()));
             }
@@ -889,9 +894,12 @@ fn submissions_that_attack_the_class_change_no_honest_row_now_or_later() {
         if attackers {
             for (attack, body) in ATTACKS {
                 std::fs::create_dir_all(subs.join(attack)).unwrap();
+                // As a string literal, whatever the path holds.
+                let live = kit_root().canonicalize().unwrap_or_else(|_| kit_root());
+                let body = body.replace("\"@LIVE_KIT@\"", &format!("{live:?}"));
                 std::fs::write(
                     subs.join(attack).join("lib.rs"),
-                    common::stub_with("build3", body),
+                    common::stub_with("build3", &body),
                 )
                 .unwrap();
             }
