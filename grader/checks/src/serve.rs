@@ -222,7 +222,7 @@ pub fn from_panic(payload: &(dyn std::any::Any + Send)) -> Report {
 fn finish(report: &Report) -> ! {
     let Some(to) = REPORT.get() else {
         eprintln!("could not write the report: no report path");
-        end_now(3)
+        kit_runner::runner::end_now(3)
     };
     // Held until the process ends: a second report (a stall seen as the job returns) waits
     // here, and the first one stands.
@@ -248,22 +248,7 @@ fn finish(report: &Report) -> ! {
             3
         }
     };
-    end_now(code)
-}
-
-/// Ends the process with `code` at once: no exit handler (`atexit`) nor destructor that the
-/// code under test registered runs after its report is written (one could rewrite it).
-fn end_now(code: i32) -> ! {
-    use std::io::Write;
-    let _ = std::io::stdout().flush();
-    let _ = std::io::stderr().flush();
-    #[cfg(unix)]
-    {
-        // SAFETY: `_exit` ends the process; nothing runs after it.
-        unsafe { libc::_exit(code) }
-    }
-    #[cfg(not(unix))]
-    std::process::exit(code)
+    kit_runner::runner::end_now(code)
 }
 
 /// For checks that run many cases: when `progress` stays the same for longer than the

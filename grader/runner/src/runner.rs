@@ -178,8 +178,9 @@ fn drop_capabilities() {
     }
 }
 
-/// Ends the process at once: no exit handler the learner's code registered runs.
-pub(crate) fn end_now(code: i32) -> ! {
+/// Ends the process at once, its output flushed: no exit handler (`atexit`) nor destructor
+/// that code under test registered runs after it (one could rewrite a report).
+pub fn end_now(code: i32) -> ! {
     use std::io::Write;
     let _ = std::io::stdout().flush();
     let _ = std::io::stderr().flush();

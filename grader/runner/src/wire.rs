@@ -233,40 +233,21 @@ fn take_static(input: &mut &[u8]) -> Option<&'static str> {
 
 /// An enum without fields, as its position in a list of every variant.
 macro_rules! wire_unit_enum {
-    ($t:ty, [$($v:expr),* $(,)?]) => {
+    ($t:ty, $all:expr) => {
         impl Wire for $t {
             fn put(&self, out: &mut Vec<u8>) {
-                let all = [$($v),*];
-                let i = all.iter().position(|v| v == self).unwrap_or(0);
+                let i = $all.iter().position(|v| v == self).unwrap_or(0);
                 out.push(i as u8);
             }
             fn take(input: &mut &[u8]) -> Option<Self> {
-                let all = [$($v),*];
-                all.get(u8::take(input)? as usize).copied()
+                $all.get(u8::take(input)? as usize).copied()
             }
         }
     };
 }
-wire_unit_enum!(
-    TransientReason,
-    [
-        TransientReason::Timeout,
-        TransientReason::Connection,
-        TransientReason::ServerError,
-        TransientReason::RateLimited,
-    ]
-);
-wire_unit_enum!(
-    PermanentKind,
-    [
-        PermanentKind::Unauthorized,
-        PermanentKind::Forbidden,
-        PermanentKind::NotFound,
-        PermanentKind::BadRequest,
-        PermanentKind::MalformedResponse,
-        PermanentKind::Unexpected,
-    ]
-);
+// The types' own lists where they have one: a variant added there crosses at once.
+wire_unit_enum!(TransientReason, TransientReason::ALL);
+wire_unit_enum!(PermanentKind, PermanentKind::ALL);
 wire_unit_enum!(RetryAction, [RetryAction::Retry, RetryAction::Stop]);
 wire_unit_enum!(
     TransportFailure,

@@ -182,21 +182,11 @@ fn stretch(
 ) -> Vec<CaseRun> {
     let mut runs = Vec::with_capacity(end.saturating_sub(start));
     let mut rec = Recording::empty();
-    let mut script = Script::repeating(Vec::new());
-    let mut held: Option<(usize, usize)> = None;
-    let mut block = 0;
+    let mut walk = space::Walk::new(blocks);
     for index in start..end {
-        while blocks[block].start + blocks[block].count <= index {
-            block += 1;
-        }
-        let b = &blocks[block];
-        let previous = held
-            .filter(|(held_block, _)| *held_block == block)
-            .map(|(_, i)| i - b.start);
-        b.script_into(index - b.start, &mut script.steps, previous);
-        held = Some((block, index));
+        let (policy, script) = walk.case(index);
         crate::cases::mark(slot, index as u64 + 1);
-        let case = match run(&mut rec, imp, &b.policy, &script, None) {
+        let case = match run(&mut rec, imp, policy, script, None) {
             None => match rec.digest() {
                 Some(digest) => CaseRun::Digest(digest),
                 None => CaseRun::Full(rec.clone()),

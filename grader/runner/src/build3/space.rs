@@ -4,12 +4,49 @@
 //! See the exhaustive check (`grader/checks/src/groups/build3/exhaustive.rs`) for what the
 //! space covers and why.
 
-use super::recording::fresh;
+use super::recording::{fresh, Script};
 use kit_types::graded::Reply;
 use kit_types::{
     PermanentError, PermanentKind, RequestError, RetryPolicy, TransientError, TransientReason,
 };
 use serde_json::json;
+
+/// Walks the cases of `blocks` in increasing order, writing each one's script into one
+/// buffer, and within a block only the outcomes that changed since the last case.
+pub struct Walk<'a> {
+    blocks: &'a [Block],
+    block: usize,
+    /// The block and index whose script `script` holds.
+    held: Option<(usize, usize)>,
+    script: Script,
+}
+
+impl<'a> Walk<'a> {
+    /// A walk from the first case of `blocks`.
+    pub fn new(blocks: &'a [Block]) -> Self {
+        Walk {
+            blocks,
+            block: 0,
+            held: None,
+            script: Script::repeating(Vec::new()),
+        }
+    }
+
+    /// Case `index` (0-based; never below the one asked for before): its policy and script.
+    pub fn case(&mut self, index: usize) -> (&'a RetryPolicy, &Script) {
+        while self.blocks[self.block].start + self.blocks[self.block].count <= index {
+            self.block += 1;
+        }
+        let b = &self.blocks[self.block];
+        let previous = self
+            .held
+            .filter(|(held_block, _)| *held_block == self.block)
+            .map(|(_, i)| i - b.start);
+        b.script_into(index - b.start, &mut self.script.steps, previous);
+        self.held = Some((self.block, index));
+        (&b.policy, &self.script)
+    }
+}
 
 /// The total number of cases in `blocks`.
 pub fn total(blocks: &[Block]) -> usize {

@@ -248,10 +248,7 @@ pub fn compare_tracked(
                     let ran = panic::catch_unwind(AssertUnwindSafe(|| {
                         let reference = super::reference();
                         let (mut theirs, mut ours) = (Recording::empty(), Recording::empty());
-                        let mut script = Script::repeating(Vec::new());
-                        // The block and index whose script `script` holds.
-                        let mut held: Option<(usize, usize)> = None;
-                        let mut block = 0;
+                        let mut walk = space::Walk::new(blocks);
                         // Cases compared and not yet added to `progress`.
                         let mut unreported = 0;
                         loop {
@@ -264,27 +261,17 @@ pub fn compare_tracked(
                                 if index > first.load(Ordering::Relaxed) {
                                     return;
                                 }
-                                while blocks[block].start + blocks[block].count <= index {
-                                    block += 1;
-                                }
-                                let b = &blocks[block];
-                                let previous = held
-                                    .filter(|(held_block, _)| *held_block == block)
-                                    .map(|(_, i)| i - b.start);
-                                b.script_into(index - b.start, &mut script.steps, previous);
-                                held = Some((block, index));
+                                let (policy, script) = walk.case(index);
                                 under_way.0.store(index + 1, Ordering::Relaxed);
                                 // A learner's run that ends in an error never matches; one
                                 // whose digest is the reference's does; anything else is
                                 // compared with a reference run in full.
                                 let handed = known.and_then(|k| k.get(index));
-                                let same = match guarded_into(&mut theirs, imp, &b.policy, &script)
-                                {
+                                let same = match guarded_into(&mut theirs, imp, policy, script) {
                                     Err(_) => false,
                                     Ok(()) if handed.is_some() && theirs.digest() == handed => true,
                                     Ok(()) => {
-                                        guarded_into(&mut ours, &reference, &b.policy, &script)
-                                            .is_ok()
+                                        guarded_into(&mut ours, &reference, policy, script).is_ok()
                                             && theirs.same_as(&ours)
                                     }
                                 };
