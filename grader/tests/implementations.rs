@@ -25,7 +25,7 @@ const IMPL_VAR: &str = "GRADER_TEST_IMPL";
 /// The test implementation this process serves, when it runs as a harness.
 static LABEL: std::sync::OnceLock<String> = std::sync::OnceLock::new();
 
-/// Runs a job on the test implementation named by [`LABEL`]: build2's and build3's in a runner (this
+/// Runs a job on the test implementation named by [`LABEL`]: in a runner (this
 /// program again, started as one), as a learner's is, unless [`IN_PROCESS_VAR`] is set.
 fn serve(group: &str, job: &grader_checks::Job) -> Option<grader_checks::Report> {
     let label = LABEL.get()?;
@@ -52,6 +52,12 @@ fn serve(group: &str, job: &grader_checks::Job) -> Option<grader_checks::Report>
             }))
         }
         "build3" => Some(build3::run(job, &impls::build3(label)?)),
+        "stage8" if in_runner(group) => {
+            impls::stage8(label)?;
+            Some(runner().map_or_else(kit_bug, |runner| {
+                stage8::run(job, &stage8::Learner::Runner(runner))
+            }))
+        }
         "stage8" => Some(stage8::run(job, &impls::stage8(label)?)),
         _ => None,
     }
@@ -72,7 +78,7 @@ const IN_PROCESS_LABELS: [&str; 3] = ["names_its_parent", "kills_its_parent", "s
 
 /// Whether this harness runs `group`'s learner's code in a runner.
 fn in_runner(group: &str) -> bool {
-    matches!(group, "build2" | "build3")
+    matches!(group, "build2" | "build3" | "stage8")
         && std::env::var_os(IN_PROCESS_VAR).is_none()
         && !LABEL
             .get()
@@ -89,6 +95,10 @@ fn runner_function(group: &str) -> Result<kit_runner::runner::Function, String> 
         },
         "build3" => match impls::build3(label) {
             Some(build3::Learner::Here(f)) => Some(kit_runner::runner::Function::Build3(f)),
+            _ => None,
+        },
+        "stage8" => match impls::stage8(label) {
+            Some(stage8::Learner::Here(f)) => Some(kit_runner::runner::Function::Stage8(f)),
             _ => None,
         },
         _ => None,
@@ -276,6 +286,35 @@ fn sandbox_trials() -> Vec<Trial> {
                     ensure(message.contains(ALL_REFUSED), || message.clone())?;
                 }
                 Ok(())
+            },
+        ),
+        Trial::test(
+            "stage8s_runner_is_confined_as_build3s_but_for_threads",
+            move || {
+                // stage8's checks run lookups on threads of their own, so its runner allows
+                // threads; everything else is refused as in build3's.
+                let (summary, out) = grade_launched(
+                    &stage8::GROUP,
+                    Launcher::new(me()).limits(required),
+                    "probes_its_sandbox",
+                    "facts::fixture",
+                    10.0,
+                    FormatSetting::Pretty,
+                );
+                let Some(Outcome::Failed { message, .. }) =
+                    summary.runs.first().map(|r| &r.outcome)
+                else {
+                    return Err(format!("the probe did not fail as it always does\n{out}").into());
+                };
+                let want = ALL_REFUSED
+                    .replace("refused: a thread, ", "refused: ")
+                    .replace(
+                        "allowed: a signal to itself",
+                        "allowed: a thread, a signal to itself",
+                    );
+                ensure(message.contains(&want), || {
+                    format!("{message}\nwanted {want}")
+                })
             },
         ),
         Trial::test(
@@ -797,6 +836,58 @@ fn stage8_trials() -> Vec<Trial> {
             )
             .map_err(|e| format!("{}\n{out}", e.message().unwrap_or_default()).into())
         }),
+        Trial::test(
+            "stage8_answers_forged_on_the_runners_socket_never_pass",
+            || {
+                for label in ["forges_garbage_answers", "forges_an_inconsistent_answer"] {
+                    let (summary, out) = grade8(label, "facts::fixture");
+                    ensure(summary.count(Status::Passed) == 0, || {
+                        format!("{label}: a forged answer passed\n{out}")
+                    })?;
+                    ensure(summary.kit_bugs() == 0, || format!("{label}: {out}"))?;
+                    expect_failed(
+                        &summary,
+                        "facts::fixture_503_503_200",
+                        FailureKind::Panic,
+                        &["an answer the check cannot read"],
+                    )
+                    .map_err(|e| format!("{label}: {}\n{out}", e.message().unwrap_or_default()))?;
+                }
+                Ok(())
+            },
+        ),
+        Trial::test(
+            "stage8_a_verdict_does_not_depend_on_the_checks_run_before_it",
+            || {
+                // Right for the first twenty lookups of a process, wrong after: each check's
+                // gateway lives in a runner of its own, so a run of every check gives what
+                // each gives alone.
+                let (all, out) = grade8("counts_across_checks", "");
+                ensure(all.runs.len() == stage8::GROUP.checks.len(), || out.clone())?;
+                for run in &all.runs {
+                    let (alone, alone_out) = grade_group(
+                        &stage8::GROUP,
+                        "counts_across_checks",
+                        run.name,
+                        10.0,
+                        FormatSetting::Pretty,
+                    );
+                    let status = |s: &Summary| {
+                        s.runs
+                            .iter()
+                            .find(|r| r.name == run.name)
+                            .map(|r| r.outcome.status())
+                    };
+                    ensure(status(&alone) == Some(run.outcome.status()), || {
+                        format!("{}: alone {alone_out}\nin the run {out}", run.name)
+                    })?;
+                }
+                // A check of few lookups passes; the one of thousands does not.
+                ensure(all.count(Status::Passed) > 0, || out.clone())?;
+                ensure(all.count(Status::Passed) < all.runs.len(), || out.clone())?;
+                Ok(())
+            },
+        ),
         Trial::test("stage8_hostile_code_never_passes", || {
             for (label, kind) in [
                 ("spins", FailureKind::Timeout),

@@ -7,8 +7,7 @@
 //!   beside it (learner runs only, when the grader's own build is off or not possible);
 //! - by the grader, once per state of the kit, with `--cfg kit_dynamic`: the judge. It
 //!   holds the checks and no learner's code: for each check it starts a runner (below) and
-//!   judges what the runner says the learner's function did. A lesson not yet served by a
-//!   runner loads the learner's library into the (confined) check process instead;
+//!   judges what the runner says the learner's function did;
 //! - by the grader, with `--cfg kit_runner`: the runner. It holds `kit-runner` and
 //!   `kit-types`, never the checks nor the reference (nothing here names them), confines
 //!   itself, loads the learner's library from
@@ -60,16 +59,9 @@ fn run(group: &str, #[allow(unused_variables)] job: &Job) -> Option<Report> {
             Some(learner::build3().map_or_else(kit_bug, |learner| build3::run(job, &learner)))
         }
         #[cfg(any(kit_dynamic, feature = "stage8"))]
-        "stage8" => Some(
-            learner::stage8().map_or_else(kit_bug, |lookup_availability| {
-                stage8::run(
-                    job,
-                    &stage8::Learner {
-                        lookup_availability,
-                    },
-                )
-            }),
-        ),
+        "stage8" => {
+            Some(learner::stage8().map_or_else(kit_bug, |learner| stage8::run(job, &learner)))
+        }
         _ => None,
     }
 }
@@ -101,8 +93,10 @@ mod learner {
         ))
     }
     #[cfg(feature = "stage8")]
-    pub fn stage8() -> Result<grader_checks::groups::stage8::LookupFn, String> {
-        Ok(|g, item| practice::lookup_availability(g, item))
+    pub fn stage8() -> Result<grader_checks::groups::stage8::Learner, String> {
+        Ok(grader_checks::groups::stage8::Learner::Here(|g, item| {
+            practice::lookup_availability(g, item)
+        }))
     }
 
     /// No lesson runs in a runner: the learner's crate is linked into this program.
@@ -111,11 +105,10 @@ mod learner {
     }
 }
 
-/// Each lesson's function: in a runner, or loaded from the learner's library.
+/// Each lesson's function, in a runner.
 #[cfg(kit_dynamic)]
 mod learner {
     use grader_checks::groups::{build2, build3, stage8};
-    use grader_checks::library::Library;
 
     pub fn build2() -> Result<build2::Learner, String> {
         build2::Learner::in_runner()
@@ -124,18 +117,13 @@ mod learner {
         build3::Learner::in_runner()
     }
 
-    // SAFETY: the library is the learner's code, loaded in a check's own process after its
-    // limits and its sandbox are set; each lesson's symbol is a static of that lesson's
-    // type in `kit_types::graded` (practice/src/root.rs); and the grader compiles the
-    // library with the compiler and the kit-types that built this program (one recipe,
-    // which checks the files the library links).
-    pub fn stage8() -> Result<stage8::LookupFn, String> {
-        unsafe { Library::from_env()?.function("stage8") }
+    pub fn stage8() -> Result<stage8::Learner, String> {
+        stage8::Learner::in_runner()
     }
 
     /// The lessons whose learner's code runs in a runner.
     pub fn in_runner(group: &str) -> bool {
-        matches!(group, "build2" | "build3")
+        matches!(group, "build2" | "build3" | "stage8")
     }
 }
 

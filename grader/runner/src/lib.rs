@@ -11,7 +11,8 @@
 //! - [`runner`]: the process's `main`: limits, confinement, the learner's function loaded,
 //!   then requests served; [`remote`]: the judge's end, which starts a runner and asks it.
 //! - [`build2`]: one call of a fetcher; [`build3`]: what a build3 run records, and the
-//!   exhaustive check's space.
+//!   exhaustive check's space; [`stage8`]: a check's gateway, kept in the runner for the
+//!   whole check, and the lookups run on it.
 //! - [`wire`]: how requests and reports are written between the two; `cases`: the threads a
 //!   runner runs cases on, and the marks it shares with its judge.
 //! - Leaves: [`panics`] (whose panic it was), [`limits`] (what a process may use),
@@ -28,4 +29,5 @@ pub mod remote;
 pub mod runner;
 pub mod sandbox;
 pub mod secs;
+pub mod stage8;
 pub mod wire;

@@ -37,13 +37,27 @@ pub enum Function {
 
 impl Function {
     /// Answers one request's bytes; `None` when they are not a request of this lesson.
-    fn serve(self, ask: &[u8]) -> Option<Vec<u8>> {
+    /// `state` is what a lesson keeps between one check's questions (stage8's gateway).
+    fn serve(self, ask: &[u8], state: &mut State) -> Option<Vec<u8>> {
         match self {
             Function::Build2(f) => crate::build2::serve_bytes(f, ask),
             Function::Build3(f) => crate::build3::serve_bytes(f, ask),
-            Function::Stage8(_) => None,
+            Function::Stage8(f) => crate::stage8::serve_bytes(f, ask, &mut state.stage8),
         }
     }
+
+    /// Whether the lesson's checks run lookups on threads of their own (stage8's concurrent
+    /// lookups and probe race): then a runner does not refuse new threads.
+    fn needs_threads(self) -> bool {
+        matches!(self, Function::Stage8(_))
+    }
+}
+
+/// What a runner keeps between the questions of its one check.
+#[derive(Default)]
+struct State {
+    /// stage8: the check's gateway.
+    stage8: Option<crate::stage8::session::Session>,
 }
 
 /// The runner's `main`: `load` finds lesson `group`'s function (from the learner's library,
@@ -86,7 +100,7 @@ pub fn main(load: fn(&str) -> Result<Function, String>) -> ExitCode {
             end_now(i32::from(EXIT_USAGE));
         }
     };
-    if mode != Mode::Off {
+    if mode != Mode::Off && !function.needs_threads() {
         // The threads cases run on, started now; then no more, on any of them.
         crate::cases::Worker::start();
         if let Err(missing) = sandbox::refuse_threads() {
@@ -104,13 +118,14 @@ fn serve(function: Function) -> ! {
     use std::os::fd::FromRawFd;
     // SAFETY: the judge passes the socket as this descriptor and nothing else owns it.
     let mut socket = unsafe { std::os::unix::net::UnixStream::from_raw_fd(SOCKET_FD) };
+    let mut state = State::default();
     loop {
         let ask = match wire::read_frame(&mut socket) {
             Ok(Some(ask)) => ask,
             // The judge is done (or gone): nothing more to do.
             Ok(None) | Err(_) => end_now(0),
         };
-        let Some(told) = function.serve(&ask) else {
+        let Some(told) = function.serve(&ask, &mut state) else {
             eprintln!("the runner got a request it cannot read");
             end_now(i32::from(EXIT_USAGE));
         };

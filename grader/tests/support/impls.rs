@@ -804,11 +804,64 @@ pub fn stage8(label: &str) -> Option<stage8::Learner> {
             unreachable!()
         },
         "exits_zero" => |_, _| std::process::exit(0),
+        "probes_its_sandbox" => |_, _| panic!("{}", probe_sandbox()),
+        // In a runner, descriptor 3 is the socket to the judge: these write answers of their
+        // own on it, ahead of the runner's.
+        "forges_garbage_answers" => |g, item| {
+            forge_answer(&[0xff, 0xff, 0xff]);
+            reference::lookup_availability(g, item)
+        },
+        "forges_an_inconsistent_answer" => |g, item| {
+            // The fixture's answer, with provider calls that do not follow the provider's
+            // numbering (the first call numbered 7).
+            let call = |number, seq| kit_types::gateway::fakes::Call {
+                item_id: item.to_string(),
+                timeout: 0.4,
+                at: 0.0,
+                number,
+                number_for_item: number,
+                seq,
+            };
+            forge_answer(&kit_runner::wire::encode(
+                &kit_runner::stage8::Told::Looked {
+                    ran: Ok(Lookup {
+                        outcome: kit_types::Outcome::Available(kit_types::Availability {
+                            item_id: item.to_string(),
+                            available: true,
+                        }),
+                        attempts: 3,
+                    }),
+                    seen: kit_runner::stage8::session::Seen {
+                        calls: vec![call(7, 1), call(8, 3), call(9, 5)],
+                        answers: Vec::new(),
+                        sleeps: Vec::new(),
+                        counters: kit_types::gateway::Counters {
+                            logical_lookups: 1,
+                            attempts: 3,
+                        },
+                        breaker: kit_types::BreakerState::Closed { failures: 0 },
+                        now: 0.15,
+                    },
+                },
+            ));
+            reference::lookup_availability(g, item)
+        },
+        "counts_across_checks" => |g, item| {
+            // Right for the first twenty lookups of the process, wrong after: a verdict that
+            // depended on the checks run before it would show here.
+            let n = CALLS_SO_FAR.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            if n < 20 {
+                reference::lookup_availability(g, item)
+            } else {
+                Lookup {
+                    outcome: kit_types::Outcome::Missing,
+                    attempts: 0,
+                }
+            }
+        },
         _ => return None,
     };
-    Some(stage8::Learner {
-        lookup_availability,
-    })
+    Some(stage8::Learner::Here(lookup_availability))
 }
 
 #[allow(clippy::empty_loop)]

@@ -31,6 +31,16 @@ pub enum FailureCode {
 }
 
 impl FailureCode {
+    /// Every code, in the order the contract lists them.
+    pub const ALL: [FailureCode; 6] = [
+        FailureCode::ProviderUnavailable,
+        FailureCode::ProviderRateLimited,
+        FailureCode::BreakerOpen,
+        FailureCode::IntegrationRejected,
+        FailureCode::UnexpectedResponse,
+        FailureCode::InvalidPayload,
+    ];
+
     /// The local status the caller gets: 503 when the provider is unavailable, rate-limited
     /// or behind an open breaker; 502 when it answered something unusable.
     ///

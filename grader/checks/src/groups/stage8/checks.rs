@@ -6,21 +6,18 @@
 //! the gateway's configuration and the provider's script, what the learner's lookups did,
 //! what the rule expects, and where they first part.
 
+use super::gateway::{pattern, pattern_step, Observed, Script};
 use super::scenario::observed_fields;
-use super::{Learner, TestGateway};
+use super::Learner;
 use crate::feedback::every_case;
 use crate::feedback::{same_waits, Feedback};
 use crate::group::CheckResult;
-use crate::panics::CheckFailure;
 use crate::view::Field;
-use kit_types::gateway::fakes::{Call, FakeClock, ScriptedProvider, Step};
+use kit_types::gateway::fakes::Step;
 use kit_types::{
-    Availability, BreakerState, Clock, Failure, FailureCode, Gateway, GatewayConfig, Lookup,
-    Outcome, ProviderReply, TransportFailure,
+    Availability, BreakerState, Failure, FailureCode, GatewayConfig, Lookup, Outcome,
+    ProviderReply, TransportFailure,
 };
-use std::panic;
-use std::sync::{Arc, Condvar, Mutex};
-use std::time::Duration;
 
 crate::checks! { Learner;
     facts::fixture_503_503_200,
@@ -52,35 +49,14 @@ crate::checks! { Learner;
 
 const ITEM: &str = "bike-7";
 
-/// How many provider calls one check allows before it calls the loop runaway.
-const CALL_GUARD: u64 = 10_000;
-
-fn guarded(
-    clock: FakeClock,
-    respond: impl Fn(&Call) -> Step + Send + Sync + 'static,
-) -> ScriptedProvider {
-    ScriptedProvider::responding(clock, move |call| {
-        if call.number > CALL_GUARD {
-            panic::panic_any(CheckFailure(format!(
-                "the provider was called more than {CALL_GUARD} times: the loop never stops. \
-                 At most max_attempts attempts per lookup."
-            )));
-        }
-        respond(call)
-    })
+/// A gateway whose provider answers call n with `steps[n-1]`, then the last step for ever.
+fn gateway(learner: &Learner, config: GatewayConfig, steps: Vec<Step>) -> Observed {
+    scripted(learner, config, Script::Sequence(steps))
 }
 
-/// A gateway whose provider answers call n with `steps[n-1]`, then the last step for ever.
-fn gateway(config: GatewayConfig, steps: Vec<Step>) -> TestGateway {
-    let clock = FakeClock::new();
-    let last = steps.len().saturating_sub(1);
-    let provider = guarded(clock.clone(), move |c| {
-        steps
-            .get((c.number as usize - 1).min(last))
-            .cloned()
-            .unwrap_or_else(|| Step::status(503))
-    });
-    Gateway::new(config, provider, clock).expect("the checks' configs are valid")
+/// A gateway whose provider answers by `script`.
+fn scripted(learner: &Learner, config: GatewayConfig, script: Script) -> Observed {
+    Observed::start(learner, config, script).expect("the checks' configs are valid")
 }
 
 fn config(f: impl FnOnce(&mut GatewayConfig)) -> GatewayConfig {
@@ -108,8 +84,8 @@ fn body_reply(body: &str) -> Step {
     })
 }
 
-fn lookup(learner: &Learner, g: &TestGateway) -> Lookup {
-    (learner.lookup_availability)(g, ITEM)
+fn lookup(g: &Observed) -> Lookup {
+    g.lookup(ITEM)
 }
 
 /// One step of a provider script, every field: `503, Retry-After "3600", after 0.3 s`.
@@ -156,9 +132,9 @@ fn input(cfg: &GatewayConfig, script: Vec<String>, lookups: &str) -> Vec<Field> 
 }
 
 /// What a gateway saw: every provider call, sleep, the counters, the breaker, the clock.
-fn saw(g: &TestGateway) -> Vec<Field> {
+fn saw(g: &Observed) -> Vec<Field> {
     let mut fields = observed_fields(g);
-    fields.push(Field::line("clock", format!("t={:.3}", g.clock().now())));
+    fields.push(Field::line("clock", format!("t={:.3}", g.now())));
     fields
 }
 
@@ -167,11 +143,11 @@ fn lookup_line(n: usize, l: &Lookup) -> String {
 }
 
 /// Several lookups in a row, each with the breaker's state after it.
-fn run_lookups(learner: &Learner, g: &TestGateway, n: usize) -> Vec<(Lookup, BreakerState)> {
+fn run_lookups(g: &Observed, n: usize) -> Vec<(Lookup, BreakerState)> {
     (0..n)
         .map(|_| {
-            let l = lookup(learner, g);
-            (l, g.breaker().state())
+            let l = lookup(g);
+            (l, g.breaker())
         })
         .collect()
 }
@@ -197,11 +173,11 @@ fn expect_single(
     sleeps: &[f64],
     rule: &str,
 ) -> CheckResult {
-    let g = gateway(cfg.clone(), steps.clone());
-    let got = lookup(learner, &g);
-    let slept: Vec<f64> = g.clock().sleeps().iter().map(|s| s.secs).collect();
+    let g = gateway(learner, cfg.clone(), steps.clone());
+    let got = lookup(&g);
+    let slept: Vec<f64> = g.sleeps().iter().map(|s| s.secs).collect();
     let counters = g.counters();
-    let calls = g.provider().calls().len();
+    let calls = g.calls().len();
     let fields =
         |outcome: &Outcome, attempts: u32, calls: usize, lookups: u64, all: u64, sleeps: &[f64]| {
             vec![
@@ -462,9 +438,9 @@ mod budget {
         // Every attempt times out: 0.4 + 0.05 + 0.4 + 0.1 leaves 0.05 for the third.
         let cfg = GatewayConfig::default();
         let steps = vec![Step::available(ITEM, true).taking(10.0)];
-        let g = gateway(cfg.clone(), steps.clone());
-        let got = lookup(learner, &g);
-        let timeouts: Vec<f64> = g.provider().calls().iter().map(|c| c.timeout).collect();
+        let g = gateway(learner, cfg.clone(), steps.clone());
+        let got = lookup(&g);
+        let timeouts: Vec<f64> = g.calls().iter().map(|c| c.timeout).collect();
         let want = [0.4, 0.4, 0.05];
         if same_waits(&timeouts, &want) && got.outcome == failed(FailureCode::ProviderUnavailable) {
             return Ok(());
@@ -498,7 +474,7 @@ mod budget {
 
     /// Every sleep and attempt of the lookup ended by `deadline`.
     fn within_deadline(
-        g: &TestGateway,
+        g: &Observed,
         cfg: &GatewayConfig,
         steps: &[Step],
         deadline: f64,
@@ -514,7 +490,7 @@ mod budget {
             .did(saw(g))
             .render())
         };
-        for s in g.clock().sleeps() {
+        for s in g.sleeps() {
             if s.at + s.secs > end {
                 return fail(format!(
                     "a sleep of {} s at t={:.3} ends at t={:.3}, past the deadline t={deadline:.3}.",
@@ -524,7 +500,7 @@ mod budget {
                 ));
             }
         }
-        for c in g.provider().calls() {
+        for c in g.calls() {
             if c.at + c.timeout > end {
                 return fail(format!(
                     "an attempt at t={:.3} was given {:.3} s, past the deadline t={deadline:.3}.",
@@ -532,10 +508,10 @@ mod budget {
                 ));
             }
         }
-        if g.clock().now() > end {
+        if g.now() > end {
             return fail(format!(
                 "the lookup ended at t={:.3}, after its deadline t={deadline:.3}.",
-                g.clock().now()
+                g.now()
             ));
         }
         Ok(())
@@ -564,8 +540,8 @@ mod budget {
         ];
         every_case(cases.into_iter().map(|(cfg, step)| {
             let steps = vec![step];
-            let g = gateway(cfg.clone(), steps.clone());
-            let got = lookup(learner, &g);
+            let g = gateway(learner, cfg.clone(), steps.clone());
+            let got = lookup(&g);
             within_deadline(&g, &cfg, &steps, cfg.deadline)?;
             if got.outcome == failed(FailureCode::ProviderUnavailable) {
                 return Ok(());
@@ -634,8 +610,8 @@ mod budget {
              ends the lookup: never sleep it, never shorten it to fit.",
         );
         let cfg = GatewayConfig::default();
-        let g = gateway(cfg.clone(), steps.clone());
-        lookup(learner, &g);
+        let g = gateway(learner, cfg.clone(), steps.clone());
+        lookup(&g);
         result.and(within_deadline(&g, &cfg, &steps, 1.0))
     }
 
@@ -664,7 +640,7 @@ mod breaker {
         script: Vec<String>,
         what: &str,
         runs: &[(Lookup, BreakerState)],
-        g: &TestGateway,
+        g: &Observed,
         expected: Vec<Field>,
     ) -> String {
         let mut did = vec![lookups_field(runs)];
@@ -678,11 +654,11 @@ mod breaker {
 
     /// Opens the breaker with three exhausted lookups; on a wrong state, says after which
     /// lookup it went wrong (a breaker told once per attempt opens after the first).
-    fn open_it(learner: &Learner, g: &TestGateway) -> Result<Vec<(Lookup, BreakerState)>, String> {
+    fn open_it(g: &Observed) -> Result<Vec<(Lookup, BreakerState)>, String> {
         let mut runs = Vec::new();
         for n in 1..=3u32 {
-            let l = lookup(learner, g);
-            let state = g.breaker().state();
+            let l = lookup(g);
+            let state = g.breaker();
             runs.push((l, state));
             let want = if n < 3 {
                 format!("Closed {{ failures: {n} }}")
@@ -714,14 +690,14 @@ mod breaker {
     }
 
     pub fn open_breaker_rejects_without_calling_the_provider(learner: &Learner) -> CheckResult {
-        let g = gateway(GatewayConfig::default(), vec![Step::status(503)]);
-        let mut runs = open_it(learner, &g)?;
-        let calls = g.provider().calls().len();
+        let g = gateway(learner, GatewayConfig::default(), vec![Step::status(503)]);
+        let mut runs = open_it(&g)?;
+        let calls = g.calls().len();
         let before = g.counters();
-        let rejected = lookup(learner, &g);
+        let rejected = lookup(&g);
         let after = g.counters();
-        runs.push((rejected.clone(), g.breaker().state()));
-        let extra_calls = g.provider().calls().len() - calls;
+        runs.push((rejected.clone(), g.breaker()));
+        let extra_calls = g.calls().len() - calls;
         let ok = rejected.outcome == failed(FailureCode::BreakerOpen)
             && rejected.attempts == 0
             && extra_calls == 0
@@ -750,8 +726,8 @@ mod breaker {
     }
 
     pub fn exhaustion_is_one_failure(learner: &Learner) -> CheckResult {
-        let g = gateway(GatewayConfig::default(), vec![Step::status(503)]);
-        open_it(learner, &g).map(|_| ())
+        let g = gateway(learner, GatewayConfig::default(), vec![Step::status(503)]);
+        open_it(&g).map(|_| ())
     }
 
     pub fn unhealthy_failures_count(learner: &Learner) -> CheckResult {
@@ -762,55 +738,50 @@ mod breaker {
             Step::fail(TransportFailure::Timeout),
         ];
         every_case(steps.into_iter().map(|step| {
-            let g = gateway(GatewayConfig::default(), vec![step.clone()]);
-            let runs = run_lookups(learner, &g, 3);
-            ensure(
-                matches!(g.breaker().state(), BreakerState::Open { .. }),
-                || {
-                    breaker_failure(
-                        format!(
-                            "three lookups ending on {} left the breaker {:?}; the rule expects Open.",
-                            describe_step(&step),
-                            g.breaker().state()
-                        ),
-                        "provider_unavailable, provider_rate_limited, unexpected_response and \
+            let g = gateway(learner, GatewayConfig::default(), vec![step.clone()]);
+            let runs = run_lookups(&g, 3);
+            ensure(matches!(g.breaker(), BreakerState::Open { .. }), || {
+                breaker_failure(
+                    format!(
+                        "three lookups ending on {} left the breaker {:?}; the rule expects Open.",
+                        describe_step(&step),
+                        g.breaker()
+                    ),
+                    "provider_unavailable, provider_rate_limited, unexpected_response and \
                          invalid_payload each count as one failed lookup: record_failure once, \
                          when the lookup ends.",
-                        script_lines(std::slice::from_ref(&step)),
-                        "three lookups of \"bike-7\" in a row",
-                        &runs,
-                        &g,
-                        vec![Field::line("breaker after lookup 3", "Open { until: … }")],
-                    )
-                },
-            )
+                    script_lines(std::slice::from_ref(&step)),
+                    "three lookups of \"bike-7\" in a row",
+                    &runs,
+                    &g,
+                    vec![Field::line("breaker after lookup 3", "Open { until: … }")],
+                )
+            })
         }))
     }
 
     pub fn missing_and_rejections_do_not_count(learner: &Learner) -> CheckResult {
         // Lookups 1, 2, 4 and 5 fail fast (one 429 each); lookup 3 finds nothing.
-        let clock = FakeClock::new();
-        let provider = guarded(clock.clone(), |c| {
-            if c.number == 3 {
-                Step::status(404)
-            } else {
-                Step::status(429)
-            }
-        });
-        let g = Gateway::new(GatewayConfig::default(), provider, clock).expect("valid config");
-        let runs = run_lookups(learner, &g, 5);
+        let g = scripted(
+            learner,
+            GatewayConfig::default(),
+            Script::Numbered {
+                number: 3,
+                then: Step::status(404),
+                otherwise: Step::status(429),
+            },
+        );
+        let runs = run_lookups(&g, 5);
         let script = vec![
             "calls 1, 2, 4, 5 → 429".to_string(),
             "call 3 → 404".to_string(),
         ];
-        let first = ensure(
-            g.breaker().state() == BreakerState::Closed { failures: 2 },
-            || {
-                breaker_failure(
+        let first = ensure(g.breaker() == BreakerState::Closed { failures: 2 }, || {
+            breaker_failure(
                     format!(
                         "five lookups (rate-limited, rate-limited, missing, rate-limited, \
                          rate-limited) left the breaker {:?}; the rule expects Closed {{ failures: 2 }}.",
-                        g.breaker().state()
+                        g.breaker()
                     ),
                     "Missing is an answer: record_success, which resets the count. Then two \
                      failures in a row.",
@@ -820,107 +791,68 @@ mod breaker {
                     &g,
                     vec![Field::line("breaker after lookup 5", "Closed { failures: 2 }")],
                 )
-            },
-        );
-        let g = gateway(GatewayConfig::default(), vec![Step::status(403)]);
-        let runs = run_lookups(learner, &g, 5);
-        let second = ensure(
-            g.breaker().state() == BreakerState::Closed { failures: 0 },
-            || {
-                breaker_failure(
-                    format!(
-                        "five integration rejections (403) left the breaker {:?}; the rule \
+        });
+        let g = gateway(learner, GatewayConfig::default(), vec![Step::status(403)]);
+        let runs = run_lookups(&g, 5);
+        let second = ensure(g.breaker() == BreakerState::Closed { failures: 0 }, || {
+            breaker_failure(
+                format!(
+                    "five integration rejections (403) left the breaker {:?}; the rule \
                          expects Closed {{ failures: 0 }}.",
-                        g.breaker().state()
-                    ),
-                    "A rejection says the integration is wrong, not that the provider is \
+                    g.breaker()
+                ),
+                "A rejection says the integration is wrong, not that the provider is \
                      unhealthy: it is not a failure for the breaker (record_neutral).",
-                    script_lines(&[Step::status(403)]),
-                    "five lookups of \"bike-7\" in a row",
-                    &runs,
-                    &g,
-                    vec![Field::line(
-                        "breaker after each lookup",
-                        "Closed { failures: 0 }",
-                    )],
-                )
-            },
-        );
+                script_lines(&[Step::status(403)]),
+                "five lookups of \"bike-7\" in a row",
+                &runs,
+                &g,
+                vec![Field::line(
+                    "breaker after each lookup",
+                    "Closed { failures: 0 }",
+                )],
+            )
+        });
         every_case([first, second])
     }
 
     pub fn rejections_do_not_reset_the_count(learner: &Learner) -> CheckResult {
         // fail, fail, 400, fail: the rejection neither counts nor resets, so three failures
         // in a row have been seen and the breaker opens.
-        let clock = FakeClock::new();
-        let provider = guarded(clock.clone(), |c| {
-            if c.number == 3 {
-                Step::status(400)
-            } else {
-                Step::status(429)
-            }
-        });
-        let g = Gateway::new(GatewayConfig::default(), provider, clock).expect("valid config");
-        let runs = run_lookups(learner, &g, 4);
-        ensure(
-            matches!(g.breaker().state(), BreakerState::Open { .. }),
-            || {
-                breaker_failure(
-                    format!(
-                        "lookups ending rate-limited, rate-limited, integration_rejected, \
+        let g = scripted(
+            learner,
+            GatewayConfig::default(),
+            Script::Numbered {
+                number: 3,
+                then: Step::status(400),
+                otherwise: Step::status(429),
+            },
+        );
+        let runs = run_lookups(&g, 4);
+        ensure(matches!(g.breaker(), BreakerState::Open { .. }), || {
+            breaker_failure(
+                format!(
+                    "lookups ending rate-limited, rate-limited, integration_rejected, \
                      rate-limited left the breaker {:?}; the rule expects Open.",
-                        g.breaker().state()
-                    ),
-                    "A rejection says nothing about the provider's health: it neither counts as a \
+                    g.breaker()
+                ),
+                "A rejection says nothing about the provider's health: it neither counts as a \
                  failure nor resets the count. Tell the breaker nothing (record_neutral), not \
                  record_success.",
-                    vec!["calls 1, 2, 4 → 429".into(), "call 3 → 400".into()],
-                    "four lookups of \"bike-7\" in a row",
-                    &runs,
-                    &g,
-                    vec![
-                        Field::line("breaker after lookup 3", "Closed { failures: 2 }"),
-                        Field::line("breaker after lookup 4", "Open { until: … }"),
-                    ],
-                )
-            },
-        )
-    }
-
-    /// Phases of the probe check, shared with the provider's responder.
-    #[derive(Clone, Copy, PartialEq)]
-    enum Phase {
-        /// Until the probe: every call is answered 503.
-        Opening,
-        /// The next call is the probe.
-        ProbeWindow,
-        ProbeInFlight,
-        OtherDone,
+                vec!["calls 1, 2, 4 → 429".into(), "call 3 → 400".into()],
+                "four lookups of \"bike-7\" in a row",
+                &runs,
+                &g,
+                vec![
+                    Field::line("breaker after lookup 3", "Closed { failures: 2 }"),
+                    Field::line("breaker after lookup 4", "Open { until: … }"),
+                ],
+            )
+        })
     }
 
     pub fn half_open_lets_exactly_one_probe(learner: &Learner) -> CheckResult {
-        let clock = FakeClock::new();
-        let phase = Arc::new((Mutex::new(Phase::Opening), Condvar::new()));
-        let shared = Arc::clone(&phase);
-        let provider = guarded(clock.clone(), move |_| {
-            let (lock, signal) = &*shared;
-            let mut p = lock.lock().unwrap_or_else(|e| e.into_inner());
-            match *p {
-                Phase::Opening => Step::status(503),
-                Phase::ProbeWindow => {
-                    // The probe: hold it until the other lookup has run.
-                    *p = Phase::ProbeInFlight;
-                    signal.notify_all();
-                    let (_p, _) = signal
-                        .wait_timeout_while(p, Duration::from_secs(2), |p| *p != Phase::OtherDone)
-                        .unwrap_or_else(|e| e.into_inner());
-                    Step::available(ITEM, true)
-                }
-                // A second call while the probe is in flight: let it fail fast.
-                Phase::ProbeInFlight | Phase::OtherDone => Step::status(503),
-            }
-        });
-        let g = Gateway::new(GatewayConfig::default(), provider, clock).expect("valid config");
+        let g = scripted(learner, GatewayConfig::default(), Script::Probe);
         let script = vec![
             "until the breaker has been open 30 s: 503".to_string(),
             "then the first call (the probe): 200 available, held until another lookup has run"
@@ -929,10 +861,10 @@ mod breaker {
         ];
         let what = "three lookups that open the breaker; one at 29.9 s after it opened; then at \
                     30 s a probe and, while it is in flight, another lookup";
-        let mut runs = open_it(learner, &g)?;
-        g.clock().advance(29.9);
-        let early = lookup(learner, &g);
-        runs.push((early.clone(), g.breaker().state()));
+        let mut runs = open_it(&g)?;
+        g.advance(29.9);
+        let early = lookup(&g);
+        runs.push((early.clone(), g.breaker()));
         if early.outcome != failed(FailureCode::BreakerOpen) {
             return Err(breaker_failure(
                 format!(
@@ -951,39 +883,12 @@ mod breaker {
                 )],
             ));
         }
-        g.clock().advance(0.1);
-        {
-            let (lock, _) = &*phase;
-            *lock.lock().unwrap_or_else(|e| e.into_inner()) = Phase::ProbeWindow;
-        }
-        let calls_before = g.provider().calls().len();
-        let (probe, other) = std::thread::scope(|s| {
-            let probe = s.spawn(|| lookup(learner, &g));
-            let (lock, signal) = &*phase;
-            let p = lock.lock().unwrap_or_else(|e| e.into_inner());
-            let (mut p, waited) = signal
-                .wait_timeout_while(p, Duration::from_secs(2), |p| *p == Phase::ProbeWindow)
-                .unwrap_or_else(|e| e.into_inner());
-            let other = if waited.timed_out() {
-                None
-            } else {
-                drop(p);
-                let other = lookup(learner, &g);
-                p = lock.lock().unwrap_or_else(|e| e.into_inner());
-                Some(other)
-            };
-            *p = Phase::OtherDone;
-            signal.notify_all();
-            drop(p);
-            (probe.join(), other)
-        });
-        let probe = match probe {
-            Ok(l) => l,
-            Err(payload) => panic::resume_unwind(payload),
-        };
-        runs.push((probe.clone(), g.breaker().state()));
+        g.advance(0.1);
+        let calls_before = g.calls().len();
+        let (probe, other) = g.race(ITEM);
+        runs.push((probe.clone(), g.breaker()));
         let Some(other) = other else {
-            let probe_calls = g.provider().calls().len() - calls_before;
+            let probe_calls = g.calls().len() - calls_before;
             return Err(breaker_failure(
                 format!(
                     "30 s after the breaker opened, the probe lookup ended {} after {} provider \
@@ -1002,7 +907,7 @@ mod breaker {
                 )],
             ));
         };
-        runs.insert(runs.len() - 1, (other.clone(), g.breaker().state()));
+        runs.insert(runs.len() - 1, (other.clone(), g.breaker()));
         if other.outcome != failed(FailureCode::BreakerOpen) || other.attempts != 0 {
             return Err(breaker_failure(
                 format!(
@@ -1023,15 +928,14 @@ mod breaker {
             ));
         }
         ensure(
-            probe.outcome == available(true)
-                && g.breaker().state() == BreakerState::Closed { failures: 0 },
+            probe.outcome == available(true) && g.breaker() == BreakerState::Closed { failures: 0 },
             || {
                 breaker_failure(
                     format!(
                         "the probe ended {} and left the breaker {:?}; the rule expects \
                          Available and Closed {{ failures: 0 }}.",
                         probe.outcome,
-                        g.breaker().state()
+                        g.breaker()
                     ),
                     "A successful probe closes the breaker: record_success when it ends.",
                     script,
@@ -1048,15 +952,15 @@ mod breaker {
     }
 
     pub fn failed_probe_opens_again(learner: &Learner) -> CheckResult {
-        let g = gateway(GatewayConfig::default(), vec![Step::status(503)]);
-        let mut runs = open_it(learner, &g)?;
-        g.clock().advance(30.0);
-        let calls = g.provider().calls().len();
-        let probe = lookup(learner, &g);
-        runs.push((probe.clone(), g.breaker().state()));
-        let probe_calls = g.provider().calls().len() - calls;
-        let after = lookup(learner, &g);
-        runs.push((after.clone(), g.breaker().state()));
+        let g = gateway(learner, GatewayConfig::default(), vec![Step::status(503)]);
+        let mut runs = open_it(&g)?;
+        g.advance(30.0);
+        let calls = g.calls().len();
+        let probe = lookup(&g);
+        runs.push((probe.clone(), g.breaker()));
+        let probe_calls = g.calls().len() - calls;
+        let after = lookup(&g);
+        runs.push((after.clone(), g.breaker()));
         ensure(
             probe.attempts == 3
                 && probe_calls == 3
@@ -1089,24 +993,24 @@ mod breaker {
 
     pub fn rejected_probe_does_not_close_the_breaker(learner: &Learner) -> CheckResult {
         // Open with three rate-limited lookups; 30 s later the probe gets a 400.
-        let clock = FakeClock::new();
-        let provider = guarded(clock.clone(), |c| {
-            if c.at < 30.0 {
-                Step::status(429)
-            } else {
-                Step::status(400)
-            }
-        });
-        let g = Gateway::new(GatewayConfig::default(), provider, clock).expect("valid config");
-        let mut runs = run_lookups(learner, &g, 3);
-        g.clock().advance(30.0);
-        runs.extend(run_lookups(learner, &g, 1));
+        let g = scripted(
+            learner,
+            GatewayConfig::default(),
+            Script::From {
+                from: 30.0,
+                before: Step::status(429),
+                after: Step::status(400),
+            },
+        );
+        let mut runs = run_lookups(&g, 3);
+        g.advance(30.0);
+        runs.extend(run_lookups(&g, 1));
         let want = BreakerState::HalfOpen { probing: false };
-        ensure(g.breaker().state() == want, || {
+        ensure(g.breaker() == want, || {
             breaker_failure(
                 format!(
                     "a probe answered 400 left the breaker {:?}; the rule expects {want:?}.",
-                    g.breaker().state()
+                    g.breaker()
                 ),
                 "A rejection says nothing about the provider's health: it does not close the \
                  breaker (that is record_success) nor open it again (record_failure). \
@@ -1134,9 +1038,9 @@ mod no_fallback {
             vec![body_reply("{}")],
         ];
         every_case(scripts.into_iter().map(|steps| {
-            let g = gateway(GatewayConfig::default(), steps.clone());
+            let g = gateway(learner, GatewayConfig::default(), steps.clone());
             // Four lookups: enough to open the breaker and see its rejection too.
-            let runs = run_lookups(learner, &g, 4);
+            let runs = run_lookups(&g, 4);
             for (l, _) in &runs {
                 let wrong = match &l.outcome {
                     Outcome::Failed(f) if f.status == f.code.status() => None,
@@ -1179,25 +1083,6 @@ mod counters {
     const PER_THREAD: usize = 1_000;
     const ROUNDS: usize = 5;
 
-    /// The script of an item, by the number at the end of its name.
-    fn pattern(item: &str) -> usize {
-        item.rsplit('-')
-            .next()
-            .and_then(|n| n.parse::<usize>().ok())
-            .unwrap_or(0)
-            % 6
-    }
-
-    fn step(pattern: usize, call_for_item: u64, item: &str) -> Step {
-        match (pattern, call_for_item) {
-            (0, _) => Step::available(item, true),
-            (1, 1) | (2, 1) | (2, 2) | (3, _) => Step::status(503),
-            (1, _) | (2, _) => Step::available(item, false),
-            (4, _) => Step::status(404),
-            _ => Step::status(429),
-        }
-    }
-
     fn expected_attempts(pattern: usize) -> u32 {
         [1, 2, 3, 3, 1, 1][pattern]
     }
@@ -1207,7 +1092,7 @@ mod counters {
             .map(|n| {
                 format!(
                     "call {n} for the item → {}",
-                    describe_step(&step(pattern, n, "item"))
+                    describe_step(&pattern_step(pattern, n, "item"))
                 )
             })
             .collect()
@@ -1219,12 +1104,8 @@ mod counters {
         // concurrency, and the message says what it is about.
         for p in 0..6 {
             let item = format!("solo-{p}");
-            let clock = FakeClock::new();
-            let provider = ScriptedProvider::responding(clock.clone(), |c| {
-                step(pattern(&c.item_id), c.number_for_item, &c.item_id)
-            });
-            let g = Gateway::new(cfg.clone(), provider, clock).expect("valid config");
-            let l = (learner.lookup_availability)(&g, &item);
+            let g = scripted(learner, cfg.clone(), Script::Patterns);
+            let l = g.lookup(&item);
             let want = expected_attempts(p);
             if l.attempts != want || g.counters().attempts != u64::from(want) {
                 let mut did = vec![Field::line("lookup", lookup_line(1, &l))];
@@ -1252,37 +1133,13 @@ mod counters {
         for round in 1..=ROUNDS {
             // Each thread keeps its own fake time, and the breaker never opens, so every
             // lookup's attempts are known in advance.
-            let clock = FakeClock::per_thread();
-            let provider = ScriptedProvider::responding(clock.clone(), |c| {
-                step(pattern(&c.item_id), c.number_for_item, &c.item_id)
-            });
-            let g = Gateway::new(cfg.clone(), provider, clock).expect("valid config");
-            type Joined = Result<Vec<(String, u32)>, Box<dyn std::any::Any + Send>>;
-            let per_thread: Vec<Joined> = std::thread::scope(|s| {
-                let handles: Vec<_> = (0..THREADS)
-                    .map(|t| {
-                        let g = &g;
-                        s.spawn(move || {
-                            (0..PER_THREAD)
-                                .map(|i| {
-                                    let item = format!("t{t}-{i}");
-                                    let l = (learner.lookup_availability)(g, &item);
-                                    (item, l.attempts)
-                                })
-                                .collect::<Vec<_>>()
-                        })
-                    })
-                    .collect();
-                handles.into_iter().map(|h| h.join()).collect()
-            });
+            let g = Observed::per_thread(learner, cfg.clone(), Script::Patterns)
+                .expect("the checks' configs are valid");
+            let (per_thread, totals) = g.concurrent(THREADS, PER_THREAD);
             let mut sum = 0u64;
-            for result in per_thread {
-                let lookups = match result {
-                    Ok(l) => l,
-                    // Re-raised as it was, so the harness sees the learner's own todo!().
-                    Err(payload) => panic::resume_unwind(payload),
-                };
-                for (item, attempts) in lookups {
+            for (t, lookups) in per_thread.into_iter().enumerate() {
+                for (i, attempts) in lookups.into_iter().enumerate() {
+                    let item = format!("t{t}-{i}");
                     let want = expected_attempts(pattern(&item));
                     ensure(attempts == want, || {
                         Feedback::new(
@@ -1305,8 +1162,7 @@ mod counters {
                     sum += u64::from(attempts);
                 }
             }
-            let c = g.counters();
-            let calls = g.provider().calls().len() as u64;
+            let (c, calls) = (totals.counters, totals.calls);
             let total = (THREADS * PER_THREAD) as u64;
             ensure(
                 c.logical_lookups == total && c.attempts == sum && calls == sum,

@@ -1,10 +1,12 @@
 //! stage8 · One lookup, one budget: `lookup_availability`.
 //!
 //! - `checks`: every fact the course fixes, and the kit's decisions.
+//! - [`gateway`]: a check's gateway and the learner's lookups on it, here or in a runner.
 //! - [`scenario`]: the stage8 scenario format (a gateway config, lookups, a scripted
 //!   provider) and its runner, and the rendering of what a gateway saw.
 
 mod checks;
+pub mod gateway;
 pub mod scenario;
 
 use crate::group::{self, Group, Job};
@@ -16,18 +18,29 @@ pub use checks::{CHECKS, CHECK_INFO};
 /// `lookup_availability` on it ([`kit_types::graded`]).
 pub use kit_types::graded::{LookupFn, TestGateway};
 
-/// The function a stage8 learner writes, as a harness links it.
-#[derive(Debug, Clone, Copy)]
-pub struct Learner {
-    /// `lookup_availability`.
-    pub lookup_availability: LookupFn,
+/// The `lookup_availability` the checks judge, and where it runs.
+#[derive(Debug, Clone)]
+pub enum Learner {
+    /// In this process: the reference, the kit's own tests, a harness cargo linked with the
+    /// practice crate.
+    Here(LookupFn),
+    /// In a runner process that holds the learner's code and nothing of the checks': it
+    /// keeps each check's gateway, runs the lookups the checks ask for, and says what the
+    /// gateway saw.
+    Runner(std::sync::Arc<kit_runner::remote::Runner>),
+}
+
+impl Learner {
+    /// The learner's function in a runner started for this check ([`kit_runner::remote`]).
+    pub fn in_runner() -> Result<Learner, String> {
+        kit_runner::remote::Runner::from_env(GROUP.name)
+            .map(|runner| Learner::Runner(std::sync::Arc::new(runner)))
+    }
 }
 
 /// The kit's finished `lookup_availability`.
 pub fn reference() -> Learner {
-    Learner {
-        lookup_availability: |g, item| reference::lookup_availability(g, item),
-    }
+    Learner::Here(reference::lookup_availability)
 }
 
 /// The stage8 group.

@@ -22,17 +22,17 @@
 //! forever = true           # repeat it for every further call
 //! ```
 
-use super::{Learner, TestGateway};
+use super::gateway::{Observed, Reply, Script};
+use super::Learner;
 use crate::panics::CheckFailure;
 use crate::scenario::{panic_ending, ScenarioError};
 use crate::view::{Field, ScenarioRun};
-use kit_types::gateway::fakes::{FakeClock, ScriptedProvider, Step};
-use kit_types::{Clock, Gateway, GatewayConfig, ProviderReply, TransportFailure};
+use kit_types::gateway::fakes::Step;
+use kit_types::{GatewayConfig, ProviderReply, TransportFailure};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::panic::{self, AssertUnwindSafe};
 use std::path::Path;
-use std::sync::{Arc, Mutex};
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -78,15 +78,6 @@ struct HttpSpec {
     headers: BTreeMap<String, String>,
     #[serde(default)]
     body: String,
-}
-
-/// What the provider does on one call.
-#[derive(Debug, Clone, PartialEq)]
-enum Reply {
-    /// A fixed step.
-    Step(Step),
-    /// A 200 with the declared body for whatever item was asked, taking `latency`.
-    Available { available: bool, latency: f64 },
 }
 
 /// A parsed stage8 scenario.
@@ -187,15 +178,6 @@ impl OutcomeSpec {
     }
 }
 
-fn step_for(reply: &Reply, item: &str) -> Step {
-    match reply {
-        Reply::Step(step) => step.clone(),
-        Reply::Available { available, latency } => {
-            Step::available(item, *available).taking(*latency)
-        }
-    }
-}
-
 impl crate::scenario::Format for GatewayScenario {
     type Learner = Learner;
 
@@ -216,30 +198,11 @@ impl crate::scenario::Format for GatewayScenario {
 /// provider call with its timeout and reply, every sleep, how the lookup ended, the breaker
 /// and the counters after it.
 pub fn run(imp: &Learner, scenario: &GatewayScenario) -> ScenarioRun {
-    let clock = FakeClock::new();
-    let replies = scenario.replies.clone();
-    let forever = scenario.forever;
-    // What each call was answered, by call number, for the steps.
-    let answered: Arc<Mutex<Vec<Step>>> = Arc::new(Mutex::new(Vec::new()));
-    let record = Arc::clone(&answered);
-    let provider = ScriptedProvider::responding(clock.clone(), move |call| {
-        let i = call.number as usize - 1;
-        let step = match replies.get(i) {
-            Some(reply) => step_for(reply, &call.item_id),
-            None if forever => step_for(&replies[replies.len() - 1], &call.item_id),
-            None => panic::panic_any(CheckFailure(format!(
-                "the provider was called {} times, but the scenario has only {} outcome(s)",
-                call.number,
-                replies.len()
-            ))),
-        };
-        record
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(step.clone());
-        step
-    });
-    let gateway: TestGateway = match Gateway::new(scenario.config.clone(), provider, clock) {
+    let script = Script::Outcomes {
+        replies: scenario.replies.clone(),
+        forever: scenario.forever,
+    };
+    let gateway = match Observed::start(imp, scenario.config.clone(), script) {
         Ok(g) => g,
         Err(e) => return ScenarioRun::stopped(format!("error: {e}")),
     };
@@ -247,22 +210,16 @@ pub fn run(imp: &Learner, scenario: &GatewayScenario) -> ScenarioRun {
     let mut steps = Vec::new();
     let mut ending = None;
     for (n, (item, after)) in scenario.lookups.iter().enumerate() {
-        gateway.clock().advance(*after);
-        let start = gateway.clock().now();
-        let (calls_before, sleeps_before) = (
-            gateway.provider().calls().len(),
-            gateway.clock().sleeps().len(),
-        );
+        gateway.advance(*after);
+        let start = gateway.now();
+        let (calls_before, sleeps_before) = (gateway.calls().len(), gateway.sleeps().len());
         steps.push(format!(
             "lookup {} of {item:?} at t={start:.3}; breaker {:?}",
             n + 1,
-            gateway.breaker().state()
+            gateway.breaker()
         ));
-        let result = panic::catch_unwind(AssertUnwindSafe(|| {
-            (imp.lookup_availability)(&gateway, item)
-        }));
-        let answers = answered.lock().unwrap_or_else(|p| p.into_inner()).clone();
-        steps.extend(timeline(&gateway, calls_before, sleeps_before, &answers));
+        let result = panic::catch_unwind(AssertUnwindSafe(|| gateway.lookup(item)));
+        steps.extend(timeline(&gateway, calls_before, sleeps_before));
         match result {
             Ok(lookup) => {
                 let counters = gateway.counters();
@@ -270,7 +227,7 @@ pub fn run(imp: &Learner, scenario: &GatewayScenario) -> ScenarioRun {
                     "  → {}, {} attempt(s); breaker {:?}; counters logical_lookups {}, attempts {}",
                     lookup.outcome,
                     lookup.attempts,
-                    gateway.breaker().state(),
+                    gateway.breaker(),
                     counters.logical_lookups,
                     counters.attempts
                 ));
@@ -302,21 +259,17 @@ pub fn run(imp: &Learner, scenario: &GatewayScenario) -> ScenarioRun {
     );
     ScenarioRun {
         fields,
-        ending: ending.unwrap_or_else(|| format!("ended: clock at t={:.3}", gateway.clock().now())),
+        ending: ending.unwrap_or_else(|| format!("ended: clock at t={:.3}", gateway.now())),
         finished,
     }
 }
 
 /// The calls and sleeps of one lookup (those after the first `calls_before` and
 /// `sleeps_before`), in the order they happened.
-fn timeline(
-    gateway: &TestGateway,
-    calls_before: usize,
-    sleeps_before: usize,
-    answers: &[Step],
-) -> Vec<String> {
+fn timeline(gateway: &Observed, calls_before: usize, sleeps_before: usize) -> Vec<String> {
+    let answers = gateway.answers();
     let mut events: Vec<(u64, String)> = Vec::new();
-    for call in gateway.provider().calls().iter().skip(calls_before) {
+    for call in gateway.calls().iter().skip(calls_before) {
         let reply = answers
             .get(call.number as usize - 1)
             .map_or("?".to_string(), |step| answer(step, call.timeout));
@@ -328,7 +281,7 @@ fn timeline(
             ),
         ));
     }
-    for sleep in gateway.clock().sleeps().iter().skip(sleeps_before) {
+    for sleep in gateway.sleeps().iter().skip(sleeps_before) {
         events.push((
             sleep.seq,
             format!("  t={:.3} sleep {:?}", sleep.at, sleep.secs),
@@ -366,15 +319,13 @@ fn answer(step: &Step, timeout: f64) -> String {
 
 /// What a gateway saw: every provider call with its timeout, every sleep, the counters and
 /// the breaker.
-pub fn observed_fields(gateway: &TestGateway) -> Vec<Field> {
+pub fn observed_fields(gateway: &Observed) -> Vec<Field> {
     let calls: Vec<String> = gateway
-        .provider()
         .calls()
         .iter()
         .map(|c| format!("t={:.3} {} timeout {:.3}", c.at, c.item_id, c.timeout))
         .collect();
     let sleeps: Vec<String> = gateway
-        .clock()
         .sleeps()
         .iter()
         .map(|s| format!("{:?} at t={:.3}", s.secs, s.at))
@@ -390,7 +341,7 @@ pub fn observed_fields(gateway: &TestGateway) -> Vec<Field> {
                 counters.logical_lookups, counters.attempts
             ),
         ),
-        Field::line("breaker", format!("{:?}", gateway.breaker().state())),
+        Field::line("breaker", format!("{:?}", gateway.breaker())),
     ]
 }
 

@@ -1,0 +1,293 @@
+//! A gateway a check sets up, the learner's lookups on it, and what the check has seen of
+//! it: here, or in the runner that holds the learner's code ([`Learner::Runner`]), which
+//! keeps the gateway for the whole check and after each question tells what it saw
+//! ([`kit_runner::stage8`]).
+//!
+//! A lookup that did not return raises its panic here, as the check's own process would
+//! have seen it: the learner's panic, or a guard's verdict (the loop never stops).
+
+use super::Learner;
+use kit_runner::stage8::session::{self, Payload, Seen, Setup, Totals};
+use kit_runner::stage8::{Ask, Ending, Told};
+use kit_runner::wire;
+use kit_types::gateway::fakes::{Call, Sleep, Step};
+use kit_types::gateway::Counters;
+use kit_types::{BreakerState, GatewayConfig, Lookup};
+use std::cell::{Cell, RefCell};
+use std::panic;
+
+pub use session::{pattern, pattern_step, Reply, Script, CALL_GUARD};
+
+/// Where the lookups run.
+enum Place {
+    Here(Box<session::Session>, kit_types::graded::LookupFn),
+    Runner(std::sync::Arc<kit_runner::remote::Runner>),
+}
+
+/// Everything seen so far.
+#[derive(Default)]
+struct Sofar {
+    calls: Vec<Call>,
+    answers: Vec<Step>,
+    sleeps: Vec<Sleep>,
+    counters: Counters,
+    breaker: Option<BreakerState>,
+    now: f64,
+}
+
+/// A check's gateway, as the check sees it.
+pub struct Observed {
+    config: GatewayConfig,
+    place: RefCell<Place>,
+    sofar: RefCell<Sofar>,
+    /// Seconds to move the clock before the next lookup.
+    pending: Cell<f64>,
+}
+
+impl Observed {
+    /// A fresh gateway on `config` whose provider answers by `script`, one clock for every
+    /// thread. Refuses an invalid configuration (its message).
+    pub fn start(
+        learner: &Learner,
+        config: GatewayConfig,
+        script: Script,
+    ) -> Result<Observed, String> {
+        Observed::with(learner, config, script, false)
+    }
+
+    /// [`start`](Observed::start) with a clock that keeps each thread's time apart.
+    pub fn per_thread(
+        learner: &Learner,
+        config: GatewayConfig,
+        script: Script,
+    ) -> Result<Observed, String> {
+        Observed::with(learner, config, script, true)
+    }
+
+    fn with(
+        learner: &Learner,
+        config: GatewayConfig,
+        script: Script,
+        per_thread: bool,
+    ) -> Result<Observed, String> {
+        let setup = Setup {
+            config: config.clone(),
+            per_thread,
+            script,
+        };
+        let place = match learner {
+            Learner::Here(f) => Place::Here(Box::new(session::Session::start(&setup)?), *f),
+            Learner::Runner(runner) => {
+                let ask = wire::encode(&Ask::Start(setup));
+                let started = runner.ask(&ask, |bytes| match wire::decode(bytes)? {
+                    Told::Started(result) => Some(result),
+                    _ => None,
+                });
+                // The checks' configurations are valid: a refusal is the runner's claim.
+                if let Err(e) = started {
+                    panic::panic_any(crate::panics::Reported {
+                        message: format!(
+                            "the process that ran your code refused the check's gateway: {e}"
+                        ),
+                        location: None,
+                    });
+                }
+                Place::Runner(std::sync::Arc::clone(runner))
+            }
+        };
+        Ok(Observed {
+            config,
+            place: RefCell::new(place),
+            sofar: RefCell::new(Sofar::default()),
+            pending: Cell::new(0.0),
+        })
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &GatewayConfig {
+        &self.config
+    }
+
+    /// Moves the clock `secs` forward before the next lookup.
+    pub fn advance(&self, secs: f64) {
+        self.pending.set(self.pending.get() + secs);
+    }
+
+    /// One lookup of `item`; a panic of it is raised here.
+    pub fn lookup(&self, item: &str) -> Lookup {
+        let after = self.pending.replace(0.0);
+        let mut place = self.place.borrow_mut();
+        let ran = match &mut *place {
+            Place::Here(s, f) => {
+                let ran = s.lookup(*f, item, after);
+                let seen = s.seen();
+                self.add(seen);
+                ran
+            }
+            Place::Runner(runner) => {
+                let ask = wire::encode(&Ask::Lookup {
+                    item: item.to_string(),
+                    after,
+                });
+                let sofar = self.sofar.borrow();
+                let (ran, seen) = runner.ask(&ask, |bytes| match wire::decode(bytes)? {
+                    Told::Looked { ran, seen } if follows(&sofar, &seen) => Some((ran, seen)),
+                    _ => None,
+                });
+                drop(sofar);
+                self.add(seen);
+                ran.map_err(Ending::into_payload)
+            }
+        };
+        drop(place);
+        ran.unwrap_or_else(|payload| panic::resume_unwind(payload))
+    }
+
+    /// `threads` threads at once, each looking up `t{t}-{i}` for `i < per_thread`: the
+    /// attempts each lookup reported, per thread; then the gateway's totals. The first
+    /// thread's panic, if any, is raised here.
+    pub fn concurrent(&self, threads: usize, per_thread: usize) -> (Vec<Vec<u32>>, Totals) {
+        let mut place = self.place.borrow_mut();
+        let (per, totals): (Vec<Result<Vec<u32>, Payload>>, Totals) = match &mut *place {
+            Place::Here(s, f) => s.concurrent(*f, threads, per_thread),
+            Place::Runner(runner) => {
+                let ask = wire::encode(&Ask::Concurrent {
+                    threads,
+                    per_thread,
+                });
+                let (per, totals) = runner.ask(&ask, |bytes| match wire::decode(bytes)? {
+                    Told::Concurrent {
+                        per_thread: per,
+                        totals,
+                    } if per.len() == threads
+                        && per
+                            .iter()
+                            .all(|r| r.as_ref().map_or(true, |l| l.len() == per_thread)) =>
+                    {
+                        Some((per, totals))
+                    }
+                    _ => None,
+                });
+                let per = per
+                    .into_iter()
+                    .map(|r| r.map_err(Ending::into_payload))
+                    .collect();
+                (per, totals)
+            }
+        };
+        drop(place);
+        let per = per
+            .into_iter()
+            .map(|r| r.unwrap_or_else(|payload| panic::resume_unwind(payload)))
+            .collect();
+        (per, totals)
+    }
+
+    /// The probe race: a probe lookup of `item` held at the provider while another lookup of
+    /// it runs (`None` when the probe never reached the provider in time). The other's panic
+    /// is raised first, then the probe's.
+    pub fn race(&self, item: &str) -> (Lookup, Option<Lookup>) {
+        let after = self.pending.replace(0.0);
+        let mut place = self.place.borrow_mut();
+        let (probe, other) = match &mut *place {
+            Place::Here(s, f) => {
+                let raced = s.race(*f, item, after);
+                let seen = s.seen();
+                self.add(seen);
+                raced
+            }
+            Place::Runner(runner) => {
+                let ask = wire::encode(&Ask::Race {
+                    item: item.to_string(),
+                    after,
+                });
+                let sofar = self.sofar.borrow();
+                let (probe, other, seen) = runner.ask(&ask, |bytes| match wire::decode(bytes)? {
+                    Told::Raced { probe, other, seen } if follows(&sofar, &seen) => {
+                        Some((probe, other, seen))
+                    }
+                    _ => None,
+                });
+                drop(sofar);
+                self.add(seen);
+                (
+                    probe.map_err(Ending::into_payload),
+                    other.map(|o| o.map_err(Ending::into_payload)),
+                )
+            }
+        };
+        drop(place);
+        let other = other.map(|o| o.unwrap_or_else(|payload| panic::resume_unwind(payload)));
+        let probe = probe.unwrap_or_else(|payload| panic::resume_unwind(payload));
+        (probe, other)
+    }
+
+    fn add(&self, seen: Seen) {
+        let mut sofar = self.sofar.borrow_mut();
+        sofar.calls.extend(seen.calls);
+        sofar.answers.extend(seen.answers);
+        sofar.sleeps.extend(seen.sleeps);
+        sofar.counters = seen.counters;
+        sofar.breaker = Some(seen.breaker);
+        sofar.now = seen.now;
+    }
+
+    /// Every provider call so far, in order.
+    pub fn calls(&self) -> Vec<Call> {
+        self.sofar.borrow().calls.clone()
+    }
+
+    /// What each call so far got, by call number (one fewer when a guard stopped the last).
+    pub fn answers(&self) -> Vec<Step> {
+        self.sofar.borrow().answers.clone()
+    }
+
+    /// Every sleep so far, in order.
+    pub fn sleeps(&self) -> Vec<Sleep> {
+        self.sofar.borrow().sleeps.clone()
+    }
+
+    /// The counters after the last lookup.
+    pub fn counters(&self) -> Counters {
+        self.sofar.borrow().counters
+    }
+
+    /// The breaker after the last lookup (closed before any).
+    pub fn breaker(&self) -> BreakerState {
+        self.sofar
+            .borrow()
+            .breaker
+            .unwrap_or(BreakerState::Closed { failures: 0 })
+    }
+
+    /// The clock after the last lookup, and any move asked for since.
+    pub fn now(&self) -> f64 {
+        self.sofar.borrow().now + self.pending.get()
+    }
+}
+
+/// Whether what a runner says it saw can follow what it said before: the calls carry on
+/// the provider's numbering, each had at most one answer, and the order numbers shared by
+/// calls and sleeps never go back.
+fn follows(sofar: &Sofar, seen: &Seen) -> bool {
+    let numbered = seen
+        .calls
+        .iter()
+        .enumerate()
+        .all(|(i, c)| c.number == (sofar.calls.len() + i + 1) as u64);
+    let answered = sofar.answers.len() + seen.answers.len() <= sofar.calls.len() + seen.calls.len();
+    let last = sofar
+        .calls
+        .iter()
+        .map(|c| c.seq)
+        .chain(sofar.sleeps.iter().map(|s| s.seq))
+        .max()
+        .unwrap_or(0);
+    let after = seen
+        .calls
+        .iter()
+        .map(|c| c.seq)
+        .chain(seen.sleeps.iter().map(|s| s.seq))
+        .all(|seq| seq > last);
+    numbered && answered && after
+}

@@ -1,0 +1,727 @@
+//! stage8 · `lookup_availability`: a gateway a check sets up and the lookups it runs on it
+//! ([`session`]), and what the judge asks a runner and hears back.
+//!
+//! A check's gateway lives in the runner for the whole check: the judge sets it up
+//! ([`Ask::Start`]), then asks for lookups one at a time, and after each hears what the
+//! lookup returned and what the gateway saw meanwhile (provider calls, sleeps, counters,
+//! breaker, clock). Two questions run lookups at once, as their checks need: many threads
+//! of lookups ([`Ask::Concurrent`]) and the half-open probe race ([`Ask::Race`]).
+
+pub mod session;
+
+use crate::panics::{self, CheckFailure, Reported};
+use crate::wire::{self, Wire};
+use kit_types::gateway::fakes::{Call, LoopGuard, Sleep, Step};
+use kit_types::gateway::Counters;
+use kit_types::graded::LookupFn;
+use kit_types::{
+    Availability, BreakerState, Failure, FailureCode, GatewayConfig, Lookup, Outcome, ProviderReply,
+};
+use session::{Payload, Reply, Script, Seen, Session, Setup, Totals};
+
+/// What the judge asks a stage8 runner.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Ask {
+    /// A fresh gateway, in place of any before.
+    Start(Setup),
+    /// `after` seconds pass on the clock; then one lookup of `item`.
+    Lookup {
+        /// The item.
+        item: String,
+        /// Seconds the clock moves first.
+        after: f64,
+    },
+    /// Many lookups at once ([`Session::concurrent`]).
+    Concurrent {
+        /// How many threads.
+        threads: usize,
+        /// How many lookups each.
+        per_thread: usize,
+    },
+    /// The probe race ([`Session::race`]).
+    Race {
+        /// The item both lookups ask for.
+        item: String,
+        /// Seconds the clock moves first.
+        after: f64,
+    },
+}
+
+/// How a lookup ended when it did not return.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Ending {
+    /// The learner's code panicked.
+    Panicked(Reported),
+    /// A guard of the provider's script stopped it (the text says which).
+    Guard(String),
+    /// The fake clock's guard stopped it: it slept without end.
+    Loop(String),
+}
+
+impl Ending {
+    /// How a payload that came out of the learner's lookup ended it (call it at once: it
+    /// reads the panic's location).
+    pub fn of(payload: &Payload) -> Ending {
+        if let Some(CheckFailure(message)) = payload.downcast_ref::<CheckFailure>() {
+            return Ending::Guard(message.clone());
+        }
+        if let Some(LoopGuard(message)) = payload.downcast_ref::<LoopGuard>() {
+            return Ending::Loop(message.clone());
+        }
+        Ending::Panicked(Reported {
+            message: panics::panic_message(payload.as_ref()),
+            location: panics::take_location(),
+        })
+    }
+
+    /// The payload the judge raises in the ending's place.
+    pub fn into_payload(self) -> Payload {
+        match self {
+            Ending::Panicked(reported) => Box::new(reported),
+            Ending::Guard(message) => Box::new(CheckFailure(message)),
+            Ending::Loop(message) => Box::new(LoopGuard(message)),
+        }
+    }
+}
+
+/// What a stage8 runner says.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Told {
+    /// The answer to [`Ask::Start`]: the gateway is ready, or its configuration's error.
+    Started(Result<(), String>),
+    /// The answer to [`Ask::Lookup`].
+    Looked {
+        /// What the lookup returned, or how it ended.
+        ran: Result<Lookup, Ending>,
+        /// What the gateway saw meanwhile.
+        seen: Seen,
+    },
+    /// The answer to [`Ask::Concurrent`]: per thread, each lookup's attempts, or how the
+    /// thread ended; then the totals.
+    Concurrent {
+        /// Per thread.
+        per_thread: Vec<Result<Vec<u32>, Ending>>,
+        /// The gateway's totals after them all.
+        totals: Totals,
+    },
+    /// The answer to [`Ask::Race`].
+    Raced {
+        /// The probe.
+        probe: Result<Lookup, Ending>,
+        /// The other lookup, when the probe was held in time for it.
+        other: Option<Result<Lookup, Ending>>,
+        /// What the gateway saw meanwhile.
+        seen: Seen,
+    },
+}
+
+fn ended(ran: Result<Lookup, Payload>) -> Result<Lookup, Ending> {
+    ran.map_err(|payload| Ending::of(&payload))
+}
+
+/// Answers one question on the learner's `lookup_availability`, in a runner; `session` is
+/// the check's gateway, kept between questions. `None` for a lookup before any gateway.
+pub fn serve(f: LookupFn, ask: &Ask, session: &mut Option<Session>) -> Option<Told> {
+    if let Ask::Start(setup) = ask {
+        return Some(Told::Started(match Session::start(setup) {
+            Ok(s) => {
+                *session = Some(s);
+                Ok(())
+            }
+            Err(e) => {
+                *session = None;
+                Err(e)
+            }
+        }));
+    }
+    let s = session.as_mut()?;
+    Some(match ask {
+        Ask::Start(_) => unreachable!("answered above"),
+        Ask::Lookup { item, after } => {
+            let ran = ended(s.lookup(f, item, *after));
+            Told::Looked {
+                ran,
+                seen: s.seen(),
+            }
+        }
+        Ask::Concurrent {
+            threads,
+            per_thread,
+        } => {
+            let (per, totals) = s.concurrent(f, *threads, *per_thread);
+            Told::Concurrent {
+                per_thread: per
+                    .into_iter()
+                    .map(|r| r.map_err(|p| Ending::of(&p)))
+                    .collect(),
+                totals,
+            }
+        }
+        Ask::Race { item, after } => {
+            let (probe, other) = s.race(f, item, *after);
+            Told::Raced {
+                probe: ended(probe),
+                other: other.map(ended),
+                seen: s.seen(),
+            }
+        }
+    })
+}
+
+/// [`serve`] on a question's bytes; `None` when they are not a question it can answer.
+pub fn serve_bytes(f: LookupFn, ask: &[u8], session: &mut Option<Session>) -> Option<Vec<u8>> {
+    let ask: Ask = wire::decode(ask)?;
+    serve(f, &ask, session).map(|told| wire::encode(&told))
+}
+
+// ---------- the wire ----------
+
+impl Wire for GatewayConfig {
+    fn put(&self, out: &mut Vec<u8>) {
+        self.deadline.put(out);
+        self.max_attempts.put(out);
+        self.attempt_timeout.put(out);
+        self.base_delay.put(out);
+        self.max_delay.put(out);
+        self.failure_threshold.put(out);
+        self.open_for.put(out);
+    }
+    fn take(input: &mut &[u8]) -> Option<Self> {
+        Some(GatewayConfig {
+            deadline: f64::take(input)?,
+            max_attempts: u32::take(input)?,
+            attempt_timeout: f64::take(input)?,
+            base_delay: f64::take(input)?,
+            max_delay: f64::take(input)?,
+            failure_threshold: u32::take(input)?,
+            open_for: f64::take(input)?,
+        })
+    }
+}
+
+impl Wire for ProviderReply {
+    fn put(&self, out: &mut Vec<u8>) {
+        self.status.put(out);
+        self.body.put(out);
+        self.retry_after.put(out);
+    }
+    fn take(input: &mut &[u8]) -> Option<Self> {
+        Some(ProviderReply {
+            status: u16::take(input)?,
+            body: String::take(input)?,
+            retry_after: Wire::take(input)?,
+        })
+    }
+}
+
+impl Wire for Step {
+    fn put(&self, out: &mut Vec<u8>) {
+        self.latency.put(out);
+        self.reply.put(out);
+    }
+    fn take(input: &mut &[u8]) -> Option<Self> {
+        Some(Step {
+            latency: f64::take(input)?,
+            reply: Wire::take(input)?,
+        })
+    }
+}
+
+impl Wire for Reply {
+    fn put(&self, out: &mut Vec<u8>) {
+        match self {
+            Reply::Step(step) => {
+                out.push(0);
+                step.put(out);
+            }
+            Reply::Available { available, latency } => {
+                out.push(1);
+                available.put(out);
+                latency.put(out);
+            }
+        }
+    }
+    fn take(input: &mut &[u8]) -> Option<Self> {
+        Some(match u8::take(input)? {
+            0 => Reply::Step(Step::take(input)?),
+            1 => Reply::Available {
+                available: bool::take(input)?,
+                latency: f64::take(input)?,
+            },
+            _ => return None,
+        })
+    }
+}
+
+impl Wire for Script {
+    fn put(&self, out: &mut Vec<u8>) {
+        match self {
+            Script::Sequence(steps) => {
+                out.push(0);
+                steps.put(out);
+            }
+            Script::Numbered {
+                number,
+                then,
+                otherwise,
+            } => {
+                out.push(1);
+                number.put(out);
+                then.put(out);
+                otherwise.put(out);
+            }
+            Script::From {
+                from,
+                before,
+                after,
+            } => {
+                out.push(2);
+                from.put(out);
+                before.put(out);
+                after.put(out);
+            }
+            Script::Patterns => out.push(3),
+            Script::Probe => out.push(4),
+            Script::Outcomes { replies, forever } => {
+                out.push(5);
+                replies.put(out);
+                forever.put(out);
+            }
+        }
+    }
+    fn take(input: &mut &[u8]) -> Option<Self> {
+        Some(match u8::take(input)? {
+            0 => Script::Sequence(Wire::take(input)?),
+            1 => Script::Numbered {
+                number: u64::take(input)?,
+                then: Step::take(input)?,
+                otherwise: Step::take(input)?,
+            },
+            2 => Script::From {
+                from: f64::take(input)?,
+                before: Step::take(input)?,
+                after: Step::take(input)?,
+            },
+            3 => Script::Patterns,
+            4 => Script::Probe,
+            5 => Script::Outcomes {
+                replies: Wire::take(input)?,
+                forever: bool::take(input)?,
+            },
+            _ => return None,
+        })
+    }
+}
+
+impl Wire for Setup {
+    fn put(&self, out: &mut Vec<u8>) {
+        self.config.put(out);
+        self.per_thread.put(out);
+        self.script.put(out);
+    }
+    fn take(input: &mut &[u8]) -> Option<Self> {
+        Some(Setup {
+            config: GatewayConfig::take(input)?,
+            per_thread: bool::take(input)?,
+            script: Script::take(input)?,
+        })
+    }
+}
+
+impl Wire for Call {
+    fn put(&self, out: &mut Vec<u8>) {
+        self.item_id.put(out);
+        self.timeout.put(out);
+        self.at.put(out);
+        self.number.put(out);
+        self.number_for_item.put(out);
+        self.seq.put(out);
+    }
+    fn take(input: &mut &[u8]) -> Option<Self> {
+        Some(Call {
+            item_id: String::take(input)?,
+            timeout: f64::take(input)?,
+            at: f64::take(input)?,
+            number: u64::take(input)?,
+            number_for_item: u64::take(input)?,
+            seq: u64::take(input)?,
+        })
+    }
+}
+
+impl Wire for Sleep {
+    fn put(&self, out: &mut Vec<u8>) {
+        self.at.put(out);
+        self.secs.put(out);
+        self.seq.put(out);
+    }
+    fn take(input: &mut &[u8]) -> Option<Self> {
+        Some(Sleep {
+            at: f64::take(input)?,
+            secs: f64::take(input)?,
+            seq: u64::take(input)?,
+        })
+    }
+}
+
+impl Wire for Counters {
+    fn put(&self, out: &mut Vec<u8>) {
+        self.logical_lookups.put(out);
+        self.attempts.put(out);
+    }
+    fn take(input: &mut &[u8]) -> Option<Self> {
+        Some(Counters {
+            logical_lookups: u64::take(input)?,
+            attempts: u64::take(input)?,
+        })
+    }
+}
+
+impl Wire for BreakerState {
+    fn put(&self, out: &mut Vec<u8>) {
+        match self {
+            BreakerState::Closed { failures } => {
+                out.push(0);
+                failures.put(out);
+            }
+            BreakerState::Open { until } => {
+                out.push(1);
+                until.put(out);
+            }
+            BreakerState::HalfOpen { probing } => {
+                out.push(2);
+                probing.put(out);
+            }
+        }
+    }
+    fn take(input: &mut &[u8]) -> Option<Self> {
+        Some(match u8::take(input)? {
+            0 => BreakerState::Closed {
+                failures: u32::take(input)?,
+            },
+            1 => BreakerState::Open {
+                until: f64::take(input)?,
+            },
+            2 => BreakerState::HalfOpen {
+                probing: bool::take(input)?,
+            },
+            _ => return None,
+        })
+    }
+}
+
+impl Wire for FailureCode {
+    fn put(&self, out: &mut Vec<u8>) {
+        let i = FailureCode::ALL.iter().position(|c| c == self).unwrap_or(0);
+        out.push(i as u8);
+    }
+    fn take(input: &mut &[u8]) -> Option<Self> {
+        FailureCode::ALL.get(u8::take(input)? as usize).copied()
+    }
+}
+
+impl Wire for Outcome {
+    fn put(&self, out: &mut Vec<u8>) {
+        match self {
+            Outcome::Available(a) => {
+                out.push(0);
+                a.item_id.put(out);
+                a.available.put(out);
+            }
+            Outcome::Missing => out.push(1),
+            Outcome::Failed(f) => {
+                out.push(2);
+                // The status as the learner set it: a check compares it with the code's.
+                f.status.put(out);
+                f.code.put(out);
+            }
+        }
+    }
+    fn take(input: &mut &[u8]) -> Option<Self> {
+        Some(match u8::take(input)? {
+            0 => Outcome::Available(Availability {
+                item_id: String::take(input)?,
+                available: bool::take(input)?,
+            }),
+            1 => Outcome::Missing,
+            2 => Outcome::Failed(Failure {
+                status: u16::take(input)?,
+                code: FailureCode::take(input)?,
+            }),
+            _ => return None,
+        })
+    }
+}
+
+impl Wire for Lookup {
+    fn put(&self, out: &mut Vec<u8>) {
+        self.outcome.put(out);
+        self.attempts.put(out);
+    }
+    fn take(input: &mut &[u8]) -> Option<Self> {
+        Some(Lookup {
+            outcome: Outcome::take(input)?,
+            attempts: u32::take(input)?,
+        })
+    }
+}
+
+impl Wire for Seen {
+    fn put(&self, out: &mut Vec<u8>) {
+        self.calls.put(out);
+        self.answers.put(out);
+        self.sleeps.put(out);
+        self.counters.put(out);
+        self.breaker.put(out);
+        self.now.put(out);
+    }
+    fn take(input: &mut &[u8]) -> Option<Self> {
+        Some(Seen {
+            calls: Wire::take(input)?,
+            answers: Wire::take(input)?,
+            sleeps: Wire::take(input)?,
+            counters: Counters::take(input)?,
+            breaker: BreakerState::take(input)?,
+            now: f64::take(input)?,
+        })
+    }
+}
+
+impl Wire for Totals {
+    fn put(&self, out: &mut Vec<u8>) {
+        self.counters.put(out);
+        self.calls.put(out);
+    }
+    fn take(input: &mut &[u8]) -> Option<Self> {
+        Some(Totals {
+            counters: Counters::take(input)?,
+            calls: u64::take(input)?,
+        })
+    }
+}
+
+impl Wire for Ending {
+    fn put(&self, out: &mut Vec<u8>) {
+        match self {
+            Ending::Panicked(p) => {
+                out.push(0);
+                p.put(out);
+            }
+            Ending::Guard(m) => {
+                out.push(1);
+                m.put(out);
+            }
+            Ending::Loop(m) => {
+                out.push(2);
+                m.put(out);
+            }
+        }
+    }
+    fn take(input: &mut &[u8]) -> Option<Self> {
+        Some(match u8::take(input)? {
+            0 => Ending::Panicked(Reported::take(input)?),
+            1 => Ending::Guard(String::take(input)?),
+            2 => Ending::Loop(String::take(input)?),
+            _ => return None,
+        })
+    }
+}
+
+impl Wire for Ask {
+    fn put(&self, out: &mut Vec<u8>) {
+        match self {
+            Ask::Start(setup) => {
+                out.push(0);
+                setup.put(out);
+            }
+            Ask::Lookup { item, after } => {
+                out.push(1);
+                item.put(out);
+                after.put(out);
+            }
+            Ask::Concurrent {
+                threads,
+                per_thread,
+            } => {
+                out.push(2);
+                threads.put(out);
+                per_thread.put(out);
+            }
+            Ask::Race { item, after } => {
+                out.push(3);
+                item.put(out);
+                after.put(out);
+            }
+        }
+    }
+    fn take(input: &mut &[u8]) -> Option<Self> {
+        Some(match u8::take(input)? {
+            0 => Ask::Start(Setup::take(input)?),
+            1 => Ask::Lookup {
+                item: String::take(input)?,
+                after: f64::take(input)?,
+            },
+            2 => Ask::Concurrent {
+                threads: usize::take(input)?,
+                per_thread: usize::take(input)?,
+            },
+            3 => Ask::Race {
+                item: String::take(input)?,
+                after: f64::take(input)?,
+            },
+            _ => return None,
+        })
+    }
+}
+
+impl Wire for Told {
+    fn put(&self, out: &mut Vec<u8>) {
+        match self {
+            Told::Started(r) => {
+                out.push(0);
+                match r {
+                    Ok(()) => out.push(0),
+                    Err(e) => {
+                        out.push(1);
+                        e.put(out);
+                    }
+                }
+            }
+            Told::Looked { ran, seen } => {
+                out.push(1);
+                ran.put(out);
+                seen.put(out);
+            }
+            Told::Concurrent { per_thread, totals } => {
+                out.push(2);
+                per_thread.put(out);
+                totals.put(out);
+            }
+            Told::Raced { probe, other, seen } => {
+                out.push(3);
+                probe.put(out);
+                other.put(out);
+                seen.put(out);
+            }
+        }
+    }
+    fn take(input: &mut &[u8]) -> Option<Self> {
+        Some(match u8::take(input)? {
+            0 => Told::Started(match u8::take(input)? {
+                0 => Ok(()),
+                1 => Err(String::take(input)?),
+                _ => return None,
+            }),
+            1 => Told::Looked {
+                ran: Wire::take(input)?,
+                seen: Seen::take(input)?,
+            },
+            2 => Told::Concurrent {
+                per_thread: Wire::take(input)?,
+                totals: Totals::take(input)?,
+            },
+            3 => Told::Raced {
+                probe: Wire::take(input)?,
+                other: Wire::take(input)?,
+                seen: Seen::take(input)?,
+            },
+            _ => return None,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kit_types::TransportFailure;
+
+    fn round_trip<T: Wire + PartialEq + std::fmt::Debug>(value: T) {
+        let bytes = wire::encode(&value);
+        assert_eq!(wire::decode::<T>(&bytes).as_ref(), Some(&value));
+        // Every cut of it is refused, never misread.
+        for cut in 0..bytes.len() {
+            assert!(wire::decode::<T>(&bytes[..cut]).is_none(), "cut at {cut}");
+        }
+    }
+
+    #[test]
+    fn questions_and_answers_cross_exactly() {
+        round_trip(Ask::Start(Setup {
+            config: GatewayConfig::default(),
+            per_thread: true,
+            script: Script::Outcomes {
+                replies: vec![
+                    Reply::Step(Step::status(503).with_retry_after("3600").taking(0.3)),
+                    Reply::Step(Step::fail(TransportFailure::Timeout)),
+                    Reply::Available {
+                        available: true,
+                        latency: 0.1,
+                    },
+                ],
+                forever: true,
+            },
+        }));
+        round_trip(Ask::Race {
+            item: "bike-7".into(),
+            after: 0.1,
+        });
+        let seen = Seen {
+            calls: vec![Call {
+                item_id: "bike-7".into(),
+                timeout: 0.4,
+                at: f64::NAN.abs(),
+                number: 1,
+                number_for_item: 1,
+                seq: 1,
+            }],
+            answers: vec![Step::status(503)],
+            sleeps: vec![Sleep {
+                at: 0.0,
+                secs: f64::INFINITY,
+                seq: 2,
+            }],
+            counters: Counters {
+                logical_lookups: 1,
+                attempts: 1,
+            },
+            breaker: BreakerState::Open { until: 30.0 },
+            now: 0.5,
+        };
+        // A NaN crosses as it is (compared by its bits here).
+        let bytes = wire::encode(&seen);
+        let back: Seen = wire::decode(&bytes).expect("decodes");
+        assert!(back.calls[0].at.is_nan());
+        assert_eq!(wire::encode(&back), bytes);
+        round_trip(Told::Concurrent {
+            per_thread: vec![
+                Ok(vec![1, 2, 3]),
+                Err(Ending::Panicked(Reported {
+                    message: "not yet implemented".into(),
+                    location: Some("practice/src/lib.rs:1:1".into()),
+                })),
+                Err(Ending::Loop("never stops".into())),
+            ],
+            totals: Totals {
+                counters: Counters::default(),
+                calls: 4,
+            },
+        });
+        for code in FailureCode::ALL {
+            round_trip(Lookup {
+                outcome: Outcome::Failed(Failure { status: 200, code }),
+                attempts: 3,
+            });
+        }
+    }
+
+    #[test]
+    fn a_lookup_before_a_gateway_is_not_answered() {
+        let f: LookupFn = |_, _| unreachable!("never called");
+        let mut session = None;
+        let ask = Ask::Lookup {
+            item: "bike-7".into(),
+            after: 0.0,
+        };
+        assert!(serve(f, &ask, &mut session).is_none());
+    }
+}
