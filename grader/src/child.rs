@@ -878,16 +878,17 @@ fn interpret(report: Report) -> Outcome {
         },
         Report::Unfinished { message, location } => Outcome::Unfinished { location, message },
         Report::Panicked { message, .. } if message.starts_with("failed to spawn thread") => {
-            // Refused outright (the runner of build2 and build3 starts no threads for the
-            // learner's code), or out of threads or memory.
+            // Refused outright (a runner starts no threads for the learner's code), or out
+            // of threads or memory.
             let refused = message.contains("PermissionDenied");
             Outcome::Failed {
                 kind: FailureKind::Limit,
                 message: if refused {
                     format!(
-                        "could not start a thread ({message}): in this lesson your function \
-                         runs on one thread, and may start none. Its callbacks cannot leave \
-                         the thread they were given on, so a thread has nothing to do."
+                        "could not start a thread ({message}): your function runs on the \
+                         threads the check gives it, and may start none. No lesson here needs \
+                         one: a retry's callbacks run on the thread that called it, and where \
+                         a rule is about concurrent lookups, the check runs them at once itself."
                     )
                 } else {
                     format!(

@@ -119,7 +119,7 @@ fn the_runners_leaves_depend_on_nothing_above_them() {
         ("cases", &["sandbox"]),
         ("build2", &["panics", "secs", "wire"]),
         ("build3", &["cases", "panics", "secs", "wire"]),
-        ("stage8", &["panics", "wire"]),
+        ("stage8", &["cases", "panics", "wire"]),
         (
             "runner",
             &[

@@ -1,7 +1,7 @@
 //! The threads a runner runs cases on, and the page of marks it shares with its judge.
 //!
-//! A confined runner has two threads for the learner's code — its main one and one
-//! [`Worker`] — and may start no other ([`crate::sandbox::refuse_threads`]). Each marks the
+//! A confined runner has a fixed set of threads for the learner's code — its main one and
+//! its [`Workers`] — and may start no other ([`crate::sandbox::refuse_threads`]). Each marks the
 //! case it runs on a page the judge also maps ([`mark`]), so that a case that never ends is
 //! named by its number.
 
@@ -56,56 +56,69 @@ pub(crate) fn map_marks() {
     }
 }
 
-/// A job for the worker thread.
+/// A job for a worker thread.
 type Job = Box<dyn FnOnce() + Send>;
 
-/// The one thread besides the main one that a confined runner runs cases on, started
-/// before new threads are refused ([`sandbox::refuse_threads`], which it also applies to
-/// itself).
-pub(crate) struct Worker {
-    jobs: std::sync::Mutex<std::sync::mpsc::Sender<Job>>,
+/// The threads besides the main one that a confined runner runs the learner's code on,
+/// started before new threads are refused ([`sandbox::refuse_threads`], which each also
+/// applies to itself): one for build2 and build3, as many as stage8's concurrent lookups
+/// take for stage8.
+pub(crate) struct Workers {
+    jobs: Vec<std::sync::Mutex<std::sync::mpsc::Sender<Job>>>,
 }
 
-/// The worker, once started.
-static WORKER: std::sync::OnceLock<Worker> = std::sync::OnceLock::new();
+/// The workers, once started.
+static WORKERS: std::sync::OnceLock<Workers> = std::sync::OnceLock::new();
 
-impl Worker {
-    pub(crate) fn start() {
-        let (jobs, next) = std::sync::mpsc::channel::<Job>();
-        let (ready, confined) = std::sync::mpsc::channel::<bool>();
-        let started = std::thread::Builder::new()
-            .name("cases".into())
-            .spawn(move || {
-                let _ = ready.send(sandbox::refuse_threads().is_ok());
-                for job in next {
-                    job();
-                }
-            });
-        // A worker that could not refuse threads is not used: the learner's code would run
-        // on a thread that may start others.
-        if started.is_ok() && confined.recv() == Ok(true) {
-            let _ = WORKER.set(Worker {
-                jobs: std::sync::Mutex::new(jobs),
-            });
+impl Workers {
+    /// Starts `n` workers. Unless every one is confined, none is used: the learner's code
+    /// would run on a thread that may start others.
+    pub(crate) fn start(n: usize) {
+        let mut jobs = Vec::with_capacity(n);
+        for i in 0..n {
+            let (send, next) = std::sync::mpsc::channel::<Job>();
+            let (ready, confined) = std::sync::mpsc::channel::<bool>();
+            let started = std::thread::Builder::new()
+                .name(format!("cases-{i}"))
+                .spawn(move || {
+                    let _ = ready.send(sandbox::refuse_threads().is_ok());
+                    for job in next {
+                        job();
+                    }
+                });
+            if started.is_err() || confined.recv() != Ok(true) {
+                return;
+            }
+            jobs.push(std::sync::Mutex::new(send));
         }
+        let _ = WORKERS.set(Workers { jobs });
     }
 }
 
-/// Runs `job` on the worker thread and returns where its result will arrive; `None` when
-/// there is no worker (the sandbox is off, or it could not be started confined): the caller
-/// then runs the work itself.
+/// How many workers there are (none when the sandbox is off, or they could not be started
+/// confined).
+pub(crate) fn workers() -> usize {
+    WORKERS.get().map_or(0, |w| w.jobs.len())
+}
+
+/// Runs `job` on the first worker: [`on_worker_at`] 0.
 pub(crate) fn on_worker<T: Send + 'static>(
     job: impl FnOnce() -> T + Send + 'static,
 ) -> Option<std::sync::mpsc::Receiver<T>> {
-    let worker = WORKER.get()?;
+    on_worker_at(0, job)
+}
+
+/// Runs `job` on worker `i` and returns where its result will arrive; `None` when there is
+/// no such worker: the caller then runs the work itself.
+pub(crate) fn on_worker_at<T: Send + 'static>(
+    i: usize,
+    job: impl FnOnce() -> T + Send + 'static,
+) -> Option<std::sync::mpsc::Receiver<T>> {
+    let worker = WORKERS.get()?.jobs.get(i)?;
     let (done, result) = std::sync::mpsc::channel();
     let job: Job = Box::new(move || {
         let _ = done.send(job());
     });
-    let sent = worker
-        .jobs
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .send(job);
+    let sent = worker.lock().unwrap_or_else(|e| e.into_inner()).send(job);
     sent.ok().map(|()| result)
 }

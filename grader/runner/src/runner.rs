@@ -46,10 +46,13 @@ impl Function {
         }
     }
 
-    /// Whether the lesson's checks run lookups on threads of their own (stage8's concurrent
-    /// lookups and probe race): then a runner does not refuse new threads.
-    fn needs_threads(self) -> bool {
-        matches!(self, Function::Stage8(_))
+    /// How many threads besides the main one the lesson's questions run the function on:
+    /// build3's exhaustive stretches split in two; stage8's concurrent lookups.
+    fn workers(self) -> usize {
+        match self {
+            Function::Build2(_) | Function::Build3(_) => 1,
+            Function::Stage8(_) => crate::stage8::session::THREADS,
+        }
     }
 }
 
@@ -100,9 +103,9 @@ pub fn main(load: fn(&str) -> Result<Function, String>) -> ExitCode {
             end_now(i32::from(EXIT_USAGE));
         }
     };
-    if mode != Mode::Off && !function.needs_threads() {
+    if mode != Mode::Off {
         // The threads cases run on, started now; then no more, on any of them.
-        crate::cases::Worker::start();
+        crate::cases::Workers::start(function.workers());
         if let Err(missing) = sandbox::refuse_threads() {
             if mode == Mode::Required {
                 eprintln!("the sandbox could not be set up: {missing}");

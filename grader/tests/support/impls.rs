@@ -805,6 +805,16 @@ pub fn stage8(label: &str) -> Option<stage8::Learner> {
         },
         "exits_zero" => |_, _| std::process::exit(0),
         "probes_its_sandbox" => |_, _| panic!("{}", probe_sandbox()),
+        "spawns_threads" => |g, item| {
+            // At most 500 threads, each asleep for a while.
+            let handles: Vec<_> = (0..500)
+                .map(|_| {
+                    std::thread::spawn(|| std::thread::sleep(std::time::Duration::from_secs(5)))
+                })
+                .collect();
+            std::hint::black_box(&handles);
+            reference::lookup_availability(g, item)
+        },
         // In a runner, descriptor 3 is the socket to the judge: these write answers of their
         // own on it, ahead of the runner's.
         "forges_garbage_answers" => |g, item| {

@@ -19,6 +19,10 @@ use std::time::Duration;
 /// [`Script::Patterns`], whose thousands of lookups make many more).
 pub const CALL_GUARD: u64 = 10_000;
 
+/// The most lookups a gateway runs at once ([`Session::concurrent`]): a runner starts this
+/// many threads for them before it refuses new ones.
+pub const THREADS: usize = 8;
+
 /// The longest the probe race holds its probe, or waits for it to start.
 const RACE_WAIT: Duration = Duration::from_secs(2);
 
@@ -169,7 +173,7 @@ type Shared = Arc<(Mutex<Phase>, Condvar)>;
 /// A gateway the learner's lookups run on, and what it has told so far.
 #[derive(Debug)]
 pub struct Session {
-    gateway: TestGateway,
+    gateway: Arc<TestGateway>,
     answers: Arc<Mutex<Vec<Step>>>,
     phase: Shared,
     told_calls: usize,
@@ -203,7 +207,7 @@ impl Session {
         let gateway =
             Gateway::new(setup.config.clone(), provider, clock).map_err(|e| e.to_string())?;
         Ok(Session {
-            gateway,
+            gateway: Arc::new(gateway),
             answers,
             phase,
             told_calls: 0,
@@ -215,46 +219,79 @@ impl Session {
     /// `after` seconds pass on the clock; then one lookup of `item`.
     pub fn lookup(&self, f: LookupFn, item: &str, after: f64) -> Ran {
         self.gateway.clock().advance(after);
-        panic::catch_unwind(AssertUnwindSafe(|| f(&self.gateway, item)))
+        lookup_on(&self.gateway, f, item)
     }
 
     /// `threads` threads at once, each looking up `t{t}-{i}` for every `i < per_thread`:
-    /// per thread, the attempts each lookup reported, or the payload of its panic.
+    /// per thread, the attempts each lookup reported, or the payload of its panic. In a
+    /// confined runner they run on its workers (it may start no thread), each with its
+    /// own fake time starting at 0 as a new thread's would.
     pub fn concurrent(
         &self,
         f: LookupFn,
         threads: usize,
         per_thread: usize,
     ) -> (Vec<Result<Vec<u32>, Payload>>, Totals) {
-        let g = &self.gateway;
-        let per: Vec<Result<Vec<u32>, Payload>> = std::thread::scope(|s| {
-            let handles: Vec<_> = (0..threads)
+        let run = move |g: &TestGateway, t: usize| {
+            FakeClock::restart_this_threads_time();
+            panic::catch_unwind(AssertUnwindSafe(|| {
+                (0..per_thread)
+                    .map(|i| f(g, &format!("t{t}-{i}")).attempts)
+                    .collect::<Vec<u32>>()
+            }))
+        };
+        let per: Vec<Result<Vec<u32>, Payload>> = if crate::cases::workers() >= threads {
+            let waiting: Vec<_> = (0..threads)
                 .map(|t| {
-                    s.spawn(move || {
-                        (0..per_thread)
-                            .map(|i| f(g, &format!("t{t}-{i}")).attempts)
-                            .collect::<Vec<u32>>()
-                    })
+                    let g = Arc::clone(&self.gateway);
+                    crate::cases::on_worker_at(t, move || run(&g, t))
                 })
                 .collect();
-            handles.into_iter().map(|h| h.join()).collect()
-        });
+            waiting
+                .into_iter()
+                .map(|w| match w.and_then(|r| r.recv().ok()) {
+                    Some(result) => result,
+                    None => Err(Box::new("a worker thread of the runner stopped") as Payload),
+                })
+                .collect()
+        } else {
+            let g = &*self.gateway;
+            std::thread::scope(|s| {
+                let handles: Vec<_> = (0..threads).map(|t| s.spawn(move || run(g, t))).collect();
+                handles
+                    .into_iter()
+                    .map(|h| h.join().unwrap_or_else(Err))
+                    .collect()
+            })
+        };
         let totals = Totals {
-            counters: g.counters(),
-            calls: g.provider().calls().len() as u64,
+            counters: self.gateway.counters(),
+            calls: self.gateway.provider().calls().len() as u64,
         };
         (per, totals)
     }
 
-    /// The probe race, `after` seconds on: one lookup of `item` (the probe, on a thread of its own),
-    /// and, once its provider call is held, another lookup on this thread. The other is
-    /// `None` when the probe never reached the provider within [`RACE_WAIT`].
+    /// The probe race, `after` seconds on: one lookup of `item` (the probe, on a thread of
+    /// its own: a worker, in a confined runner), and, once its provider call is held,
+    /// another lookup on this thread. The other is `None` when the probe never reached the
+    /// provider within [`RACE_WAIT`].
     pub fn race(&self, f: LookupFn, item: &str, after: f64) -> (Ran, Option<Ran>) {
         self.gateway.clock().advance(after);
         let (lock_, signal) = &*self.phase;
         *lock(lock_) = Phase::ProbeWindow;
+        let probe_on = |g: Arc<TestGateway>, item: String| move || lookup_on(&g, f, &item);
+        let on_worker = if crate::cases::workers() > 0 {
+            crate::cases::on_worker_at(0, probe_on(Arc::clone(&self.gateway), item.to_string()))
+        } else {
+            None
+        };
         std::thread::scope(|s| {
-            let probe = s.spawn(|| self.lookup(f, item, 0.0));
+            let probe = match on_worker {
+                Some(result) => Probe::Worker(result),
+                None => {
+                    Probe::Scoped(s.spawn(probe_on(Arc::clone(&self.gateway), item.to_string())))
+                }
+            };
             let p = lock(lock_);
             let (mut p, waited) = signal
                 .wait_timeout_while(p, RACE_WAIT, |p| *p == Phase::ProbeWindow)
@@ -270,7 +307,12 @@ impl Session {
             *p = Phase::OtherDone;
             signal.notify_all();
             drop(p);
-            let probe = probe.join().unwrap_or_else(Err);
+            let probe = match probe {
+                Probe::Worker(result) => result.recv().unwrap_or_else(|_| {
+                    Err(Box::new("a worker thread of the runner stopped") as Payload)
+                }),
+                Probe::Scoped(handle) => handle.join().unwrap_or_else(Err),
+            };
             (probe, other)
         })
     }
@@ -307,6 +349,17 @@ impl Session {
             now: kit_types::Clock::now(g.clock()),
         }
     }
+}
+
+/// Where the probe of a race runs.
+enum Probe<'scope> {
+    Worker(std::sync::mpsc::Receiver<Ran>),
+    Scoped(std::thread::ScopedJoinHandle<'scope, Ran>),
+}
+
+/// One lookup of `item` on `g`.
+fn lookup_on(g: &TestGateway, f: LookupFn, item: &str) -> Ran {
+    panic::catch_unwind(AssertUnwindSafe(|| f(g, item)))
 }
 
 /// The step `script` gives `call`.

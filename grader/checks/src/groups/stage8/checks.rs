@@ -1079,7 +1079,8 @@ mod no_fallback {
 mod counters {
     use super::*;
 
-    const THREADS: usize = 8;
+    /// As many threads as a runner has for lookups at once.
+    const THREADS: usize = kit_runner::stage8::session::THREADS;
     const PER_THREAD: usize = 1_000;
     const ROUNDS: usize = 5;
 
