@@ -3,6 +3,7 @@
 //! bound (the way a check's group is: see `child`).
 
 use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -20,6 +21,10 @@ pub struct CompileLimits {
     pub memory: u64,
     /// Bytes of the compiler's messages kept for the learner (the rest is counted, not kept).
     pub output: usize,
+    /// Whether the compile runs confined to what a build needs ([`confine`]): a class's
+    /// grade, where a submission must not name another's files, or the instructor's, into
+    /// its build.
+    pub confine: bool,
 }
 
 /// The environment variable that sets [`CompileLimits::time`], in seconds.
@@ -33,6 +38,7 @@ impl Default for CompileLimits {
             time: Duration::from_secs(60),
             memory: 4 << 30,
             output: 64 * 1024,
+            confine: false,
         }
     }
 }
@@ -51,6 +57,49 @@ impl CompileLimits {
             ..CompileLimits::default()
         }
     }
+}
+
+/// Confines `command`, a compile in the kit copy at `root` that writes to `target`, with a
+/// [`grader_checks::sandbox::CompileLayer`]: it reads only the copy, the toolchain, cargo's
+/// home and the system's programs and libraries, and writes only `target` (its temporary
+/// files too) and cargo's home. Returns the protections the system could not give.
+pub(crate) fn confine(command: &mut Command, root: &Path, target: &Path) -> Vec<String> {
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let from_env = |var: &str, default: &str| {
+        std::env::var_os(var)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| home.as_ref().map(|h| h.join(default)))
+    };
+    let temp = target.join("kit-tmp");
+    let _ = std::fs::create_dir_all(&temp);
+    let mut readable: Vec<PathBuf> = vec![root.to_path_buf()];
+    readable.extend(from_env("RUSTUP_HOME", ".rustup").filter(|p| p.is_dir()));
+    // The toolchain of the program itself (…/toolchains/NAME/bin/cargo), wherever it is.
+    let program = Path::new(command.get_program());
+    let toolchain = std::env::var_os("CARGO")
+        .map(PathBuf::from)
+        .into_iter()
+        .chain(std::iter::once(program.to_path_buf()))
+        .filter_map(|p| std::fs::canonicalize(p).ok())
+        .filter_map(|p| p.parent().and_then(Path::parent).map(Path::to_path_buf));
+    readable.extend(toolchain);
+    let mut writable: Vec<PathBuf> = vec![target.to_path_buf()];
+    writable.extend(from_env("CARGO_HOME", ".cargo").filter(|p| p.is_dir()));
+    let readable: Vec<&Path> = readable.iter().map(PathBuf::as_path).collect();
+    let writable: Vec<&Path> = writable.iter().map(PathBuf::as_path).collect();
+    let layer = grader_checks::sandbox::CompileLayer::prepare(&readable, &writable);
+    let missing = layer.missing.clone();
+    command.env("TMPDIR", &temp);
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt;
+        // SAFETY: `apply` makes only system calls, as a hook between fork and exec must.
+        unsafe {
+            command.pre_exec(move || layer.apply());
+        }
+    }
+    missing
 }
 
 /// A bound the compiler reached: it was stopped (or it failed for it).
@@ -336,6 +385,65 @@ impl Kept {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A crate that names a file into its build, as a submission could name another
+    /// learner's file or one of the instructor's: compiled by the real compiler, confined.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_confined_compile_reads_nothing_outside_its_copy_and_the_toolchain() {
+        if !grader_checks::sandbox::probe().is_empty() {
+            // Where Landlock is missing, grade refuses without --allow-weak-sandbox (tests
+            // of that live in tests/sandbox.rs); there is nothing to confine with here.
+            assert!(grader_checks::sandbox::CompileLayer::prepare(&[], &[])
+                .missing
+                .iter()
+                .any(|m| m.contains("Landlock")));
+            return;
+        }
+        let outside = tempfile::tempdir().unwrap();
+        let secret = outside.path().join("secret.txt");
+        std::fs::write(&secret, "another learner's answer").unwrap();
+        let copy = tempfile::tempdir().unwrap();
+        let target = copy.path().join("target");
+        std::fs::create_dir_all(&target).unwrap();
+        std::fs::write(copy.path().join("inside.txt"), "mine").unwrap();
+        let compile = |source: String| {
+            std::fs::write(copy.path().join("lib.rs"), source).unwrap();
+            let mut command = Command::new(std::env::var("RUSTC").unwrap_or("rustc".into()));
+            command
+                .args(["--crate-type=lib", "--edition=2021", "lib.rs", "--out-dir"])
+                .arg(&target)
+                .current_dir(copy.path());
+            let missing = confine(&mut command, copy.path(), &target);
+            assert!(missing.is_empty(), "{missing:?}");
+            let mut said = String::new();
+            let ended = run_bounded(&mut command, &CompileLimits::default(), true, |line| {
+                if let Line::Err(text) = line {
+                    said.push_str(&String::from_utf8_lossy(&text));
+                    said.push('\n');
+                }
+                Clock::Keep
+            })
+            .unwrap();
+            (ended.status.success(), said)
+        };
+        let (ok, said) = compile("pub const MINE: &str = include_str!(\"inside.txt\");\n".into());
+        assert!(ok, "a file inside the copy is read: {said}");
+        let (ok, said) = compile(format!(
+            "pub const THEIRS: &str = include_str!({:?});\n",
+            secret.display()
+        ));
+        assert!(!ok, "a file outside the copy was read");
+        assert!(said.contains("Permission denied"), "{said}");
+        assert!(!said.contains("another learner's answer"), "{said}");
+        // It writes nowhere but its target folder: not beside the file it names either.
+        let (ok, said) = compile(format!(
+            "#[path = {:?}] mod theirs;\n",
+            outside.path().join("missing.rs").display()
+        ));
+        assert!(!ok && said.contains("missing.rs"), "{said}");
+        assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 1);
+    }
 
     #[cfg(unix)]
     #[test]

@@ -383,6 +383,9 @@ fn build_with_cargo(
     messages: &mut dyn Write,
 ) -> Result<BuildEntry, BuildError> {
     let mut command = cargo_build(place, group, color, cargo);
+    if place.limits.confine {
+        crate::bounded::confine(&mut command, &place.root, &place.target);
+    }
     if color && place.cargo_stderr {
         // Its standard error is a pipe now: cargo's own messages keep their colour.
         command.arg("--color=always");
@@ -579,22 +582,21 @@ fn show_commands(
     // the clock runs from the start all the same, and a bound reached means no recipe.
     let mut stderr = Vec::new();
     let mut kept = Kept::new(SHOWN_COMMANDS_KEPT);
-    let ended = run_bounded(
-        cargo_build(place, group, color, cargo).arg("-vv"),
-        &place.limits,
-        true,
-        |line| {
-            match line {
-                Line::Err(bytes) if kept.take(bytes.len() + 1) => {
-                    stderr.extend_from_slice(&bytes);
-                    stderr.push(b'\n');
-                }
-                Line::Err(_) | Line::Cut(_) => kept.lose(1),
-                Line::Out(_) => {}
+    let mut command = cargo_build(place, group, color, cargo);
+    if place.limits.confine {
+        crate::bounded::confine(&mut command, &place.root, &place.target);
+    }
+    let ended = run_bounded(command.arg("-vv"), &place.limits, true, |line| {
+        match line {
+            Line::Err(bytes) if kept.take(bytes.len() + 1) => {
+                stderr.extend_from_slice(&bytes);
+                stderr.push(b'\n');
             }
-            Clock::Keep
-        },
-    )
+            Line::Err(_) | Line::Cut(_) => kept.lose(1),
+            Line::Out(_) => {}
+        }
+        Clock::Keep
+    })
     .ok()?;
     if !ended.status.success() || ended.exceeded.is_some() || kept.more().is_some() {
         return None;

@@ -535,6 +535,9 @@ fn compile(
         .args(&step.args)
         .envs(step.env.iter().map(|(k, v)| (k, v)))
         .current_dir(&recipe.root);
+    if limits.confine {
+        crate::bounded::confine(&mut command, &recipe.root, &recipe.target);
+    }
     let mut lines = Vec::new();
     let mut readable = true;
     let mut kept = Kept::new(limits.output);

@@ -189,6 +189,78 @@ impl BeforeExec {
     }
 }
 
+/// The layer a compile of the learner's code (cargo, or the compiler alone) runs under, made
+/// ready in the grader and applied between `fork` and `exec` ([`CompileLayer::apply`]).
+///
+/// Compiling runs no code of the learner's, but it reads files the learner's code names
+/// (`include_str!`, `#[path]`), and quotes them in its messages. Under this layer it reads
+/// only what a build needs — the kit's copy, the toolchain, cargo's home, the system's
+/// programs and libraries — and writes only the copy's target folder and cargo's home:
+/// another submission, the gradebook or any other file on the machine cannot be named into
+/// a build. TCP, and signals and abstract sockets outside the build, are refused too.
+#[derive(Debug)]
+pub struct CompileLayer {
+    #[cfg(target_os = "linux")]
+    ruleset: Option<std::os::fd::OwnedFd>,
+    /// The protections this layer lacks, each with its reason.
+    pub missing: Vec<String>,
+}
+
+impl CompileLayer {
+    /// Makes the layer ready (allocates: call it before `fork`): `readable` may be read and
+    /// its programs run, `writable` also written. The system's folders of programs and
+    /// libraries are readable too.
+    pub fn prepare(readable: &[&std::path::Path], writable: &[&std::path::Path]) -> CompileLayer {
+        #[cfg(target_os = "linux")]
+        {
+            match linux::compile_ruleset(readable, writable) {
+                Ok(ruleset) => CompileLayer {
+                    ruleset: Some(ruleset),
+                    missing: Vec::new(),
+                },
+                Err(e) => CompileLayer {
+                    ruleset: None,
+                    missing: vec![e],
+                },
+            }
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            let _ = (readable, writable);
+            CompileLayer {
+                missing: vec!["the sandbox (Landlock, seccomp) exists only on Linux".to_string()],
+            }
+        }
+    }
+
+    /// Applies the layer to this process: only system calls, no allocation, so that it may
+    /// run between `fork` and `exec`.
+    ///
+    /// # Errors
+    ///
+    /// The system call that failed.
+    pub fn apply(&self) -> std::io::Result<()> {
+        #[cfg(target_os = "linux")]
+        {
+            use std::os::fd::AsRawFd;
+            if let Some(ruleset) = &self.ruleset {
+                // SAFETY: plain system calls; the ruleset's descriptor stays alive through
+                // them (it is `self`'s).
+                unsafe {
+                    if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    if libc::syscall(libc::SYS_landlock_restrict_self, ruleset.as_raw_fd(), 0) != 0
+                    {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
 /// The protections this system cannot give a check's process, each with its reason; empty
 /// when it can give them all. Confines nothing.
 pub fn probe() -> Vec<String> {
@@ -289,6 +361,54 @@ mod linux {
             false,
         )?;
         Ok(Some(ruleset.into_fd()))
+    }
+
+    /// The Landlock ruleset of a [`super::CompileLayer`], as a descriptor to apply later.
+    pub(super) fn compile_ruleset(
+        readable: &[&std::path::Path],
+        writable: &[&std::path::Path],
+    ) -> Result<std::os::fd::OwnedFd, String> {
+        let abi = landlock::abi();
+        if abi < 1 {
+            return Err(NO_LANDLOCK.to_string());
+        }
+        let mut ruleset = denying_all(abi)?;
+        let read = access::READ_FILE | access::READ_DIR | access::EXECUTE;
+        for folder in readable {
+            ruleset.allow(folder, read, true)?;
+        }
+        for folder in writable {
+            ruleset.allow(folder, u64::MAX, true)?;
+        }
+        for folder in ["/bin", "/sbin", "/lib", "/lib32", "/lib64", "/usr"] {
+            ruleset.allow(std::path::Path::new(folder), read, false)?;
+        }
+        // What the dynamic loader, the C library and cargo read of the system's settings:
+        // named one by one, so that the rest of /etc (its secrets) stays out of a build.
+        for file in [
+            "/etc/ld.so.cache",
+            "/etc/ld.so.conf",
+            "/etc/ld.so.conf.d",
+            "/etc/passwd",
+            "/etc/group",
+            "/etc/nsswitch.conf",
+            "/etc/localtime",
+            "/etc/gitconfig",
+        ] {
+            ruleset.allow(
+                std::path::Path::new(file),
+                access::READ_FILE | access::READ_DIR,
+                false,
+            )?;
+        }
+        for device in ["/dev/null", "/dev/urandom", "/dev/random"] {
+            ruleset.allow(
+                std::path::Path::new(device),
+                access::READ_FILE | access::WRITE_FILE,
+                false,
+            )?;
+        }
+        Ok(ruleset.into_fd())
     }
 
     /// The calls refused before `exec`: those of [`refused_calls`] that the start of a

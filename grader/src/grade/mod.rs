@@ -816,7 +816,11 @@ fn run_checks(
     text: &mut Vec<u8>,
 ) -> Result<Summary, Stopped> {
     let place = BuildPlace {
-        limits: settings.compile,
+        // A submission's build reads nothing outside its copy of the kit and the toolchain.
+        limits: CompileLimits {
+            confine: true,
+            ..settings.compile
+        },
         ..BuildPlace::isolated(root)
     };
     let built = match compile::build_harness_at(&place, job.group.name, false, text) {
