@@ -1789,6 +1789,43 @@ const MISTAKES: &[Mistake] = &[
         ),
         also: &[],
     },
+    Mistake {
+        group: &stage8::GROUP,
+        label: "gives_up_on_retry_after",
+        first: (
+            "retry_after::a_retry_after_that_fits_is_honoured",
+            &[
+                "the lookup ended Failed(503 provider_unavailable); the rule expects \
+                 Available(available = true)",
+                "whose Retry-After fits the deadline is retried",
+            ],
+        ),
+        also: &[],
+    },
+    Mistake {
+        group: &stage8::GROUP,
+        label: "retry_after_over_backoff",
+        first: (
+            "retry_after::the_longer_of_backoff_and_retry_after",
+            &[
+                "the clock slept [0.0]; the rule expects [0.05]",
+                "max(backoff, retry_after)",
+            ],
+        ),
+        also: &[],
+    },
+    Mistake {
+        group: &stage8::GROUP,
+        label: "retry_after_any_number",
+        first: (
+            "retry_after::only_delay_seconds_count",
+            &[
+                "the clock slept [0.5]; the rule expects [0.05]",
+                "only in delay-seconds",
+            ],
+        ),
+        also: &[],
+    },
     // build2
     Mistake {
         group: &build2::GROUP,

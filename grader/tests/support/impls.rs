@@ -200,6 +200,12 @@ struct GatewayMistakes {
     rejection_is_failure: bool,
     /// serde's derived struct, which also reads an array by position.
     body_by_derive: bool,
+    /// Any Retry-After on a 502/503/504 ends the lookup.
+    gives_up_on_retry_after: bool,
+    /// The Retry-After replaces the backoff (`unwrap_or(backoff)`), even when shorter.
+    retry_after_over_backoff: bool,
+    /// Any number is a Retry-After (`"0.5"` waits half a second).
+    retry_after_any_number: bool,
 }
 
 /// The declared body, read the way serde derives it.
@@ -263,11 +269,20 @@ fn written_lookup(m: GatewayMistakes, g: &TestGateway, item: &str) -> Lookup {
                 429 if m.retry_429 => true,
                 429 => break fail(FailureCode::ProviderRateLimited),
                 400 | 401 | 403 => break fail(FailureCode::IntegrationRejected),
+                502..=504 if m.gives_up_on_retry_after && r.retry_after.is_some() => {
+                    break fail(FailureCode::ProviderUnavailable)
+                }
                 502..=504 => {
-                    server_wait = r
-                        .retry_after
-                        .as_deref()
-                        .and_then(|v| v.trim().parse::<u64>().ok());
+                    server_wait = r.retry_after.as_deref().and_then(|v| {
+                        let v = v.trim_matches([' ', '\t']);
+                        if m.retry_after_any_number {
+                            v.parse::<f64>().ok()
+                        } else if !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()) {
+                            v.parse::<f64>().ok()
+                        } else {
+                            None
+                        }
+                    });
                     true
                 }
                 _ => break fail(FailureCode::UnexpectedResponse),
@@ -282,7 +297,11 @@ fn written_lookup(m: GatewayMistakes, g: &TestGateway, item: &str) -> Lookup {
         }
         let mut backoff = (cfg.base_delay * 2f64.powi(attempts as i32 - 1)).min(cfg.max_delay);
         if let Some(wait) = server_wait {
-            backoff = backoff.max(wait as f64);
+            backoff = if m.retry_after_over_backoff {
+                wait
+            } else {
+                backoff.max(wait)
+            };
         }
         let too_late = if m.pause_to_the_deadline {
             clock.now() + backoff > deadline
@@ -793,6 +812,9 @@ pub fn stage8(label: &str) -> Option<stage8::Learner> {
         "rejection_is_success" => gateway_mistake!(rejection_is_success),
         "rejection_is_failure" => gateway_mistake!(rejection_is_failure),
         "body_by_derive" => gateway_mistake!(body_by_derive),
+        "gives_up_on_retry_after" => gateway_mistake!(gives_up_on_retry_after),
+        "retry_after_over_backoff" => gateway_mistake!(retry_after_over_backoff),
+        "retry_after_any_number" => gateway_mistake!(retry_after_any_number),
         "lookup_never_stops" => |g, item| loop {
             let _ = g.provider().get(item, 0.1);
         },

@@ -33,6 +33,9 @@ crate::checks! { Learner;
     budget::a_pause_that_reaches_the_deadline_ends_the_lookup,
     budget::long_retry_after_never_extends_the_deadline,
     budget::deadline_shorter_than_first_backoff,
+    retry_after::a_retry_after_that_fits_is_honoured,
+    retry_after::the_longer_of_backoff_and_retry_after,
+    retry_after::only_delay_seconds_count,
     breaker::open_breaker_rejects_without_calling_the_provider,
     breaker::exhaustion_is_one_failure,
     breaker::unhealthy_failures_count,
@@ -626,6 +629,97 @@ mod budget {
             "The deadline (0.03 s) is shorter than the first backoff (0.05 s): stop after one \
              attempt, without sleeping.",
         )
+    }
+}
+
+mod retry_after {
+    use super::*;
+
+    /// A budget long enough for a 2 s wait.
+    fn five_seconds() -> GatewayConfig {
+        config(|c| c.deadline = 5.0)
+    }
+
+    pub fn a_retry_after_that_fits_is_honoured(learner: &Learner) -> CheckResult {
+        every_case(["2", " 2\t"].into_iter().map(|value| {
+            expect_single(
+                learner,
+                five_seconds(),
+                vec![
+                    Step::status(503).with_retry_after(value),
+                    Step::available(ITEM, true),
+                ],
+                available(true),
+                2,
+                &[2.0],
+                "A 502/503/504 whose Retry-After fits the deadline is retried after waiting that \
+                 long: the provider said when to come back (here 2 s of a 5 s budget). Only a \
+                 wait that reaches the deadline ends the lookup; one that fits never does.",
+            )
+        }))
+    }
+
+    pub fn the_longer_of_backoff_and_retry_after(learner: &Learner) -> CheckResult {
+        // Retry-After 0 is shorter than every backoff here: the backoff is slept.
+        every_case([
+            expect_single(
+                learner,
+                five_seconds(),
+                vec![
+                    Step::status(503).with_retry_after("0"),
+                    Step::available(ITEM, true),
+                ],
+                available(true),
+                2,
+                &[0.05],
+                "The pause is the longer of the backoff and the provider's Retry-After: a \
+                 Retry-After of 0 is shorter than the first backoff (0.05 s), so the lookup \
+                 sleeps 0.05 s. Take max(backoff, retry_after), not the Retry-After in its place.",
+            ),
+            expect_single(
+                learner,
+                five_seconds(),
+                vec![
+                    Step::status(502).with_retry_after("0"),
+                    Step::status(504).with_retry_after("0"),
+                    Step::available(ITEM, true),
+                ],
+                available(true),
+                3,
+                &[0.05, 0.1],
+                "The pause is the longer of the backoff and the provider's Retry-After: each \
+                 Retry-After of 0 is shorter than its backoff (0.05 s, then 0.1 s). Take \
+                 max(backoff, retry_after), not the Retry-After in its place.",
+            ),
+        ])
+    }
+
+    pub fn only_delay_seconds_count(learner: &Learner) -> CheckResult {
+        let values = [
+            "0.5",
+            "1.5",
+            "+1",
+            "-1",
+            "1e0",
+            "0x10",
+            "Wed, 21 Oct 2015 07:28:00 GMT",
+        ];
+        every_case(values.into_iter().map(|value| {
+            expect_single(
+                learner,
+                five_seconds(),
+                vec![
+                    Step::status(503).with_retry_after(value),
+                    Step::available(ITEM, true),
+                ],
+                available(true),
+                2,
+                &[0.05],
+                "A Retry-After counts only in delay-seconds: ASCII digits, with nothing but \
+                 spaces and tabs around them. Anything else (a fraction, a sign, an exponent, a \
+                 date) is no Retry-After at all, and the backoff alone sets the pause.",
+            )
+        }))
     }
 }
 
