@@ -85,9 +85,17 @@ fn in_runner(group: &str) -> bool {
             .is_some_and(|label| IN_PROCESS_LABELS.contains(&label.as_str()))
 }
 
-/// The runner's side of this program: the test implementation's function, by lesson.
+/// The runner's side of this program: the test implementation's function, by lesson. It is
+/// called where a runner loads the learner's library: `threads_at_load` starts a thread
+/// there, as a library's constructor could.
 fn runner_function(group: &str) -> Result<kit_runner::runner::Function, String> {
     let label = LABEL.get().ok_or("no test implementation named")?;
+    if label == "threads_at_load" {
+        let started = std::thread::Builder::new()
+            .spawn(|| std::thread::sleep(Duration::from_secs(5)))
+            .is_ok();
+        let _ = impls::THREAD_AT_LOAD.set(started);
+    }
     let function = match group {
         "build2" => match impls::build2(label) {
             Some(build2::Learner::Here(f)) => Some(kit_runner::runner::Function::Build2(f)),
@@ -304,6 +312,21 @@ fn sandbox_trials() -> Vec<Trial> {
                 return Err(format!("the probe did not fail as it always does\n{out}").into());
             };
             ensure(message.contains(ALL_REFUSED), || message.clone())?;
+            // Threads are refused before the learner's library loads: its constructors can
+            // start none either.
+            let (summary, out) = grade_launched(
+                &stage8::GROUP,
+                Launcher::new(me()).limits(required),
+                "threads_at_load",
+                "facts::fixture",
+                10.0,
+                FormatSetting::Pretty,
+            );
+            ensure(
+                out.contains("a thread started when the library loaded: Some(false)"),
+                || out.clone(),
+            )?;
+            ensure(summary.count(Status::Passed) == 0, || out.clone())?;
             // And the concurrency check still runs its eight threads of lookups there.
             let (summary, out) = grade_launched(
                 &stage8::GROUP,
@@ -903,6 +926,39 @@ fn stage8_trials() -> Vec<Trial> {
                 Ok(())
             },
         ),
+        Trial::test("a_message_the_learners_code_makes_huge_is_cut", || {
+            let (summary, out) = grade8("huge_item_id", "facts::fixture");
+            let Some(Outcome::Failed { message, .. }) = summary.runs.first().map(|r| &r.outcome)
+            else {
+                return Err(
+                    format!("the check did not fail\n{}", &out[..out.len().min(4000)]).into(),
+                );
+            };
+            ensure(message.len() < 70 * 1024, || {
+                format!("a message of {} bytes", message.len())
+            })?;
+            ensure(message.contains("more bytes cut"), || {
+                message[..message.len().min(4000)].to_string()
+            })
+        }),
+        Trial::test("a_runner_sees_none_of_the_graders_environment", || {
+            // A platform's token in the grader's environment must not reach the learner's
+            // code: the runner gets its limits, the library and the backtrace switch only.
+            let (summary, out) = grade_launched(
+                &stage8::GROUP,
+                Launcher::new(std::env::current_exe().expect("the test binary's path"))
+                    .env("KIT_SECRET_SAMPLE", "shown-to-learner"),
+                "names_its_environment",
+                "facts::fixture",
+                10.0,
+                FormatSetting::Pretty,
+            );
+            ensure(out.contains("environment: "), || out.clone())?;
+            ensure(!out.contains("KIT_SECRET_SAMPLE"), || out.clone())?;
+            ensure(!out.contains("PATH"), || out.clone())?;
+            ensure(out.contains("GRADER_LIMITS"), || out.clone())?;
+            ensure(summary.count(Status::Passed) == 0, || out.clone())
+        }),
         Trial::test("stage8_hostile_code_never_passes", || {
             for (label, kind) in [
                 ("spins", FailureKind::Timeout),
@@ -1786,6 +1842,42 @@ const MISTAKES: &[Mistake] = &[
         first: (
             "facts::invalid_payloads",
             &["an array", "[\\\"bike-7\\\", true]"],
+        ),
+        also: &[],
+    },
+    Mistake {
+        group: &stage8::GROUP,
+        label: "refuse_extra_fields",
+        first: (
+            "facts::extra_fields_are_ignored",
+            &[
+                "the lookup ended Failed(502 invalid_payload)",
+                "other fields are ignored",
+            ],
+        ),
+        also: &[],
+    },
+    Mistake {
+        group: &stage8::GROUP,
+        label: "serialised_subtract_global",
+        first: (
+            "counters::concurrent_lookups_add_up",
+            &[
+                "never ran at once",
+                "A lock of your own held for a whole lookup",
+            ],
+        ),
+        also: &[],
+    },
+    Mistake {
+        group: &stage8::GROUP,
+        label: "rejection_frees_the_probe",
+        first: (
+            "breaker::half_open_lets_exactly_one_probe",
+            &[
+                "a second other lookup ended Failed(503 provider_unavailable)",
+                "must not give the probe's place away",
+            ],
         ),
         also: &[],
     },

@@ -52,6 +52,59 @@ pub enum Report {
     },
 }
 
+/// The most bytes of a report's message (or location) kept: the learner's code chooses much
+/// of what a message quotes (a panic's text, an item's name), and a report is written into
+/// every report format of a grade. A screenful of explanation is a few KiB.
+pub const MESSAGE_KEPT: usize = 64 * 1024;
+
+impl Report {
+    /// The report with every message and location cut to [`MESSAGE_KEPT`] bytes, saying how
+    /// much was cut.
+    pub fn bounded(self) -> Report {
+        let cut = |text: String| crate::report::cut(text, MESSAGE_KEPT);
+        let cut_at = |at: Option<String>| at.map(|a| crate::report::cut(a, 1024));
+        match self {
+            Report::Failed { message } => Report::Failed {
+                message: cut(message),
+            },
+            Report::Stalled { message } => Report::Stalled {
+                message: cut(message),
+            },
+            Report::Unfinished { message, location } => Report::Unfinished {
+                message: cut(message),
+                location: cut_at(location),
+            },
+            Report::Panicked { message, location } => Report::Panicked {
+                message: cut(message),
+                location: cut_at(location),
+            },
+            Report::KitBug { message, location } => Report::KitBug {
+                message: cut(message),
+                location: cut_at(location),
+            },
+            other => other,
+        }
+    }
+}
+
+/// `text` cut to at most `max` bytes on a character's boundary, with a note of what was cut.
+///
+/// ```
+/// use grader_checks::report::cut;
+/// assert_eq!(cut("short".into(), 10), "short");
+/// assert_eq!(cut("ééé".into(), 3), "é… (4 more bytes cut)");
+/// ```
+pub fn cut(text: String, max: usize) -> String {
+    if text.len() <= max {
+        return text;
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}… ({} more bytes cut)", &text[..end], text.len() - end)
+}
+
 /// The statuses a check can end with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -231,7 +231,7 @@ fn finish(report: &Report) -> ! {
     kit_runner::remote::end_runners();
     let sealed = Sealed {
         token: to.token.clone(),
-        report: report.clone(),
+        report: report.clone().bounded(),
     };
     let written = serde_json::to_string(&sealed)
         .map_err(|e| e.to_string())

@@ -127,7 +127,10 @@ fn the_runners_leaves_depend_on_nothing_above_them() {
                 "wire",
             ],
         ),
-        ("remote", &["cases", "panics", "runner", "wire"]),
+        (
+            "remote",
+            &["cases", "library", "limits", "panics", "runner", "wire"],
+        ),
     ];
     check_leaves(&graph, &allowed);
 }

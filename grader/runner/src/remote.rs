@@ -136,6 +136,21 @@ struct Link {
     child: std::process::Child,
 }
 
+/// The environment variables a runner is given, of its judge's: its limits, the learner's
+/// library, and whether a panic shows a backtrace. Nothing else of the grader's
+/// environment reaches the learner's code.
+pub const RUNNER_ENV: [&str; 4] = [
+    crate::limits::LIMITS_VAR,
+    crate::library::LIBRARY_VAR,
+    "RUST_BACKTRACE",
+    "RUST_LIB_BACKTRACE",
+];
+
+/// The prefix of the variables the kit's own tests set for the test program that stands in
+/// for a runner (which implementation it runs): passed on too, and read by no runner the
+/// grader builds.
+const TEST_HOOKS_PREFIX: &str = "GRADER_TEST_";
+
 impl Runner {
     /// Starts the runner [`PROGRAM_VAR`] names, for lesson `group`.
     pub fn from_env(group: &str) -> Result<Runner, String> {
@@ -170,6 +185,15 @@ impl Runner {
         }
         let mut command = std::process::Command::new(program);
         command.arg(group).stdin(std::process::Stdio::null());
+        // Only what a runner reads of its environment: the grader's may hold secrets (a
+        // platform's token), and the learner's code must not see them.
+        command
+            .env_clear()
+            .envs(std::env::vars_os().filter(|(name, _)| {
+                name.to_str().is_some_and(|name| {
+                    RUNNER_ENV.contains(&name) || name.starts_with(TEST_HOOKS_PREFIX)
+                })
+            }));
         // SAFETY: only async-signal-safe system calls between fork and exec.
         unsafe {
             command.pre_exec(move || {

@@ -46,12 +46,13 @@ impl Function {
         }
     }
 
-    /// How many threads besides the main one the lesson's questions run the function on:
-    /// build3's exhaustive stretches split in two; stage8's concurrent lookups.
-    fn workers(self) -> usize {
-        match self {
-            Function::Build2(_) | Function::Build3(_) => 1,
-            Function::Stage8(_) => crate::stage8::session::THREADS,
+    /// How many threads besides the main one lesson `group`'s questions run the function
+    /// on: build3's exhaustive stretches split in two; stage8's concurrent lookups. Known
+    /// from the lesson's name alone, so that they start before the learner's library loads.
+    fn workers(group: &str) -> usize {
+        match group {
+            "stage8" => crate::stage8::session::THREADS,
+            _ => 1,
         }
     }
 }
@@ -96,16 +97,10 @@ pub fn main(load: fn(&str) -> Result<Function, String>) -> ExitCode {
             end_now(i32::from(sandbox::EXIT_UNCONFINED));
         }
     }
-    let function = match load(group) {
-        Ok(function) => function,
-        Err(message) => {
-            eprintln!("{message}");
-            end_now(i32::from(EXIT_USAGE));
-        }
-    };
     if mode != Mode::Off {
-        // The threads cases run on, started now; then no more, on any of them.
-        crate::cases::Workers::start(function.workers());
+        // The threads cases run on, started now; then no more, on any of them. Before the
+        // library loads: its constructors run with threads already refused.
+        crate::cases::Workers::start(Function::workers(group));
         if let Err(missing) = sandbox::refuse_threads() {
             if mode == Mode::Required {
                 eprintln!("the sandbox could not be set up: {missing}");
@@ -113,6 +108,13 @@ pub fn main(load: fn(&str) -> Result<Function, String>) -> ExitCode {
             }
         }
     }
+    let function = match load(group) {
+        Ok(function) => function,
+        Err(message) => {
+            eprintln!("{message}");
+            end_now(i32::from(EXIT_USAGE));
+        }
+    };
     serve(function)
 }
 

@@ -206,7 +206,16 @@ struct GatewayMistakes {
     retry_after_over_backoff: bool,
     /// Any number is a Retry-After (`"0.5"` waits half a second).
     retry_after_any_number: bool,
+    /// One lock held across the whole lookup: lookups run one at a time.
+    serialise: bool,
+    /// A body with more than the two declared fields is refused (`deny_unknown_fields`).
+    refuse_extra_fields: bool,
+    /// record_neutral on a breaker_open rejection, which frees a probe's place.
+    neutral_on_rejection: bool,
 }
+
+/// The lock of `serialise`.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// The declared body, read the way serde derives it.
 #[derive(serde::Deserialize)]
@@ -225,11 +234,22 @@ fn written_lookup(m: GatewayMistakes, g: &TestGateway, item: &str) -> Lookup {
         g.count_lookup();
     }
     if !m.skip_breaker && g.breaker().admit(clock.now()) == Admission::Rejected {
+        if m.neutral_on_rejection {
+            g.breaker().record_neutral();
+        }
         return Lookup {
             outcome: fail(FailureCode::BreakerOpen),
             attempts: 0,
         };
     }
+    let _one = m
+        .serialise
+        .then(|| ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner()));
+    let global_before = if m.serialise {
+        g.counters().attempts
+    } else {
+        global_before
+    };
     let mut attempts = 0;
     let outcome = loop {
         let timeout = if m.ignore_deadline {
@@ -256,6 +276,11 @@ fn written_lookup(m: GatewayMistakes, g: &TestGateway, item: &str) -> Lookup {
                     _ => break fail(FailureCode::InvalidPayload),
                 },
                 200 => match serde_json::from_str::<serde_json::Value>(&r.body) {
+                    Ok(v)
+                        if m.refuse_extra_fields && v.as_object().is_some_and(|o| o.len() > 2) =>
+                    {
+                        break fail(FailureCode::InvalidPayload)
+                    }
                     Ok(v) if v["item_id"] == item && v["available"].is_boolean() => {
                         let available = v["available"].as_bool().unwrap_or(false);
                         break Outcome::Available(Availability {
@@ -275,9 +300,8 @@ fn written_lookup(m: GatewayMistakes, g: &TestGateway, item: &str) -> Lookup {
                 502..=504 => {
                     server_wait = r.retry_after.as_deref().and_then(|v| {
                         let v = v.trim_matches([' ', '\t']);
-                        if m.retry_after_any_number {
-                            v.parse::<f64>().ok()
-                        } else if !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()) {
+                        let delay_seconds = !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit());
+                        if m.retry_after_any_number || delay_seconds {
                             v.parse::<f64>().ok()
                         } else {
                             None
@@ -542,6 +566,20 @@ fn forge_answer(bytes: &[u8]) {
         let _ = kit_runner::wire::write_frame(&mut *socket, bytes);
     }
 }
+
+/// The names of this process's environment variables, sorted: what a learner's code could
+/// read of the grader's environment.
+fn environment_names() -> String {
+    let mut names: Vec<String> = std::env::vars_os()
+        .map(|(name, _)| name.to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    format!("environment: {}", names.join(" "))
+}
+
+/// Whether a thread could be started where a runner loads the learner's library (as a
+/// library's constructor would), for `threads_at_load`: set by the test's runner.
+pub static THREAD_AT_LOAD: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
 
 /// Counts the calls of `retry_request` this process made, for `counts_across_checks`.
 static CALLS_SO_FAR: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
@@ -815,6 +853,9 @@ pub fn stage8(label: &str) -> Option<stage8::Learner> {
         "gives_up_on_retry_after" => gateway_mistake!(gives_up_on_retry_after),
         "retry_after_over_backoff" => gateway_mistake!(retry_after_over_backoff),
         "retry_after_any_number" => gateway_mistake!(retry_after_any_number),
+        "serialised_subtract_global" => gateway_mistake!(serialise, subtract_global),
+        "refuse_extra_fields" => gateway_mistake!(refuse_extra_fields),
+        "rejection_frees_the_probe" => gateway_mistake!(neutral_on_rejection),
         "lookup_never_stops" => |g, item| loop {
             let _ = g.provider().get(item, 0.1);
         },
@@ -827,6 +868,18 @@ pub fn stage8(label: &str) -> Option<stage8::Learner> {
         },
         "exits_zero" => |_, _| std::process::exit(0),
         "probes_its_sandbox" => |_, _| panic!("{}", probe_sandbox()),
+        "names_its_environment" => |_, _| panic!("{}", environment_names()),
+        "huge_item_id" => |g, item| {
+            // One extra call, for an item named with 8 MiB: a failure quotes every call.
+            let _ = g.provider().get(&"x".repeat(8 << 20), 0.1);
+            reference::lookup_availability(g, item)
+        },
+        "threads_at_load" => |_, _| {
+            panic!(
+                "a thread started when the library loaded: {:?}",
+                THREAD_AT_LOAD.get()
+            )
+        },
         "spawns_threads" => |g, item| {
             // At most 500 threads, each asleep for a while.
             let handles: Vec<_> = (0..500)

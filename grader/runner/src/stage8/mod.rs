@@ -108,8 +108,8 @@ pub enum Told {
     Raced {
         /// The probe.
         probe: Result<Lookup, Ending>,
-        /// The other lookup, when the probe was held in time for it.
-        other: Option<Result<Lookup, Ending>>,
+        /// The other lookups, when the probe was held in time for them.
+        others: Vec<Result<Lookup, Ending>>,
         /// What the gateway saw meanwhile.
         seen: Seen,
     },
@@ -158,10 +158,10 @@ pub fn serve(f: LookupFn, ask: &Ask, session: &mut Option<Session>) -> Option<To
             }
         }
         Ask::Race { item, after } => {
-            let (probe, other) = s.race(f, item, *after);
+            let (probe, others) = s.race(f, item, *after);
             Told::Raced {
                 probe: ended(probe),
-                other: other.map(ended),
+                others: others.into_iter().map(ended).collect(),
                 seen: s.seen(),
             }
         }
@@ -491,11 +491,13 @@ impl Wire for Totals {
     fn put(&self, out: &mut Vec<u8>) {
         self.counters.put(out);
         self.calls.put(out);
+        self.together.put(out);
     }
     fn take(input: &mut &[u8]) -> Option<Self> {
         Some(Totals {
             counters: Counters::take(input)?,
             calls: u64::take(input)?,
+            together: bool::take(input)?,
         })
     }
 }
@@ -597,10 +599,14 @@ impl Wire for Told {
                 per_thread.put(out);
                 totals.put(out);
             }
-            Told::Raced { probe, other, seen } => {
+            Told::Raced {
+                probe,
+                others,
+                seen,
+            } => {
                 out.push(3);
                 probe.put(out);
-                other.put(out);
+                others.put(out);
                 seen.put(out);
             }
         }
@@ -622,7 +628,7 @@ impl Wire for Told {
             },
             3 => Told::Raced {
                 probe: Wire::take(input)?,
-                other: Wire::take(input)?,
+                others: Wire::take(input)?,
                 seen: Seen::take(input)?,
             },
             _ => return None,
@@ -704,6 +710,7 @@ mod tests {
             totals: Totals {
                 counters: Counters::default(),
                 calls: 4,
+                together: true,
             },
         });
         for code in FailureCode::ALL {

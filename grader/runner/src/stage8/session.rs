@@ -23,6 +23,10 @@ pub const CALL_GUARD: u64 = 10_000;
 /// many threads for them before it refuses new ones.
 pub const THREADS: usize = 8;
 
+/// How many other lookups the probe race runs while its probe is held: two, so that one
+/// rejected lookup that gave the probe's place away shows in the next.
+pub const RACE_OTHERS: usize = 2;
+
 /// The longest the probe race holds its probe, or waits for it to start.
 const RACE_WAIT: Duration = Duration::from_secs(2);
 
@@ -156,6 +160,65 @@ pub struct Totals {
     pub counters: Counters,
     /// The provider's calls.
     pub calls: u64,
+    /// Whether the threads' lookups ran at once: the first provider call of each thread
+    /// waited (at most [`RACE_WAIT`]) for every other thread's, and they all came.
+    pub together: bool,
+}
+
+/// Where the threads of [`Session::concurrent`] meet: each thread's first provider call
+/// waits for every other thread's, so that lookups which never run at once (one lock held
+/// across a whole lookup) show.
+#[derive(Debug, Default)]
+struct Meeting {
+    state: Mutex<MeetingState>,
+    signal: Condvar,
+}
+
+#[derive(Debug, Default)]
+struct MeetingState {
+    /// How many threads are to meet; 0: no meeting (lookups on one thread).
+    expected: usize,
+    arrived: std::collections::HashSet<std::thread::ThreadId>,
+    /// Every expected thread arrived.
+    met: bool,
+    /// The wait ended (met, or timed out): later calls go straight on.
+    over: bool,
+}
+
+impl Meeting {
+    fn expect(&self, threads: usize) {
+        let mut m = lock(&self.state);
+        *m = MeetingState {
+            expected: threads,
+            ..MeetingState::default()
+        };
+    }
+
+    /// A provider call: the first of its thread waits for the others'.
+    fn arrive(&self) {
+        let mut m = lock(&self.state);
+        if m.expected == 0 || m.over || !m.arrived.insert(std::thread::current().id()) {
+            return;
+        }
+        if m.arrived.len() >= m.expected {
+            m.met = true;
+            m.over = true;
+            self.signal.notify_all();
+            return;
+        }
+        let (mut m, waited) = self
+            .signal
+            .wait_timeout_while(m, RACE_WAIT, |m| !m.over)
+            .unwrap_or_else(|e| e.into_inner());
+        if waited.timed_out() {
+            m.over = true;
+            self.signal.notify_all();
+        }
+    }
+
+    fn met(&self) -> bool {
+        lock(&self.state).met
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -176,6 +239,7 @@ pub struct Session {
     gateway: Arc<TestGateway>,
     answers: Arc<Mutex<Vec<Step>>>,
     phase: Shared,
+    meeting: Arc<Meeting>,
     told_calls: usize,
     told_sleeps: usize,
     told_answers: usize,
@@ -192,7 +256,10 @@ impl Session {
         let answers: Arc<Mutex<Vec<Step>>> = Arc::default();
         let phase: Shared = Arc::new((Mutex::new(Phase::Opening), Condvar::new()));
         let (script, record, shared) = (setup.script.clone(), Arc::clone(&answers), phase.clone());
+        let meeting: Arc<Meeting> = Arc::default();
+        let meet = Arc::clone(&meeting);
         let provider = ScriptedProvider::responding(clock.clone(), move |call| {
+            meet.arrive();
             let guarded = !matches!(script, Script::Patterns);
             if guarded && call.number > CALL_GUARD {
                 panic::panic_any(crate::panics::CheckFailure(format!(
@@ -210,6 +277,7 @@ impl Session {
             gateway: Arc::new(gateway),
             answers,
             phase,
+            meeting,
             told_calls: 0,
             told_sleeps: 0,
             told_answers: 0,
@@ -224,8 +292,8 @@ impl Session {
 
     /// `threads` threads at once, each looking up `t{t}-{i}` for every `i < per_thread`:
     /// per thread, the attempts each lookup reported, or the payload of its panic. In a
-    /// confined runner they run on its workers (it may start no thread), each with its
-    /// own fake time starting at 0 as a new thread's would.
+    /// confined runner they run on its workers (it may start no thread); each thread's
+    /// fake time starts at 0 on this gateway's clock all the same.
     pub fn concurrent(
         &self,
         f: LookupFn,
@@ -233,13 +301,13 @@ impl Session {
         per_thread: usize,
     ) -> (Vec<Result<Vec<u32>, Payload>>, Totals) {
         let run = move |g: &TestGateway, t: usize| {
-            FakeClock::restart_this_threads_time();
             panic::catch_unwind(AssertUnwindSafe(|| {
                 (0..per_thread)
                     .map(|i| f(g, &format!("t{t}-{i}")).attempts)
                     .collect::<Vec<u32>>()
             }))
         };
+        self.meeting.expect(threads);
         let per: Vec<Result<Vec<u32>, Payload>> = if crate::cases::workers() >= threads {
             let waiting: Vec<_> = (0..threads)
                 .map(|t| {
@@ -267,15 +335,17 @@ impl Session {
         let totals = Totals {
             counters: self.gateway.counters(),
             calls: self.gateway.provider().calls().len() as u64,
+            together: self.meeting.met(),
         };
+        self.meeting.expect(0);
         (per, totals)
     }
 
     /// The probe race, `after` seconds on: one lookup of `item` (the probe, on a thread of
     /// its own: a worker, in a confined runner), and, once its provider call is held,
-    /// another lookup on this thread. The other is `None` when the probe never reached the
-    /// provider within [`RACE_WAIT`].
-    pub fn race(&self, f: LookupFn, item: &str, after: f64) -> (Ran, Option<Ran>) {
+    /// [`RACE_OTHERS`] other lookups of it, one after the other, on this thread. No other
+    /// runs when the probe never reached the provider within [`RACE_WAIT`].
+    pub fn race(&self, f: LookupFn, item: &str, after: f64) -> (Ran, Vec<Ran>) {
         self.gateway.clock().advance(after);
         let (lock_, signal) = &*self.phase;
         *lock(lock_) = Phase::ProbeWindow;
@@ -296,13 +366,15 @@ impl Session {
             let (mut p, waited) = signal
                 .wait_timeout_while(p, RACE_WAIT, |p| *p == Phase::ProbeWindow)
                 .unwrap_or_else(|e| e.into_inner());
-            let other = if waited.timed_out() {
-                None
+            let others = if waited.timed_out() {
+                Vec::new()
             } else {
                 drop(p);
-                let other = self.lookup(f, item, 0.0);
+                let others = (0..RACE_OTHERS)
+                    .map(|_| self.lookup(f, item, 0.0))
+                    .collect();
                 p = lock(lock_);
-                Some(other)
+                others
             };
             *p = Phase::OtherDone;
             signal.notify_all();
@@ -313,7 +385,7 @@ impl Session {
                 }),
                 Probe::Scoped(handle) => handle.join().unwrap_or_else(Err),
             };
-            (probe, other)
+            (probe, others)
         })
     }
 
@@ -406,6 +478,7 @@ fn respond(script: &Script, call: &Call, phase: &Shared) -> Step {
                     // The probe: hold it until the other lookup has run.
                     *p = Phase::ProbeInFlight;
                     signal.notify_all();
+                    // Until the others have run.
                     let (_p, _) = signal
                         .wait_timeout_while(p, RACE_WAIT, |p| *p != Phase::OtherDone)
                         .unwrap_or_else(|e| e.into_inner());

@@ -7,7 +7,6 @@
 
 use super::{Clock, Provider, ProviderReply};
 use crate::TransportFailure;
-use std::cell::Cell;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -20,13 +19,13 @@ pub const SLEEP_GUARD: usize = 1_000_000;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LoopGuard(pub String);
 
-thread_local! {
-    static THREAD_NOW: Cell<f64> = const { Cell::new(0.0) };
-}
-
 #[derive(Debug, Default)]
 struct ClockState {
     now: f64,
+    /// Each thread's time, for a clock made with [`FakeClock::per_thread`]: kept here, in
+    /// the clock's own state, so that every copy of this code (a program and a library it
+    /// loads each have one) sees the same times, and a new clock starts every thread at 0.
+    thread_now: HashMap<std::thread::ThreadId, f64>,
     sleeps: Vec<Sleep>,
     /// Sleeps and provider calls so far, numbered together.
     events: u64,
@@ -69,22 +68,20 @@ impl FakeClock {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Starts the calling thread's time again at 0 on every per-thread clock, as a new
-    /// thread's: for a thread that runs one test's lookups after another's.
-    pub fn restart_this_threads_time() {
-        THREAD_NOW.with(|t| t.set(0.0));
-    }
-
     /// Moves the clock forward by `secs` (an attempt's latency, or time passing between
     /// lookups). Negative and NaN amounts are ignored.
     pub fn advance(&self, secs: f64) {
         if secs.is_nan() || secs <= 0.0 {
             return;
         }
+        let mut state = self.lock();
         if self.per_thread {
-            THREAD_NOW.with(|t| t.set(t.get() + secs));
+            *state
+                .thread_now
+                .entry(std::thread::current().id())
+                .or_insert(0.0) += secs;
         } else {
-            self.lock().now += secs;
+            state.now += secs;
         }
     }
 
@@ -103,10 +100,15 @@ impl FakeClock {
 
 impl Clock for FakeClock {
     fn now(&self) -> f64 {
+        let state = self.lock();
         if self.per_thread {
-            THREAD_NOW.with(Cell::get)
+            state
+                .thread_now
+                .get(&std::thread::current().id())
+                .copied()
+                .unwrap_or(0.0)
         } else {
-            self.lock().now
+            state.now
         }
     }
 

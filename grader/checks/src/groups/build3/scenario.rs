@@ -288,7 +288,8 @@ pub fn steps(scenario: &Scenario, rec: &Recording) -> Vec<String> {
     let policy = &scenario.policy;
     let outcome = |n: usize| {
         let steps = &scenario.script.steps;
-        steps.get(n - 1).or(steps.last())
+        // Call 0 (an event logged before any request) has no outcome.
+        n.checked_sub(1).and_then(|i| steps.get(i).or(steps.last()))
     };
     let mut lines: Vec<String> = Vec::new();
     let (mut call, mut event, mut wait) = (0usize, 0usize, 0usize);
@@ -306,7 +307,8 @@ pub fn steps(scenario: &Scenario, rec: &Recording) -> Vec<String> {
                 event += 1;
                 let why = match (e.action, e.delay, e.cause) {
                     (RetryAction::Retry, Some(delay), _) => {
-                        let n = e.attempt.max(1) as i32;
+                        // A count the learner's code chose: kept to what a power of two can say.
+                        let n = e.attempt.clamp(1, 1024) as i32;
                         let backoff = (policy.base_delay * 2f64.powi(n - 1)).min(policy.max_delay);
                         let server = outcome(call).and_then(|o| match o {
                             Err(RequestError::Transient(t)) => t.retry_after.filter(|w| *w >= 0.0),

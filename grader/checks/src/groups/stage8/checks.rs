@@ -27,6 +27,7 @@ crate::checks! { Learner;
     facts::integration_rejections,
     facts::unexpected_statuses,
     facts::invalid_payloads,
+    facts::extra_fields_are_ignored,
     facts::at_most_max_attempts,
     budget::attempt_timeout_shrinks_with_the_budget,
     budget::sleeps_end_before_the_deadline,
@@ -407,6 +408,26 @@ mod facts {
         }))
     }
 
+    pub fn extra_fields_are_ignored(learner: &Learner) -> CheckResult {
+        let bodies = [
+            r#"{"item_id":"bike-7","available":true,"station":"north"}"#,
+            r#"{"station":{"id":3},"available":true,"item_id":"bike-7","seen":[1,2]}"#,
+        ];
+        every_case(bodies.into_iter().map(|body| {
+            expect_single(
+                learner,
+                GatewayConfig::default(),
+                vec![body_reply(body)],
+                available(true),
+                1,
+                &[],
+                "A 200's declared body holds \"item_id\" and \"available\"; other fields are \
+                 ignored, wherever they stand. Refusing a body for a field you do not read \
+                 turns an answer into invalid_payload.",
+            )
+        }))
+    }
+
     pub fn at_most_max_attempts(learner: &Learner) -> CheckResult {
         every_case(
             [
@@ -702,6 +723,8 @@ mod retry_after {
             "-1",
             "1e0",
             "0x10",
+            "NaN",
+            "inf",
             "Wed, 21 Oct 2015 07:28:00 GMT",
         ];
         every_case(values.into_iter().map(|value| {
@@ -795,7 +818,8 @@ mod breaker {
         let ok = rejected.outcome == failed(FailureCode::BreakerOpen)
             && rejected.attempts == 0
             && extra_calls == 0
-            && after.logical_lookups == before.logical_lookups + 1
+            // Counts the runner reported: never arithmetic that can overflow on them.
+            && before.logical_lookups.checked_add(1) == Some(after.logical_lookups)
             && after.attempts == before.attempts;
         ensure(ok, || {
             breaker_failure(
@@ -954,7 +978,7 @@ mod breaker {
             "any other call: 503".to_string(),
         ];
         let what = "three lookups that open the breaker; one at 29.9 s after it opened; then at \
-                    30 s a probe and, while it is in flight, another lookup";
+                    30 s a probe and, while it is in flight, two other lookups";
         let mut runs = open_it(&g)?;
         g.advance(29.9);
         let early = lookup(&g);
@@ -979,9 +1003,9 @@ mod breaker {
         }
         g.advance(0.1);
         let calls_before = g.calls().len();
-        let (probe, other) = g.race(ITEM);
+        let (probe, others) = g.race(ITEM);
         runs.push((probe.clone(), g.breaker()));
-        let Some(other) = other else {
+        if others.is_empty() {
             let probe_calls = g.calls().len() - calls_before;
             return Err(breaker_failure(
                 format!(
@@ -1000,26 +1024,36 @@ mod breaker {
                     "Available(available = true)",
                 )],
             ));
-        };
-        runs.insert(runs.len() - 1, (other.clone(), g.breaker()));
-        if other.outcome != failed(FailureCode::BreakerOpen) || other.attempts != 0 {
-            return Err(breaker_failure(
-                format!(
-                    "while the probe was in flight, another lookup ended {} with {} attempt(s); \
-                     the rule expects Failed(503 breaker_open) with 0.",
-                    other.outcome, other.attempts
-                ),
-                "Half-open lets exactly one probe through: every other lookup is rejected until \
-                 the probe ends.",
-                script,
-                what,
-                &runs,
-                &g,
-                vec![Field::line(
-                    "the other lookup",
-                    "Failed(503 breaker_open), 0 attempt(s)",
-                )],
-            ));
+        }
+        for (n, other) in others.iter().enumerate() {
+            runs.insert(runs.len() - 1, (other.clone(), g.breaker()));
+            if other.outcome != failed(FailureCode::BreakerOpen) || other.attempts != 0 {
+                let which = if n == 0 { "another" } else { "a second other" };
+                return Err(breaker_failure(
+                    format!(
+                        "while the probe was in flight, {which} lookup ended {} with {} \
+                         attempt(s); the rule expects Failed(503 breaker_open) with 0.",
+                        other.outcome, other.attempts
+                    ),
+                    if n == 0 {
+                        "Half-open lets exactly one probe through: every other lookup is \
+                         rejected until the probe ends."
+                    } else {
+                        "Half-open lets exactly one probe through, until the probe itself \
+                         ends: a rejected lookup must not give the probe's place away (a \
+                         breaker_open rejection tells the breaker nothing — not even \
+                         record_neutral, which frees the probe's place)."
+                    },
+                    script,
+                    what,
+                    &runs,
+                    &g,
+                    vec![Field::line(
+                        "every other lookup",
+                        "Failed(503 breaker_open), 0 attempt(s)",
+                    )],
+                ));
+            }
         }
         ensure(
             probe.outcome == available(true) && g.breaker() == BreakerState::Closed { failures: 0 },
@@ -1259,6 +1293,25 @@ mod counters {
             }
             let (c, calls) = (totals.counters, totals.calls);
             let total = (THREADS * PER_THREAD) as u64;
+            ensure(totals.together, || {
+                Feedback::new(
+                    format!(
+                        "round {round}: the {THREADS} threads' lookups never ran at once: each \
+                         thread's first provider call waited up to 2 s for the others', and \
+                         they did not all come."
+                    ),
+                    "Lookups run at once on one shared gateway: its counters and breaker are \
+                     already safe to share. A lock of your own held for a whole lookup makes \
+                     the gateway serve one lookup at a time (and hides a count taken from \
+                     global totals): take none, and count attempts in the lookup itself.",
+                )
+                .input(input(
+                    &cfg,
+                    vec!["each item its own script".into()],
+                    &format!("{THREADS} threads × {PER_THREAD} lookups at once"),
+                ))
+                .render()
+            })?;
             ensure(
                 c.logical_lookups == total && c.attempts == sum && calls == sum,
                 || {

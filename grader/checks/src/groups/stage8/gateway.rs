@@ -183,13 +183,14 @@ impl Observed {
         (per, totals)
     }
 
-    /// The probe race: a probe lookup of `item` held at the provider while another lookup of
-    /// it runs (`None` when the probe never reached the provider in time). The other's panic
-    /// is raised first, then the probe's.
-    pub fn race(&self, item: &str) -> (Lookup, Option<Lookup>) {
+    /// The probe race: a probe lookup of `item` held at the provider while
+    /// [`RACE_OTHERS`](session::RACE_OTHERS) other lookups of it run, one after the other
+    /// (none when the probe never reached the provider in time). The others' panics are
+    /// raised first, then the probe's.
+    pub fn race(&self, item: &str) -> (Lookup, Vec<Lookup>) {
         let after = self.pending.replace(0.0);
         let mut place = self.place.borrow_mut();
-        let (probe, other) = match &mut *place {
+        let (probe, others) = match &mut *place {
             Place::Here(s, f) => {
                 let raced = s.race(*f, item, after);
                 let seen = s.seen();
@@ -202,9 +203,15 @@ impl Observed {
                     after,
                 });
                 let sofar = self.sofar.borrow();
-                let (probe, other, seen) = runner.ask(&ask, |bytes| match wire::decode(bytes)? {
-                    Told::Raced { probe, other, seen } if follows(&sofar, &seen) => {
-                        Some((probe, other, seen))
+                let (probe, others, seen) = runner.ask(&ask, |bytes| match wire::decode(bytes)? {
+                    Told::Raced {
+                        probe,
+                        others,
+                        seen,
+                    } if follows(&sofar, &seen)
+                        && (others.is_empty() || others.len() == session::RACE_OTHERS) =>
+                    {
+                        Some((probe, others, seen))
                     }
                     _ => None,
                 });
@@ -212,14 +219,20 @@ impl Observed {
                 self.add(seen);
                 (
                     probe.map_err(Ending::into_payload),
-                    other.map(|o| o.map_err(Ending::into_payload)),
+                    others
+                        .into_iter()
+                        .map(|o| o.map_err(Ending::into_payload))
+                        .collect(),
                 )
             }
         };
         drop(place);
-        let other = other.map(|o| o.unwrap_or_else(|payload| panic::resume_unwind(payload)));
+        let others: Vec<Lookup> = others
+            .into_iter()
+            .map(|o| o.unwrap_or_else(|payload| panic::resume_unwind(payload)))
+            .collect();
         let probe = probe.unwrap_or_else(|payload| panic::resume_unwind(payload));
-        (probe, other)
+        (probe, others)
     }
 
     fn add(&self, seen: Seen) {
