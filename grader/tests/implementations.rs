@@ -1921,6 +1921,31 @@ const MISTAKES: &[Mistake] = &[
     // build2
     Mistake {
         group: &build2::GROUP,
+        label: "trims_all_whitespace",
+        first: (
+            "retry_after::only_spaces_and_tabs_are_trimmed",
+            &[
+                "fetch returned transient rate_limited, retry_after 3.0",
+                "Only spaces and tabs around the digits are trimmed",
+            ],
+        ),
+        also: &[],
+    },
+    Mistake {
+        group: &build2::GROUP,
+        label: "cuts_bytes",
+        first: (
+            "privacy::the_excerpt_ends_on_a_character_boundary",
+            &[
+                "fetch panicked while it cut the body",
+                "not a char boundary",
+                "body.chars().take(200)",
+            ],
+        ),
+        also: &[],
+    },
+    Mistake {
+        group: &build2::GROUP,
         label: "treats_429_as_permanent",
         first: (
             "retry_after::read_on_429_as_delay_seconds",

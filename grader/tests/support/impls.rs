@@ -967,6 +967,10 @@ struct FetchMistakes {
     case_sensitive_header: bool,
     last_header_wins: bool,
     no_trim: bool,
+    /// `str::trim`, which also removes line breaks and other whitespace.
+    trims_all_whitespace: bool,
+    /// The excerpt is the body's first 200 bytes (`&body[..200]`).
+    cuts_bytes: bool,
     whole_body_in_detail: bool,
     any_2xx_is_data: bool,
     transport_before_method: bool,
@@ -1004,6 +1008,8 @@ fn written_fetch(
     }
     let detail = if m.whole_body_in_detail {
         reply.body.clone()
+    } else if m.cuts_bytes {
+        reply.body[..reply.body.len().min(200)].to_string()
     } else {
         reply.body.chars().take(100).collect()
     };
@@ -1028,6 +1034,8 @@ fn written_fetch(
         };
         let value = if m.no_trim {
             value.as_str()
+        } else if m.trims_all_whitespace {
+            value.trim()
         } else {
             value.trim_matches([' ', '\t'])
         };
@@ -1097,6 +1105,8 @@ pub fn build2(label: &str) -> Option<build2::Learner> {
         "case_sensitive_header" => fetch_mistake!(case_sensitive_header),
         "last_header_wins" => fetch_mistake!(last_header_wins),
         "no_trim" => fetch_mistake!(no_trim),
+        "trims_all_whitespace" => fetch_mistake!(trims_all_whitespace),
+        "cuts_bytes" => fetch_mistake!(cuts_bytes),
         "whole_body_in_detail" => fetch_mistake!(whole_body_in_detail),
         "any_2xx_is_data" => fetch_mistake!(any_2xx_is_data),
         "transport_before_method" => fetch_mistake!(transport_before_method),

@@ -6,7 +6,7 @@
 //! transport returns — and compares what the learner's fetcher did with what the rule
 //! demands. A failure shows the exchange, both results, and the rule.
 
-use super::call::{describe_result, excerpt, record, same_result, Call, Recorded};
+use super::call::{describe_result, excerpt, record, same_result, Call, Exchange, Recorded};
 use super::Learner;
 use crate::feedback::every_case;
 use crate::feedback::Feedback;
@@ -29,12 +29,14 @@ crate::checks! { Learner;
     retry_after::read_on_429_as_delay_seconds,
     retry_after::spaces_and_tabs_around_are_allowed,
     retry_after::unsupported_values_give_none,
+    retry_after::only_spaces_and_tabs_are_trimmed,
     retry_after::names_compare_case_insensitively,
     retry_after::first_header_wins,
     retry_after::only_429_reads_it,
     body::json_200_is_the_value_as_parsed,
     body::other_200_is_malformed,
     privacy::detail_keeps_at_most_200_characters_of_body,
+    privacy::the_excerpt_ends_on_a_character_boundary,
     exhaustive::matches_reference_on_every_case => 60 s,
 }
 
@@ -110,6 +112,19 @@ fn expect(learner: &Learner, call: Call, want: Want, rule: &str) -> CheckResult 
         .render())
 }
 
+/// Whether the call's Retry-After holds whitespace other than spaces and tabs (a line break,
+/// a no-break space): then the rule about trimming says more than the general hint.
+fn other_whitespace(call: &Call) -> bool {
+    match &call.exchange {
+        Exchange::Reply(r) => r.headers.iter().any(|(n, v)| {
+            n.eq_ignore_ascii_case("retry-after")
+                && v.chars()
+                    .any(|c| c.is_whitespace() && c != ' ' && c != '\t')
+        }),
+        Exchange::Fails(_) => false,
+    }
+}
+
 /// The likely cause, for the realistic mistakes whose result says which one it is.
 fn hint(call: &Call, rec: &Recorded, want: &Want) -> Option<String> {
     let status = match &call.exchange {
@@ -142,7 +157,7 @@ fn hint(call: &Call, rec: &Recorded, want: &Want) -> Option<String> {
             ))
         }
         (Some(429), Err(RequestError::Transient(t)), Err(RequestError::Transient(w)))
-            if t.retry_after.is_some() && w.retry_after.is_none() =>
+            if t.retry_after.is_some() && w.retry_after.is_none() && !other_whitespace(call) =>
         {
             Some(
                 "Only delay-seconds count: ASCII digits, with spaces or tabs around. An \
@@ -325,6 +340,17 @@ mod retry_after {
         )
     }
 
+    pub fn only_spaces_and_tabs_are_trimmed(learner: &Learner) -> CheckResult {
+        let rule = "Only spaces and tabs around the digits are trimmed: any other whitespace — a \
+                    line break, a no-break space, a wide space — leaves a value that is not \
+                    delay-seconds, so there is no retry_after. (str::trim removes them all: \
+                    trim only ' ' and '\\t'.)";
+        every_case(
+            ["3\n", "\r3", "\u{a0}3", "3\u{2003}", "\u{b}3", "3\u{c}"]
+                .map(|v| on_429(learner, &[("Retry-After", v)], None, rule)),
+        )
+    }
+
     pub fn unsupported_values_give_none(learner: &Learner) -> CheckResult {
         let rule = "An HTTP-date, a fraction, a sign, an empty value or any other text is not \
                     delay-seconds: the error is still rate_limited, with no retry_after.";
@@ -476,6 +502,36 @@ mod privacy {
             )
             .input(vec![Field::line("call", call.describe())])
             .did(vec![Field::line("detail", excerpt(&detail, 120))])
+            .render())
+        }))
+    }
+
+    pub fn the_excerpt_ends_on_a_character_boundary(learner: &Learner) -> CheckResult {
+        // One ASCII letter, then two-byte characters: byte 200 falls inside one of them.
+        let body = format!("a{}", "ж".repeat(1_000));
+        let calls = [
+            Call::get(HttpReply::new(401, body.clone())),
+            Call::get(HttpReply::new(200, body.clone())),
+            Call::get(HttpReply::new(503, body.clone())),
+        ];
+        every_case(calls.map(|call| {
+            let payload = match record(learner, &call) {
+                Ok(_) => return Ok(()),
+                Err(payload) => payload,
+            };
+            let message = crate::panics::panic_message(payload.as_ref());
+            if !message.contains("char boundary") {
+                // Not the cut: a panic like any other, reported as one.
+                panic::resume_unwind(payload);
+            }
+            Err(Feedback::new(
+                format!("fetch panicked while it cut the body: {message}."),
+                "The excerpt is at most 200 characters, cut on a character's boundary: a body \
+                 is text, and slicing it at byte 200 splits a character that crosses that \
+                 byte (here 'ж', two bytes) and panics. Take characters, not bytes: \
+                 body.chars().take(200).",
+            )
+            .input(vec![Field::line("call", call.describe())])
             .render())
         }))
     }
