@@ -42,8 +42,15 @@ pub fn dir(root: &Path) -> PathBuf {
 pub struct Fingerprint(pub String);
 
 /// Folders of the kit whose sources the harness is built from (the grader's own command
-/// line is not among them: it is not linked into the harness).
-const SOURCES: [&str; 4] = ["reference", "grader/checks", "grader/harness", "practice"];
+/// line is not among them: it is not linked into the harness). The runner's crate is one: a
+/// check's runner is built from it, and the judge links its end of the wire.
+const SOURCES: [&str; 5] = [
+    "reference",
+    "grader/checks",
+    "grader/runner",
+    "grader/harness",
+    "practice",
+];
 
 /// The fingerprint of the kit at `root` for building lesson `group`.
 pub fn fingerprint(root: &Path, group: &str) -> Fingerprint {
@@ -224,6 +231,11 @@ mod tests {
         std::fs::write(root.join("reference/src/lib.rs"), "pub fn r2() {}\n").unwrap();
         let kit_changed = fingerprint(root, "build3");
         assert_ne!(kit_changed, edited);
+        // The runner a check starts is built from its crate.
+        std::fs::create_dir_all(root.join("grader/runner/src")).unwrap();
+        std::fs::write(root.join("grader/runner/src/lib.rs"), "pub fn s() {}\n").unwrap();
+        let runner_changed = fingerprint(root, "build3");
+        assert_ne!(runner_changed, kit_changed, "the runner's crate");
         // Another lesson's file is not part of this lesson's build.
         std::fs::create_dir_all(root.join("exercises/stage8")).unwrap();
         std::fs::write(

@@ -584,12 +584,13 @@ fn digest(files: &Files) -> String {
 /// is built from, the exercises' metadata and points, and the grader's own code — not the
 /// documents, tests, benchmarks or CI scripts (a lesson's wording does not change a grade).
 fn affects_grades(path: &Path) -> bool {
-    const SOURCES: [&str; 6] = [
+    const SOURCES: [&str; 7] = [
         "reference",
         "practice",
         "exercises",
         "grader/src",
         "grader/checks/src",
+        "grader/runner/src",
         "grader/harness",
     ];
     let manifest = path.file_name().is_some_and(|n| n == "Cargo.toml");
@@ -963,6 +964,7 @@ mod tests {
             "Cargo.lock",
             "grader/Cargo.toml",
             "grader/checks/src/groups/build3/checks.rs",
+            "grader/runner/src/build3/recording.rs",
             "grader/src/reports/junit.rs",
             "exercises/build3/grading.toml",
             "reference/src/retry.rs",
