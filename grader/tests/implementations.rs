@@ -1847,6 +1847,15 @@ const MISTAKES: &[Mistake] = &[
     },
     Mistake {
         group: &stage8::GROUP,
+        label: "clamps_the_pause",
+        first: (
+            "budget::a_pause_that_reaches_the_deadline_ends_the_lookup",
+            &["0.2 + 0.2 > 0.3", "Never shorten the pause to fit"],
+        ),
+        also: &[],
+    },
+    Mistake {
+        group: &stage8::GROUP,
         label: "refuse_extra_fields",
         first: (
             "facts::extra_fields_are_ignored",

@@ -210,6 +210,8 @@ struct GatewayMistakes {
     serialise: bool,
     /// A body with more than the two declared fields is refused (`deny_unknown_fields`).
     refuse_extra_fields: bool,
+    /// A pause that does not fit is shortened to what is left, and slept.
+    clamps_the_pause: bool,
     /// record_neutral on a breaker_open rejection, which frees a probe's place.
     neutral_on_rejection: bool,
 }
@@ -327,7 +329,12 @@ fn written_lookup(m: GatewayMistakes, g: &TestGateway, item: &str) -> Lookup {
                 backoff.max(wait)
             };
         }
-        let too_late = if m.pause_to_the_deadline {
+        if m.clamps_the_pause {
+            backoff = backoff.min(deadline - clock.now());
+        }
+        let too_late = if m.clamps_the_pause {
+            clock.now() + backoff > deadline
+        } else if m.pause_to_the_deadline {
             clock.now() + backoff > deadline
         } else {
             clock.now() + backoff >= deadline
@@ -855,6 +862,7 @@ pub fn stage8(label: &str) -> Option<stage8::Learner> {
         "retry_after_any_number" => gateway_mistake!(retry_after_any_number),
         "serialised_subtract_global" => gateway_mistake!(serialise, subtract_global),
         "refuse_extra_fields" => gateway_mistake!(refuse_extra_fields),
+        "clamps_the_pause" => gateway_mistake!(clamps_the_pause),
         "rejection_frees_the_probe" => gateway_mistake!(neutral_on_rejection),
         "lookup_never_stops" => |g, item| loop {
             let _ = g.provider().get(item, 0.1);

@@ -330,7 +330,7 @@ fn expect_propagation(
     let mut input = input(&policy, &script);
     input.push(Field::line(
         "panics",
-        format!("{panic_in} panics the first time it is called"),
+        format!("{panic_in} panics each time it is called"),
     ));
     let expected_order: Vec<Callback> = match panic_in {
         Callback::Request => vec![Callback::Request],

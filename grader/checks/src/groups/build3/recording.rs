@@ -17,7 +17,7 @@ pub use kit_runner::build3::recording::{
 };
 
 /// Runs `imp` once on `policy` and `script`; with `panic_in`, that callback panics with
-/// [`DeliberatePanic`] the first time it is called.
+/// [`DeliberatePanic`] each time it is called.
 ///
 /// Returns the recording and, when the run panicked, the panic's payload, so that the
 /// caller decides what a panic means. Panics raised by the grader's own guards

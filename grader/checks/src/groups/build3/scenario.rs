@@ -327,10 +327,23 @@ pub fn steps(scenario: &Scenario, rec: &Recording) -> Vec<String> {
                             _ => format!(" (the backoff would be {backoff:?})"),
                         }
                     }
-                    (RetryAction::Stop, _, Some(StopCause::DelayBudget)) => format!(
-                        " (the server asked for more than max_delay {:?})",
-                        policy.max_delay
-                    ),
+                    (RetryAction::Stop, _, Some(StopCause::DelayBudget)) => {
+                        let server = outcome(call).and_then(|o| match o {
+                            Err(RequestError::Transient(t)) => t.retry_after,
+                            _ => None,
+                        });
+                        match server {
+                            Some(w) if w > policy.max_delay => format!(
+                                " (the server asked for {w:?}, more than max_delay {:?})",
+                                policy.max_delay
+                            ),
+                            Some(w) => format!(
+                                " (though the server's wait {w:?} is within max_delay {:?})",
+                                policy.max_delay
+                            ),
+                            None => " (though the server asked for no wait)".to_string(),
+                        }
+                    }
                     (RetryAction::Stop, _, Some(StopCause::AttemptLimit)) => format!(
                         " (attempt {} of max_attempts {})",
                         e.attempt, policy.max_attempts

@@ -187,7 +187,7 @@ fn expect_single(
             vec![
                 Field::line("outcome", outcome.to_string()),
                 Field::line("attempts", attempts.to_string()),
-                Field::line("provider calls", calls.to_string()),
+                Field::line("calls to the provider", calls.to_string()),
                 Field::line(
                     "counters",
                     format!("logical_lookups {lookups}, attempts {all}"),
@@ -587,6 +587,22 @@ mod budget {
         // Sleeping until exactly the deadline leaves nothing for the next attempt: the pause
         // "reaches" the deadline, and the lookup ends without sleeping (now + pause >= deadline).
         every_case([
+            // A pause longer than what is left: never shortened to fit.
+            expect_single(
+                learner,
+                config(|c| {
+                    c.deadline = 0.3;
+                    c.base_delay = 0.2;
+                    c.max_delay = 0.2;
+                }),
+                vec![Step::status(503).taking(0.2), Step::available(ITEM, true)],
+                failed(FailureCode::ProviderUnavailable),
+                1,
+                &[],
+                "A pause that does not fit ends the lookup: 0.2 + 0.2 > 0.3, so no sleep at all. \
+                 Never shorten the pause to fit what is left (a 0.1 s sleep, then an attempt \
+                 with nothing left): end the lookup instead.",
+            ),
             expect_single(
                 learner,
                 config(|c| {
