@@ -14,7 +14,15 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Command, Output};
 
+/// Warms the grading copies the tests' runs use (three at most: `--jobs 3`) for this state
+/// of the kit, once per test binary, before any run (see `common::warm_pool`).
+fn warm_pool() {
+    static WARM: std::sync::OnceLock<()> = std::sync::OnceLock::new();
+    WARM.get_or_init(|| common::warm_pool(&common::grading_pool(&kit_root()), 3, common::files()));
+}
+
 fn grade(args: &[&str]) -> Output {
+    warm_pool();
     Command::new(GRADER)
         .arg("--root")
         .arg(kit_root())
@@ -428,10 +436,11 @@ fn a_run_that_finds_every_grading_copy_taken_says_it_waits_then_grades() {
     let dir = tempfile::tempdir().unwrap();
     let (subs, out) = (dir.path().join("class"), dir.path().join("grades"));
     let written = class::write(&kit_root(), &subs, &[class::variant("correct")], 1);
-    // Another run holds the one copy a run of one job uses (the run below builds into the
-    // kit's own target/, whatever CARGO_TARGET_DIR says here).
-    let pool = kit_root().join("target/kit-grade");
-    let held = grader::kitcopy::Slot::acquire(&pool, 1, common::files()).unwrap();
+    // Another run holds the one copy a run of one job uses.
+    warm_pool();
+    let held =
+        grader::kitcopy::Slot::acquire(&common::grading_pool(&kit_root()), 1, common::files())
+            .unwrap();
     let mut child = Command::new(GRADER)
         .arg("--root")
         .arg(kit_root())
@@ -577,6 +586,7 @@ fn a_copy_seeded_from_a_warm_one_compiles_only_the_learners_crate_and_the_harnes
 /// compiler's among them), then SIGKILL.
 fn grade_within(args: &[&str], limit: std::time::Duration) -> Output {
     use std::io::Read;
+    warm_pool();
     let mut child = Command::new(GRADER)
         .arg("--root")
         .arg(kit_root())
