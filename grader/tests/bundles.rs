@@ -262,7 +262,10 @@ fn gradescope_bundle_sets_up_and_grades_a_submission_end_to_end() {
     // leaves in the kit's target folder (which `grade` warms its copies from) is taken from
     // the kit's own build, as a copy of the kit is warmed for every end-to-end test.
     let kit = source.join("kit");
-    warm_from_kit(&kit, &grader::kitcopy::fresh_files(&kit).unwrap());
+    let kit_files = grader::kitcopy::fresh_files(&kit).unwrap();
+    warm_from_kit(&kit, &kit_files);
+    // And its grading copy (`--one`: one), which setup.sh and run_autograder grade in.
+    warm_pool(&grading_pool(&kit), 1, &kit_files);
     let scratch = tempfile::tempdir().unwrap();
     let shim_dir = scratch.path().join("shim");
     std::fs::create_dir_all(&shim_dir).unwrap();
@@ -564,6 +567,8 @@ fn exercism_bundle_is_a_test_runner_with_the_interface() {
         exercism_results(&output)
     };
     let grader = Path::new(GRADER);
+    // The runner grades with the kit itself (`--one`: in one grading copy).
+    warm_pool(&grading_pool(&kit_root()), 1, files());
 
     // A correct solution, as Exercism lays out a Rust exercise (src/lib.rs).
     let doc = case(

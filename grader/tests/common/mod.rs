@@ -51,14 +51,65 @@ pub fn fresh_kit() -> Slot {
     slot
 }
 
-/// Warms the copy of the kit at `root`, holding `files`, from the kit's own build if it has
-/// never built (cargo reuses what it finds up to date; see `grader::seed`).
-pub fn warm_from_kit(root: &Path, files: &Files) {
-    if !seed::is_warm(root) && seed::is_warm_target(&target()) {
-        let _lock = grader::compile::lock_builds(&target()).expect("the kit's build lock");
-        seed::seed(&kit_root(), &target().join("debug"), root, files)
-            .expect("the kit's build copied into the copy");
+/// The pool of grading copies `grade` uses on the kit at `kit`, as the tests run it (without
+/// CARGO_TARGET_DIR: in the kit's own target/).
+pub fn grading_pool(kit: &Path) -> PathBuf {
+    kit.join("target/kit-grade")
+}
+
+/// Warms (see [`warm_from_kit`]) the free slots among the first `count` of the pool of
+/// grading copies at `pool`, holding `files`, as `grade` would find them: a grading copy
+/// that built an older kit would compile again what changed since, once per copy (`grade`
+/// seeds only the copies that never built).
+pub fn warm_pool(pool: &Path, count: usize, files: &Files) {
+    let mut held = Vec::new();
+    while held.len() < count {
+        match Slot::try_acquire(pool, count, files).expect("a grading copy") {
+            Some(slot) => held.push(slot),
+            None => break,
+        }
     }
+    for slot in &held {
+        warm_from_kit(slot.root(), files);
+    }
+}
+
+/// The file, in a copy's target folder, that says which state of the kit (its files and the
+/// toolchain) the copy was last warmed for.
+const WARMED_FOR: &str = "kit-tests-warmed-for";
+
+/// Warms the copy of the kit at `root`, holding `files`, from the kit's own build (cargo
+/// reuses what it finds up to date; see `grader::seed`): when it has never built, and again
+/// after the kit changed since it was last warmed. A copy that had built an older kit would
+/// otherwise compile again whatever the change touched (a change to the checks: the whole
+/// `grader-checks` crate, in every copy), which the kit's own build has just compiled.
+pub fn warm_from_kit(root: &Path, files: &Files) {
+    if !seed::is_warm_target(&target()) {
+        return;
+    }
+    let stamp = root.join("target").join(WARMED_FOR);
+    let state = kit_state(files);
+    if seed::is_warm(root) && std::fs::read_to_string(&stamp).is_ok_and(|s| s == state) {
+        return;
+    }
+    let _lock = grader::compile::lock_builds(&target()).expect("the kit's build lock");
+    seed::seed(&kit_root(), &target().join("debug"), root, files)
+        .expect("the kit's build copied into the copy");
+    std::fs::write(&stamp, state).expect("the copy's warm state recorded");
+}
+
+/// A digest of what a copy's build depends on besides its own edits: the kit's files and
+/// the toolchain this build uses.
+fn kit_state(files: &Files) -> String {
+    use grader::cache::content_hash;
+    let mut text = String::new();
+    for var in ["CARGO", "RUSTC", "RUSTUP_TOOLCHAIN", "RUSTFLAGS"] {
+        text.push_str(&format!("{var}={:?}\n", std::env::var_os(var)));
+    }
+    for (path, content) in files {
+        text.push_str(&format!("{} {}\n", path.display(), content_hash(content)));
+    }
+    content_hash(text.as_bytes())
 }
 
 pub fn grader(root: &Path, args: &[&str]) -> Output {
