@@ -332,9 +332,8 @@ fn written_lookup(m: GatewayMistakes, g: &TestGateway, item: &str) -> Lookup {
         if m.clamps_the_pause {
             backoff = backoff.min(deadline - clock.now());
         }
-        let too_late = if m.clamps_the_pause {
-            clock.now() + backoff > deadline
-        } else if m.pause_to_the_deadline {
+        // A clamped pause ends at the deadline at the latest: only one past it would stop.
+        let too_late = if m.clamps_the_pause || m.pause_to_the_deadline {
             clock.now() + backoff > deadline
         } else {
             clock.now() + backoff >= deadline
