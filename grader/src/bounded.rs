@@ -21,7 +21,7 @@ pub struct CompileLimits {
     pub memory: u64,
     /// Bytes of the compiler's messages kept for the learner (the rest is counted, not kept).
     pub output: usize,
-    /// Whether the compile runs confined to what a build needs ([`confine`]): a class's
+    /// Whether the compile runs confined to what a build needs (`bounded::confine`): a class's
     /// grade, where a submission must not name another's files, or the instructor's, into
     /// its build.
     pub confine: bool,

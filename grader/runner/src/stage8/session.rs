@@ -28,7 +28,7 @@ pub const THREADS: usize = 8;
 pub const RACE_OTHERS: usize = 2;
 
 /// The longest the probe race holds its probe, or waits for it to start.
-const RACE_WAIT: Duration = Duration::from_secs(2);
+pub const RACE_WAIT: Duration = Duration::from_secs(2);
 
 /// A panic's payload, as it came out of the learner's lookup.
 pub type Payload = Box<dyn Any + Send>;
