@@ -32,8 +32,16 @@ pub struct Reported {
     pub location: Option<String>,
 }
 
-/// Where the last panic happened, recorded by [`install_quiet_hook`].
+/// Where the last panic happened, recorded by [`install_quiet_hook`]: on any thread (for a
+/// panic raised on one thread and reported from another) ...
 static LAST_LOCATION: Mutex<Option<String>> = Mutex::new(None);
+
+thread_local! {
+    /// ... and on this one: two threads that panic at once (a runner's two case threads)
+    /// each report their own.
+    static THREAD_LOCATION: std::cell::RefCell<Option<String>> =
+        const { std::cell::RefCell::new(None) };
+}
 
 /// Replaces the default panic hook with one that prints nothing and records where the
 /// panic happened: the grader writes its own account of every panic.
@@ -52,15 +60,19 @@ pub fn install_quiet_hook() {
             .location()
             .filter(|_| !kits_own)
             .map(|l| format!("{}:{}:{}", l.file(), l.line(), l.column()));
+        THREAD_LOCATION.with(|mine| *mine.borrow_mut() = location.clone());
         if let Ok(mut last) = LAST_LOCATION.lock() {
             *last = location;
         }
     }));
 }
 
-/// Where the last panic happened (`file:line:column`), if the quiet hook saw one.
+/// Where the last panic happened (`file:line:column`), if the quiet hook saw one: this
+/// thread's last panic, or else the last on any thread.
 pub fn take_location() -> Option<String> {
-    LAST_LOCATION.lock().ok().and_then(|mut l| l.take())
+    let mine = THREAD_LOCATION.with(|mine| mine.borrow_mut().take());
+    let any = LAST_LOCATION.lock().ok().and_then(|mut l| l.take());
+    mine.or(any)
 }
 
 /// The text of a panic payload, as `panic!` formats it.
