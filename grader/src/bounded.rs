@@ -75,15 +75,30 @@ pub(crate) fn confine(command: &mut Command, root: &Path, target: &Path) -> Vec<
     let _ = std::fs::create_dir_all(&temp);
     let mut readable: Vec<PathBuf> = vec![root.to_path_buf()];
     readable.extend(from_env("RUSTUP_HOME", ".rustup").filter(|p| p.is_dir()));
-    // The toolchain of the program itself (…/toolchains/NAME/bin/cargo), wherever it is.
-    let program = Path::new(command.get_program());
-    let toolchain = std::env::var_os("CARGO")
+    // The program itself, found on PATH when it is a bare name: its folder (a rustup proxy's,
+    // `~/.cargo/bin`, which need not be cargo's home) and the toolchain it leads to
+    // (…/toolchains/NAME/bin/cargo), wherever they are.
+    let program = PathBuf::from(command.get_program());
+    let found = if program.components().count() == 1 {
+        std::env::var_os("PATH")
+            .map(|path| std::env::split_paths(&path).collect::<Vec<_>>())
+            .unwrap_or_default()
+            .into_iter()
+            .map(|dir| dir.join(&program))
+            .find(|candidate| candidate.is_file())
+    } else {
+        Some(program)
+    };
+    for program in std::env::var_os("CARGO")
         .map(PathBuf::from)
         .into_iter()
-        .chain(std::iter::once(program.to_path_buf()))
-        .filter_map(|p| std::fs::canonicalize(p).ok())
-        .filter_map(|p| p.parent().and_then(Path::parent).map(Path::to_path_buf));
-    readable.extend(toolchain);
+        .chain(found)
+    {
+        readable.extend(program.parent().map(Path::to_path_buf));
+        if let Ok(real) = std::fs::canonicalize(&program) {
+            readable.extend(real.parent().and_then(Path::parent).map(Path::to_path_buf));
+        }
+    }
     let mut writable: Vec<PathBuf> = vec![target.to_path_buf()];
     writable.extend(from_env("CARGO_HOME", ".cargo").filter(|p| p.is_dir()));
     let readable: Vec<&Path> = readable.iter().map(PathBuf::as_path).collect();
