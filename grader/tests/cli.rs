@@ -28,6 +28,19 @@ fn learner_loop_from_stub_to_broken_to_finished() {
     let kit = fresh_kit();
     let root = kit.root();
 
+    // No command: where the learner stands, and where the course starts.
+    let out = grader(root, &[]);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", text(&out.stderr));
+    assert!(
+        stdout.contains("build2   Declared transient HTTP failures"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("Next, in course order: `cargo run -p grader -- build2`"),
+        "{stdout}"
+    );
+
     // The untouched stub: every check unfinished, with its place, and a non-zero exit.
     assert_stub_is_unfinished(root, "build3");
 

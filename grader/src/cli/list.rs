@@ -4,16 +4,25 @@
 //! learner's file as it is now, or says that the file changed since.
 
 use super::output::say;
-use super::standing::remembered;
+use super::standing::{remembered, Standing};
 use super::{kit_root, load_exercise, Failure, Outcome};
 use grader::groups::GROUPS;
 use grader::guidance::GuidanceLog;
+use grader::Group;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 pub fn list(root: Option<PathBuf>) -> Outcome {
     let root = kit_root(root)?;
-    table(&root)?;
+    let next = table(&root)?;
+    match next {
+        Some(group) => say!(
+            "\nNext, in course order: `cargo run -p grader -- {}` (lesson: exercises/{}/lesson.md).",
+            group.name,
+            group.name
+        ),
+        None => say!("\nEvery lesson passes."),
+    }
     say!(
         "\nRun one: `cargo run -p grader -- GROUP`; every lesson you started: `cargo run -p grader -- all`. \
          Lessons: exercises/<group>/lesson.md."
@@ -22,8 +31,9 @@ pub fn list(root: Option<PathBuf>) -> Outcome {
 }
 
 /// The table `list` prints (a watch's `l` too): each lesson, where the learner stands, and
-/// the guidance used.
-pub fn table(root: &Path) -> Result<(), Failure> {
+/// the guidance used. Returns the first lesson, in course order, that does not pass yet.
+pub fn table(root: &Path) -> Result<Option<&'static Group>, Failure> {
+    let mut next = None;
     let guidance = GuidanceLog::in_kit(root).read().ok();
     say!(
         "{:<8} {:<34} {:<32} guidance",
@@ -34,6 +44,9 @@ pub fn table(root: &Path) -> Result<(), Failure> {
     for group in GROUPS {
         let exercise = load_exercise(root, group)?;
         let standing = remembered(root, group, &exercise)?;
+        if next.is_none() && !matches!(standing, Standing::Passing) {
+            next = Some(*group);
+        }
         let used = match &guidance {
             Some(contents) => contents
                 .summary(group.name)
@@ -47,5 +60,5 @@ pub fn table(root: &Path) -> Result<(), Failure> {
             standing.show(32)
         );
     }
-    Ok(())
+    Ok(next)
 }

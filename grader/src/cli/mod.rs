@@ -38,19 +38,20 @@ const EXIT_ERROR: u8 = 2;
         `cargo run -p grader -- build3`. Each check ends as ok, FAILED or unfinished\n\
         (your function still reaches todo!()).\n\n\
         Help, notes and runs against the reference are guidance: they are recorded in\n\
-        GUIDANCE_LOG.md before they are shown, and nothing erases that record.",
+        GUIDANCE_LOG.md before they are shown, and nothing erases that record.\n\n\
+        With no command: where you stand on each exercise, and what to run next (`list`).",
     after_help = "Exit status: 0 on success (every selected check passed); 1 when a check failed \
         or is unfinished, or `log --check` found a problem; 2 when the command could not do its \
         work (bad arguments, a file that does not compile, a borrowed answer, a log that cannot \
         be written, a bug in the kit).",
-    disable_help_subcommand = true,
-    subcommand_required = true
+    disable_help_subcommand = true
 )]
 struct Cli {
     #[command(flatten)]
     global: GlobalArgs,
+    /// With none, where you stand: `list`.
     #[command(subcommand)]
-    command: Command,
+    command: Option<Command>,
 }
 
 #[derive(Args)]
@@ -171,7 +172,11 @@ fn dispatch(matches: &clap::ArgMatches) -> Outcome {
     }
     let cli = Cli::from_arg_matches(matches).map_err(bad_args)?;
     let root = cli.global.root;
-    match cli.command {
+    let Some(chosen) = cli.command else {
+        // No command: where the learner stands, and the next command (what `list` says).
+        return list::list(root);
+    };
+    match chosen {
         Command::Check { args } => Ok(grader_checks::harness_main(
             &args,
             grader_checks::groups::run_reference,
