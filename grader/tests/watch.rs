@@ -195,6 +195,11 @@ fn help_in_watch_mode_is_recorded_first() {
     assert!(shown.contains("Recorded as guidance #1"), "{shown}");
     watch.key("h");
     watch.run_showing("help, level 2 of 3");
+    watch.key("h");
+    watch.run_showing("help, level 3 of 3");
+    // Past the last level: nothing shown again, nothing recorded, and it says so.
+    watch.key("h");
+    watch.run_showing("You have seen every help level of build3");
     drop(watch.stdin);
     let status = watch.child.wait().unwrap();
     assert!(status.success(), "input closed: the watch ends");
@@ -204,6 +209,7 @@ fn help_in_watch_mode_is_recorded_first() {
         log.contains("| build3 | help | level 2: approach (watch) |"),
         "{log}"
     );
+    assert_eq!(log.matches("| build3 | help |").count(), 3, "{log}");
 }
 
 /// A run whose checks loop takes a timeout per check (here 60 s each: minutes in all).

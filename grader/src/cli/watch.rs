@@ -370,6 +370,19 @@ fn show_help(root: &Path, lesson: &Lesson, shown: &mut usize) {
             return;
         }
     };
+    if *shown > 0 && *shown >= help.levels.len() {
+        // One stray key past the last level must not be a permanent record.
+        say!(
+            "\nYou have seen every help level of {} in this watch ({} of {}): nothing was \
+             shown again, nothing recorded. `cargo run -p grader -- help {} --level N` shows \
+             one again (recorded).",
+            lesson.group.name,
+            help.levels.len(),
+            help.levels.len(),
+            lesson.group.name
+        );
+        return;
+    }
     let level_number = (*shown + 1).min(help.levels.len().max(1));
     let Ok(level) = help.level(level_number) else {
         say!(
