@@ -142,7 +142,7 @@ impl FetchScenario {
     /// One line describing what the run uses.
     pub fn settings(&self) -> String {
         format!(
-            "calls:   {} independent call(s) of fetch, each with its own transport",
+            "fetch:   {} independent call(s), each with its own transport",
             self.calls.len()
         )
     }
@@ -237,6 +237,20 @@ mod tests {
 
     fn parse(text: &str) -> Result<FetchScenario, ScenarioError> {
         FetchScenario::parse(Path::new("f.toml"), text)
+    }
+
+    #[test]
+    fn the_settings_line_and_the_run_name_nothing_twice() {
+        let s = parse("exercise = \"build2\"\n[[call]]\nreply = { status = 503 }\n").unwrap();
+        let run = run(&super::super::reference(), &s);
+        let settings = s.settings();
+        for field in &run.fields {
+            assert!(
+                !settings.starts_with(&format!("{}:", field.name)),
+                "{settings:?} and the run's {:?}",
+                field.name
+            );
+        }
     }
 
     #[test]
