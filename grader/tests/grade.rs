@@ -833,7 +833,10 @@ const ATTACKS: [(&str, &str); 3] = [
             let path = dir.join(name);
             // Never the working tree's own files (its live guidance log), even if the
             // defence fails: the grading copies' files stand for them.
-            if dir == std::path::PathBuf::from("@LIVE_KIT@") {
+            // Compared as the system resolves it too: a folder reached by another spelling
+            // of its path (a symbolic link on the way) is still the working tree.
+            let live = std::path::PathBuf::from("@LIVE_KIT@");
+            if dir == live || dir.canonicalize().is_ok_and(|d| d == live) {
                 continue;
             }
             if std::fs::OpenOptions::new().append(true).open(&path).is_ok() {
