@@ -125,22 +125,19 @@ impl Observed {
                 ran
             }
             Place::Runner(runner) => {
-                let ask = wire::encode(&Ask::Lookup {
+                let ask = Ask::Lookup {
                     item: item.to_string(),
                     after,
-                });
-                let sofar = self.sofar.borrow();
-                let (ran, seen) = runner.ask(&ask, |bytes| match wire::decode(bytes)? {
-                    Told::Looked { ran, seen } if follows(&sofar, &seen) => Some((ran, seen)),
+                };
+                let ran = self.ask_seen(runner, &ask, |told| match told {
+                    Told::Looked { ran, seen } => Some((ran, seen)),
                     _ => None,
                 });
-                drop(sofar);
-                self.add(seen);
                 ran.map_err(Ending::into_payload)
             }
         };
         drop(place);
-        ran.unwrap_or_else(|payload| panic::resume_unwind(payload))
+        raise(ran)
     }
 
     /// `threads` threads at once, each looking up `t{t}-{i}` for `i < per_thread`: the
@@ -176,11 +173,7 @@ impl Observed {
             }
         };
         drop(place);
-        let per = per
-            .into_iter()
-            .map(|r| r.unwrap_or_else(|payload| panic::resume_unwind(payload)))
-            .collect();
-        (per, totals)
+        (per.into_iter().map(raise).collect(), totals)
     }
 
     /// The probe race: a probe lookup of `item` held at the provider while
@@ -198,25 +191,20 @@ impl Observed {
                 raced
             }
             Place::Runner(runner) => {
-                let ask = wire::encode(&Ask::Race {
+                let ask = Ask::Race {
                     item: item.to_string(),
                     after,
-                });
-                let sofar = self.sofar.borrow();
-                let (probe, others, seen) = runner.ask(&ask, |bytes| match wire::decode(bytes)? {
+                };
+                let (probe, others) = self.ask_seen(runner, &ask, |told| match told {
                     Told::Raced {
                         probe,
                         others,
                         seen,
-                    } if follows(&sofar, &seen)
-                        && (others.is_empty() || others.len() == session::RACE_OTHERS) =>
-                    {
-                        Some((probe, others, seen))
+                    } if others.is_empty() || others.len() == session::RACE_OTHERS => {
+                        Some(((probe, others), seen))
                     }
                     _ => None,
                 });
-                drop(sofar);
-                self.add(seen);
                 (
                     probe.map_err(Ending::into_payload),
                     others
@@ -227,12 +215,25 @@ impl Observed {
             }
         };
         drop(place);
-        let others: Vec<Lookup> = others
-            .into_iter()
-            .map(|o| o.unwrap_or_else(|payload| panic::resume_unwind(payload)))
-            .collect();
-        let probe = probe.unwrap_or_else(|payload| panic::resume_unwind(payload));
-        (probe, others)
+        let others: Vec<Lookup> = others.into_iter().map(raise).collect();
+        (raise(probe), others)
+    }
+
+    /// Asks `runner` a question whose answer tells what the gateway saw: `read` takes the
+    /// answer apart, and what it says it saw must follow on from what was seen before.
+    fn ask_seen<T>(
+        &self,
+        runner: &kit_runner::remote::Runner,
+        ask: &Ask,
+        read: impl FnOnce(Told) -> Option<(T, Seen)>,
+    ) -> T {
+        let sofar = self.sofar.borrow();
+        let (answer, seen) = runner.ask(&wire::encode(ask), |bytes| {
+            read(wire::decode(bytes)?).filter(|(_, seen)| follows(&sofar, seen))
+        });
+        drop(sofar);
+        self.add(seen);
+        answer
     }
 
     fn add(&self, seen: Seen) {
@@ -277,6 +278,11 @@ impl Observed {
     pub fn now(&self) -> f64 {
         self.sofar.borrow().now + self.pending.get()
     }
+}
+
+/// What a run returned, or its panic raised here.
+fn raise<T>(ran: Result<T, Payload>) -> T {
+    ran.unwrap_or_else(|payload| panic::resume_unwind(payload))
 }
 
 /// Whether what a runner says it saw can follow what it said before: the calls carry on
