@@ -255,8 +255,13 @@ pub fn run(
     // The checks that may run long (a longer minimum timeout: the exhaustive comparisons)
     // start first, so that the short ones fill the other cores meanwhile rather than leave
     // the long one running alone at the end. Results are still reported in the group's order.
+    // Under --fail-fast the checks start in the group's order instead, so that every check
+    // before the first failure has started (and is waited for) when it is found: the first
+    // failure shown is the same from run to run.
     let mut launch: Vec<usize> = (0..selected.len()).collect();
-    launch.sort_by_key(|&i| std::cmp::Reverse(selected[i].min_timeout));
+    if !settings.fail_fast {
+        launch.sort_by_key(|&i| std::cmp::Reverse(selected[i].min_timeout));
+    }
     let next = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
     let (tx, rx) = mpsc::channel();
@@ -302,12 +307,30 @@ pub fn run(
             });
         }
         drop(tx);
+        // Results are shown in the group's order: each as soon as every check before it is
+        // shown, so the output is the same from run to run whatever finished first.
+        let mut shown = 0;
+        // Under --fail-fast: the first failure in the group's order so far. What finished
+        // after it in that order is dropped (not run), so the run reads the same every time.
+        let mut first_failure = usize::MAX;
         for (i, ran, duration) in rx {
-            // A cancelled run's checks were stopped, not judged: nothing of them is shown.
-            if !launcher.cancelled() {
-                printer.result(selected[i].name, &ran.outcome)?;
+            if settings.fail_fast && ran.outcome != Outcome::Passed {
+                first_failure = first_failure.min(i);
             }
             results[i] = Some((ran, duration));
+            // A cancelled run's checks were stopped, not judged: nothing of them is shown.
+            while shown < results.len() && shown <= first_failure && !launcher.cancelled() {
+                let Some((ran, _)) = &results[shown] else {
+                    break;
+                };
+                printer.result(selected[shown].name, &ran.outcome)?;
+                shown += 1;
+            }
+        }
+        if first_failure != usize::MAX {
+            for later in results.iter_mut().skip(first_failure + 1) {
+                *later = None;
+            }
         }
         Ok(())
     })?;

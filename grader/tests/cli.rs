@@ -160,6 +160,20 @@ fn the_case_an_exhaustive_check_found_is_saved() {
         text(&out.stdout)
     );
     assert_eq!(std::fs::read_to_string(&chosen).unwrap(), case);
+
+    // With --format json, standard output is JSON lines only: the saved case is an event.
+    let out = grader(root, &["build3", "exhaustive::", "--format", "json"]);
+    let stdout = text(&out.stdout);
+    let events: Vec<serde_json::Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l:?}\n{stdout}")))
+        .collect();
+    assert!(
+        events.iter().any(|e| e["type"] == "case"
+            && e["event"] == "saved"
+            && e["path"] == saved.display().to_string()),
+        "{stdout}"
+    );
 }
 
 /// A learner's loop that counts retries instead of attempts: one call too many.

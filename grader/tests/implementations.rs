@@ -1172,6 +1172,51 @@ fn trials() -> Vec<Trial> {
                 &["boom: index 7 out of range", "support/impls.rs:"],
             )
         }),
+        Trial::test(
+            "a_panic_shows_the_input_and_with_rust_backtrace_the_callers_frames",
+            || {
+                let me = std::env::current_exe().expect("the test binary knows its own path");
+                let name = "fixtures::third_attempt_success";
+                for (backtrace, frames) in [("0", false), ("1", true)] {
+                    let launcher = Launcher::new(&me).env("RUST_BACKTRACE", backtrace);
+                    let (summary, _) = grade_launched(
+                        &build3::GROUP,
+                        launcher,
+                        "panics",
+                        name,
+                        10.0,
+                        FormatSetting::Pretty,
+                    );
+                    let input: &[&str] = &[
+                        "boom: index 7 out of range",
+                        "input:",
+                        "policy:  method \"GET\", max_attempts 3, base_delay 0.25",
+                        "call 3 → data",
+                    ];
+                    expect_failed(&summary, name, FailureKind::Panic, input)?;
+                    let message = summary
+                        .outcome(name)
+                        .and_then(|o| o.message())
+                        .unwrap_or_default();
+                    // The learner's frame (here the test implementation's closure), and none of
+                    // the kit's or the standard library's.
+                    let shown = message.contains("your code's calls, innermost first")
+                        && message.contains("support/impls.rs:");
+                    let kits = ["grader/runner/src", "grader/checks/src", "/rustc/"];
+                    ensure(shown == frames, || {
+                        format!("RUST_BACKTRACE={backtrace}: frames shown {shown}:\n{message}")
+                    })?;
+                    ensure(!kits.iter().any(|k| message.contains(k)), || {
+                        format!("the kit's own frames are shown:\n{message}")
+                    })?;
+                    ensure(
+                        frames || message.contains("run again with RUST_BACKTRACE=1"),
+                        || format!("no hint to ask for the frames:\n{message}"),
+                    )?;
+                }
+                Ok(())
+            },
+        ),
         Trial::test("abort_is_a_crash", || {
             let (summary, _) = grade("aborts", "fixtures::third_attempt_success", 10.0);
             expect_failed(
@@ -1416,6 +1461,52 @@ fn trials() -> Vec<Trial> {
                     out.contains(&format!("{} not run (--fail-fast)", summary.not_run)),
                     || out.clone(),
                 )
+            },
+        ),
+        Trial::test(
+            "fail_fast_shows_the_first_failure_in_the_groups_order_every_time",
+            || {
+                // extra_attempt fails several checks (and the exhaustive one, which starts
+                // first without --fail-fast): with four threads the first to finish varies,
+                // the failure shown must not.
+                let me = std::env::current_exe()?;
+                let order: Vec<&str> = build3::GROUP.checks.iter().map(|c| c.name).collect();
+                for _ in 0..3 {
+                    let launcher = Launcher::new(&me).env(IMPL_VAR, "extra_attempt");
+                    let args = Arguments {
+                        test_threads: Some(4),
+                        ..Arguments::default()
+                    };
+                    let settings = RunSettings {
+                        fail_fast: true,
+                        ..RunSettings::new("extra_attempt", Duration::from_secs(10))
+                    };
+                    let mut out = Vec::new();
+                    let summary =
+                        suite::run(&build3::GROUP, &launcher, &args, &settings, &mut out)?;
+                    let out = String::from_utf8(out)?;
+                    let failed: Vec<&str> = summary
+                        .runs
+                        .iter()
+                        .filter(|r| r.outcome.status() == Status::Failed)
+                        .map(|r| r.name)
+                        .collect();
+                    ensure(failed == ["fixtures::capped_exhaustion"], || {
+                        format!("failed {failed:?}:\n{out}")
+                    })?;
+                    // Every check shown comes before it in the group's order, in that order.
+                    let shown: Vec<&str> = out
+                        .lines()
+                        .filter_map(|l| {
+                            l.strip_prefix("check ")?.split_once(" ...").map(|(n, _)| n)
+                        })
+                        .collect();
+                    let first = order.iter().position(|n| *n == failed[0]).unwrap_or(0);
+                    ensure(shown == order[..=first], || {
+                        format!("shown {shown:?}:\n{out}")
+                    })?;
+                }
+                Ok(())
             },
         ),
         Trial::test("json_format_is_one_event_per_line", || {

@@ -19,7 +19,7 @@
 //! ```
 //!
 //! The first line stands alone: the grader's one-line list of further failures shows it.
-//! This module depends only on [`crate::view`].
+//! This module depends only on [`crate::view`] and [`crate::panics`].
 
 use crate::view::{render_fields, Field};
 
@@ -105,6 +105,43 @@ impl Feedback {
         out.push(format!("why: {}", self.why));
         out.join("\n")
     }
+}
+
+thread_local! {
+    /// The input of the learner's run that panicked last on this thread, noted by the check
+    /// that ran it ([`note_panicked_input`]), for the panic's failure message.
+    static PANICKED_INPUT: std::cell::RefCell<Option<Vec<Field>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Notes `fields` as the input of a run of the learner's code that just panicked: a panic
+/// that escapes the check shows it ([`panicked_input`]). Called only when a run panicked, so
+/// that the runs that did not cost nothing.
+pub fn note_panicked_input(fields: Vec<Field>) {
+    PANICKED_INPUT.with(|noted| *noted.borrow_mut() = Some(fields));
+}
+
+/// [`note_panicked_input`] of `fields()` when `payload` is a panic of the learner's code, not
+/// one of the kit's own (a check's verdict, its deliberate panic, a fake's loop guard).
+pub fn note_if_learners(payload: &(dyn std::any::Any + Send), fields: impl FnOnce() -> Vec<Field>) {
+    use crate::panics::{CheckFailure, DeliberatePanic};
+    let kits_own = payload.is::<CheckFailure>()
+        || payload.is::<DeliberatePanic>()
+        || payload.is::<kit_types::gateway::fakes::LoopGuard>();
+    if !kits_own {
+        note_panicked_input(fields());
+    }
+}
+
+/// The input [`note_panicked_input`] noted last on this thread, rendered as a failure's
+/// `input:` section (empty when none was noted); taking it forgets it.
+pub fn panicked_input() -> String {
+    let Some(fields) = PANICKED_INPUT.with(|noted| noted.borrow_mut().take()) else {
+        return String::new();
+    };
+    let mut out = vec![String::new(), String::new(), "input:".to_string()];
+    out.extend(render_fields(&fields).into_iter().map(|l| format!("  {l}")));
+    out.join("\n")
 }
 
 impl From<Feedback> for String {

@@ -212,9 +212,40 @@ pub fn from_panic(payload: &(dyn std::any::Any + Send)) -> Report {
     match panics::classify(payload) {
         Caught::Verdict(message) => Report::Failed { message },
         Caught::Unfinished { message, location } => Report::Unfinished { message, location },
-        Caught::Learner { message, location } => Report::Panicked { message, location },
+        Caught::Learner { message, location } => Report::Panicked {
+            message: format!(
+                "{message}{}{}",
+                crate::feedback::panicked_input(),
+                frames_section(payload)
+            ),
+            location,
+        },
         Caught::Kit { message, location } => Report::KitBug { message, location },
     }
+}
+
+/// The calls of the learner's code that led to a panic reported by a runner, innermost
+/// first, when `RUST_BACKTRACE` asked for them; otherwise how to ask.
+fn frames_section(payload: &(dyn std::any::Any + Send)) -> String {
+    let frames = payload
+        .downcast_ref::<crate::panics::Reported>()
+        .map(|r| r.frames.as_slice())
+        .unwrap_or_default();
+    if frames.is_empty() {
+        let asked = std::env::var("RUST_BACKTRACE").is_ok_and(|v| v != "0");
+        return if asked {
+            String::new()
+        } else {
+            "\n\nTo see the calls of your code that led here, run again with RUST_BACKTRACE=1."
+                .to_string()
+        };
+    }
+    let mut out = String::from("\n\nyour code's calls, innermost first (RUST_BACKTRACE):");
+    for frame in frames {
+        out.push_str("\n  ");
+        out.push_str(frame);
+    }
+    out
 }
 
 /// Writes `report` and ends the process: threads the code under test may have left running

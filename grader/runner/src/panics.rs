@@ -24,12 +24,113 @@ pub struct DeliberatePanic(pub &'static str);
 /// A panic the learner's code raised in a runner, as the runner reported it: the payload the
 /// judge raises in its place. Whatever its location says, it is the learner's (the runner is
 /// the learner's process, so it can claim any location): never a bug in the kit.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Reported {
     /// The panic's message.
     pub message: String,
     /// Where, as the runner said.
     pub location: Option<String>,
+    /// The frames of the learner's own code that led to the panic, innermost first
+    /// (`function at file:line:column`), when `RUST_BACKTRACE` asks for a backtrace;
+    /// otherwise empty.
+    pub frames: Vec<String>,
+}
+
+impl Reported {
+    /// A panic that came out of the learner's code just now, as a runner reports it (call it
+    /// at once: it takes the location and frames the panic hook recorded on this thread).
+    pub fn of(payload: &(dyn Any + Send)) -> Reported {
+        Reported {
+            message: panic_message(payload),
+            location: take_location(),
+            frames: take_frames(),
+        }
+    }
+}
+
+/// The most frames of the learner's code a panic keeps, and the most bytes of each.
+const FRAMES_KEPT: usize = 12;
+const FRAME_BYTES: usize = 300;
+
+thread_local! {
+    /// The learner's frames of this thread's last panic, when a backtrace was asked for.
+    static THREAD_FRAMES: std::cell::RefCell<Vec<String>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Whether a panic records the learner's frames: `RUST_BACKTRACE` (or `RUST_LIB_BACKTRACE`)
+/// set to anything but `0`, read once.
+fn backtraces_wanted() -> bool {
+    static WANTED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *WANTED.get_or_init(|| {
+        ["RUST_LIB_BACKTRACE", "RUST_BACKTRACE"]
+            .iter()
+            .find_map(|name| std::env::var(name).ok())
+            .is_some_and(|v| v != "0")
+    })
+}
+
+/// The frames of a rendered backtrace in the learner's own code, innermost first, as
+/// `function at file:line:column`: every frame with a source file that is neither the
+/// standard library's, a dependency's, the kit's own ([`in_kit_source`]) nor the kit's glue
+/// in `practice/src/root.rs`.
+///
+/// ```
+/// let text = "   0: std::panicking::begin_panic\n             at /rustc/x/library/std/src/panicking.rs:1:1\n   \
+///             1: practice::retry::retry_request::h0123abcd\n             at ./practice/src/lib.rs:45:73\n   \
+///             2: kit_runner::build3::run\n             at ./grader/runner/src/build3/mod.rs:9:9\n";
+/// assert_eq!(
+///     kit_runner::panics::learner_frames(text),
+///     ["practice::retry::retry_request at practice/src/lib.rs:45:73"]
+/// );
+/// ```
+pub fn learner_frames(rendered: &str) -> Vec<String> {
+    let mut frames = Vec::new();
+    let mut function: Option<&str> = None;
+    for line in rendered.lines() {
+        let line = line.trim();
+        if let Some(at) = line.strip_prefix("at ") {
+            let at = at.trim_start_matches("./");
+            let file = at.replace('\\', "/");
+            let theirs = !(file.starts_with("/rustc/")
+                || file.contains("/rustlib/")
+                || file.contains("/.cargo/registry/")
+                || file.contains("/cargo/registry/")
+                || file.ends_with("practice/src/root.rs")
+                || file.contains("practice/src/root.rs:")
+                || in_kit_source(&file));
+            if let (true, Some(f)) = (theirs, function.take()) {
+                let mut frame = format!("{f} at {at}");
+                if frame.len() > FRAME_BYTES {
+                    let mut end = FRAME_BYTES;
+                    while !frame.is_char_boundary(end) {
+                        end -= 1;
+                    }
+                    frame.truncate(end);
+                }
+                frames.push(frame);
+                if frames.len() == FRAMES_KEPT {
+                    break;
+                }
+            }
+        } else if let Some((number, name)) = line.split_once(": ") {
+            if number.chars().all(|c| c.is_ascii_digit()) {
+                // A function's hash suffix says nothing to a learner.
+                let name = match name.rsplit_once("::h") {
+                    Some((head, hash)) if hash.chars().all(|c| c.is_ascii_hexdigit()) => head,
+                    _ => name,
+                };
+                function = Some(name);
+            }
+        }
+    }
+    frames
+}
+
+/// The learner's frames of this thread's last panic (see [`Reported::frames`]); taking them
+/// forgets them.
+pub fn take_frames() -> Vec<String> {
+    THREAD_FRAMES.with(|mine| std::mem::take(&mut *mine.borrow_mut()))
 }
 
 /// Where the last panic happened, recorded by [`install_quiet_hook`]: on any thread (for a
@@ -61,6 +162,10 @@ pub fn install_quiet_hook() {
             .filter(|_| !kits_own)
             .map(|l| format!("{}:{}:{}", l.file(), l.line(), l.column()));
         THREAD_LOCATION.with(|mine| *mine.borrow_mut() = location.clone());
+        if !kits_own && backtraces_wanted() {
+            let rendered = std::backtrace::Backtrace::force_capture().to_string();
+            THREAD_FRAMES.with(|mine| *mine.borrow_mut() = learner_frames(&rendered));
+        }
         if let Ok(mut last) = LAST_LOCATION.lock() {
             *last = location;
         }
@@ -181,7 +286,10 @@ pub fn classify(payload: &(dyn Any + Send)) -> Caught {
     {
         return Caught::Verdict(message.clone());
     }
-    if let Some(Reported { message, location }) = payload.downcast_ref::<Reported>() {
+    if let Some(Reported {
+        message, location, ..
+    }) = payload.downcast_ref::<Reported>()
+    {
         let (message, location) = (message.clone(), location.clone());
         return if is_stub_panic(&message) {
             Caught::Unfinished { message, location }

@@ -265,6 +265,7 @@ impl Runner {
                           read: it was not a report of what your function did"
                     .to_string(),
                 location: None,
+                frames: Vec::new(),
             }),
         }
     }

@@ -340,8 +340,16 @@ pub fn run_group(root: Option<PathBuf>, group: &Group, args: GroupArgs) -> Outco
         None,
         started,
     )?;
-    save_case(&root, group, &summary, args.save_case.as_deref(), &mut out)
-        .map_err(|e| Failure::new(format!("could not write the results: {e}")))?;
+    let json = libtest.format == Some(FormatSetting::Json);
+    save_case(
+        &root,
+        group,
+        &summary,
+        args.save_case.as_deref(),
+        json,
+        &mut out,
+    )
+    .map_err(|e| Failure::new(format!("could not write the results: {e}")))?;
     if !summary.listed_only && libtest.format != Some(FormatSetting::Json) {
         guidance_line(&log, group, summary.all_passed(), &mut out)
             .map_err(|e| Failure::new(format!("could not write the results: {e}")))?;
@@ -393,12 +401,15 @@ pub fn guidance_line(
     }
 }
 
-/// Saves the differing case of an exhaustive check as a scenario file, and says where.
+/// Saves the differing case of an exhaustive check as a scenario file, and says where: a
+/// sentence, or with `json` one more JSON event (`"type": "case"`), so that the standard
+/// output of `--format json` stays JSON lines only.
 pub(super) fn save_case(
     root: &Path,
     group: &Group,
     summary: &Summary,
     asked: Option<&Path>,
+    json: bool,
     out: &mut dyn Write,
 ) -> std::io::Result<()> {
     let Some((name, case)) = summary.runs.iter().find_map(|r| {
@@ -415,6 +426,15 @@ pub(super) fn save_case(
         .parent()
         .map_or(Ok(()), std::fs::create_dir_all)
         .and_then(|()| std::fs::write(&path, case));
+    if json {
+        let event = match &written {
+            Ok(()) => serde_json::json!({"type": "case", "event": "saved", "name": name,
+                "path": path.display().to_string()}),
+            Err(e) => serde_json::json!({"type": "case", "event": "not_saved", "name": name,
+                "path": path.display().to_string(), "error": e.to_string()}),
+        };
+        return writeln!(out, "{event}");
+    }
     match written {
         Ok(()) => writeln!(
             out,

@@ -345,7 +345,7 @@ fn run_lesson(
     };
     drop(built);
     // The exhaustive check's message says the grader saves its case: as a plain run does.
-    let _ = save_case(root, group, &summary, None, &mut out);
+    let _ = save_case(root, group, &summary, None, false, &mut out);
     remember(
         root,
         group,

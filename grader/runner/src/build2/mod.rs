@@ -27,10 +27,7 @@ pub fn serve(imp: FetchFn, ask: &Ask) -> Told {
         match record(imp, call) {
             Ok(recorded) => runs.push(Ok(recorded)),
             Err(payload) => {
-                let reported = Reported {
-                    message: panics::panic_message(payload.as_ref()),
-                    location: panics::take_location(),
-                };
+                let reported = Reported::of(payload.as_ref());
                 let stub = panics::is_stub_panic(&reported.message);
                 runs.push(Err(reported));
                 if stub {

@@ -121,10 +121,7 @@ fn ending_of(payload: &(dyn std::any::Any + Send)) -> Ending {
             return Ending::Deliberate(callback);
         }
     }
-    Ending::Panicked(panics::Reported {
-        message: panics::panic_message(payload),
-        location: panics::take_location(),
-    })
+    Ending::Panicked(panics::Reported::of(payload))
 }
 
 /// The fewest cases a question of the space must hold to be split between two threads.
@@ -252,11 +249,13 @@ impl Wire for panics::Reported {
     fn put(&self, out: &mut Vec<u8>) {
         self.message.put(out);
         self.location.put(out);
+        self.frames.put(out);
     }
     fn take(input: &mut &[u8]) -> Option<Self> {
         Some(panics::Reported {
             message: String::take(input)?,
             location: Wire::take(input)?,
+            frames: Vec::take(input)?,
         })
     }
 }

@@ -9,7 +9,7 @@
 
 pub mod session;
 
-use crate::panics::{self, CheckFailure, Reported};
+use crate::panics::{CheckFailure, Reported};
 use crate::wire::{self, Wire};
 use kit_types::gateway::fakes::{Call, LoopGuard, Sleep, Step};
 use kit_types::gateway::Counters;
@@ -68,10 +68,7 @@ impl Ending {
         if let Some(LoopGuard(message)) = payload.downcast_ref::<LoopGuard>() {
             return Ending::Loop(message.clone());
         }
-        Ending::Panicked(Reported {
-            message: panics::panic_message(payload.as_ref()),
-            location: panics::take_location(),
-        })
+        Ending::Panicked(Reported::of(payload.as_ref()))
     }
 
     /// The payload the judge raises in the ending's place.
@@ -704,6 +701,7 @@ mod tests {
                 Err(Ending::Panicked(Reported {
                     message: "not yet implemented".into(),
                     location: Some("practice/src/lib.rs:1:1".into()),
+                    frames: vec!["practice::lookup at practice/src/gateway.rs:2:3".into()],
                 })),
                 Err(Ending::Loop("never stops".into())),
             ],

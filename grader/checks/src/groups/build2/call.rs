@@ -18,7 +18,13 @@ pub type Ran = Result<Recorded, Box<dyn std::any::Any + Send>>;
 /// caller to judge.
 pub fn record(learner: &Learner, call: &Call) -> Ran {
     match learner {
-        Learner::Here(f) => kit_runner::build2::call::record(*f, call),
+        Learner::Here(f) => {
+            let ran = kit_runner::build2::call::record(*f, call);
+            if let Err(payload) = &ran {
+                note_input(payload.as_ref(), call);
+            }
+            ran
+        }
         Learner::Runner(_) => record_all(learner, std::slice::from_ref(call))
             .pop()
             .unwrap_or_else(|| Err(Box::new(unanswered()))),
@@ -57,8 +63,22 @@ pub fn record_all(learner: &Learner, calls: &[Call]) -> Vec<Ran> {
         (told.0.len() == calls.len() || (ended_early && told.0.len() < calls.len())).then_some(told)
     });
     runs.into_iter()
-        .map(|run| run.map_err(|reported| Box::new(reported) as Box<dyn std::any::Any + Send>))
+        .zip(calls)
+        .map(|(run, call)| {
+            run.map_err(|reported| {
+                let payload = Box::new(reported) as Box<dyn std::any::Any + Send>;
+                note_input(payload.as_ref(), call);
+                payload
+            })
+        })
         .collect()
+}
+
+/// Notes `call` as the input a panic of the learner's shows, when `payload` is one.
+fn note_input(payload: &(dyn std::any::Any + Send), call: &Call) {
+    crate::feedback::note_if_learners(payload, || {
+        vec![crate::view::Field::line("call", call.describe())]
+    });
 }
 
 /// The panic raised for an answer that holds no run (which a runner never sends).
@@ -66,5 +86,6 @@ fn unanswered() -> crate::panics::Reported {
     crate::panics::Reported {
         message: "the process that ran your code answered with no run of it".into(),
         location: None,
+        frames: Vec::new(),
     }
 }

@@ -160,7 +160,7 @@ fn expect_run(
 }
 
 /// The input of a run: the policy and what request returns, call by call, every field.
-fn input(policy: &RetryPolicy, script: &Script) -> Vec<Field> {
+pub(crate) fn input(policy: &RetryPolicy, script: &Script) -> Vec<Field> {
     vec![
         Field::line(
             "policy",

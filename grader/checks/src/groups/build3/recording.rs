@@ -44,7 +44,14 @@ pub fn record_into(
 ) -> Option<Box<dyn std::any::Any + Send>> {
     let runner = match imp {
         Learner::Here(f) => {
-            return kit_runner::build3::recording::record_into(rec, *f, policy, script, panic_in)
+            let payload =
+                kit_runner::build3::recording::record_into(rec, *f, policy, script, panic_in);
+            if let Some(p) = &payload {
+                crate::feedback::note_if_learners(p.as_ref(), || {
+                    super::checks::input(policy, script)
+                });
+            }
+            return payload;
         }
         Learner::Runner(runner) => runner,
     };
@@ -61,7 +68,10 @@ pub fn record_into(
     });
     *rec = recording;
     match ending? {
-        Ending::Panicked(reported) => Some(Box::new(reported)),
+        Ending::Panicked(reported) => {
+            crate::feedback::note_panicked_input(super::checks::input(policy, script));
+            Some(Box::new(reported))
+        }
         // Only the panic this question asked for is the check's own: any other is a claim
         // of the runner's, and a runner's panic is the learner's.
         Ending::Deliberate(callback) if panic_in == Some(callback) => {
@@ -73,6 +83,7 @@ pub fn record_into(
                  {callback} came out, but this question made none"
             ),
             location: None,
+            frames: Vec::new(),
         })),
         Ending::Guard(message) => panic::resume_unwind(Box::new(CheckFailure(message))),
     }

@@ -90,6 +90,7 @@ impl Observed {
                             "the process that ran your code refused the check's gateway: {e}"
                         ),
                         location: None,
+                        frames: Vec::new(),
                     });
                 }
                 Place::Runner(std::sync::Arc::clone(runner))
@@ -137,6 +138,22 @@ impl Observed {
             }
         };
         drop(place);
+        if let Err(payload) = &ran {
+            crate::feedback::note_if_learners(payload.as_ref(), || {
+                vec![
+                    crate::view::Field::line("gateway", super::config_line(&self.config)),
+                    crate::view::Field::line(
+                        "lookup",
+                        format!(
+                            "{item:?} at t={:.3}; the provider had been called {} time(s) \
+                             in all when it panicked",
+                            self.now(),
+                            self.calls().len()
+                        ),
+                    ),
+                ]
+            });
+        }
         raise(ran)
     }
 
