@@ -412,6 +412,8 @@ fn build_with_cargo(
                     Clock::Start
                 }
                 Some(_) => Clock::Keep,
+                // cargo's own summary of a failed build: the kit's message says it.
+                None if is_cargo_summary(&plain) => Clock::Keep,
                 None => {
                     if place.cargo_stderr && kept.take(text.len() + 1) {
                         eprintln!("{text}");
@@ -448,6 +450,13 @@ fn build_with_cargo(
                         .is_some_and(is_practice_package);
                     if let Some(text) = diagnostic.rendered {
                         let error = diagnostic.level == "error";
+                        // The kit's call of the learner's function does not compile: its
+                        // lines are the kit's, not the learner's; the failure says which
+                        // signature to keep instead (see `is_glue_error`).
+                        if error && is_glue_error(&strip_ansi(&text)) {
+                            errors.push(text);
+                            return Clock::Keep;
+                        }
                         // The first error is kept whatever its size: it is the gist.
                         let wanted = learners || error;
                         if wanted && (kept.take(text.len()) || (error && errors.is_empty())) {
@@ -501,6 +510,29 @@ fn build_with_cargo(
         messages: shown,
         replayed: false,
     })
+}
+
+/// Whether a compiler error is in the kit's glue around the learner's function (the harness
+/// that calls it, or `practice/src/root.rs`): the learner's file compiled, and the kit's call
+/// of the function did not, because its signature is not the stub's.
+pub fn is_glue_error(rendered: &str) -> bool {
+    rendered
+        .lines()
+        .find_map(|l| l.trim_start().strip_prefix("--> "))
+        .is_some_and(|at| {
+            let at = at.replace('\\', "/");
+            at.starts_with("grader/harness/")
+                || at.contains("/grader/harness/")
+                || at.starts_with("practice/src/root.rs")
+                || at.contains("/practice/src/root.rs")
+        })
+}
+
+/// cargo's own lines about a build that failed (`error: could not compile …`, `warning: build
+/// failed, waiting for other jobs to finish...`): they add nothing to the kit's message.
+fn is_cargo_summary(line: &str) -> bool {
+    line.starts_with("error: could not compile")
+        || line.starts_with("warning: build failed, waiting for other jobs")
 }
 
 /// A cargo status line (`   Compiling practice v0.1.0 (/k/practice)`) as its word and the
@@ -680,7 +712,7 @@ pub fn errors_text(errors: &[String]) -> String {
 }
 
 /// `text` without the terminal's colour codes (`ESC [ … m`).
-fn strip_ansi(text: &str) -> String {
+pub fn strip_ansi(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut chars = text.chars().peekable();
     while let Some(c) = chars.next() {

@@ -61,6 +61,15 @@ impl Exercise {
         root.join("exercises").join(&self.group)
     }
 
+    /// The signature of the learner's function as the stub under `root` writes it: its
+    /// lines from `pub fn NAME` up to the `{` that opens the body (a stub's generics and
+    /// where-clauses hold no braces). `None` when the stub cannot be read or has no such
+    /// function.
+    pub fn stub_signature(&self, root: &Path) -> Option<String> {
+        let stub = std::fs::read_to_string(self.dir(root).join(&self.stub)).ok()?;
+        signature_in(&stub, &self.function)
+    }
+
     /// Where the learner answers the self-review questions: their file, which `reset`
     /// leaves alone.
     pub fn review_file(&self, root: &Path) -> PathBuf {
@@ -99,12 +108,47 @@ impl Exercise {
     }
 }
 
+/// The signature of `pub fn NAME` in `source`, up to the `{` that opens its body.
+fn signature_in(source: &str, name: &str) -> Option<String> {
+    let start = source
+        .match_indices(&format!("pub fn {name}"))
+        .map(|(i, _)| i)
+        .find(|&i| {
+            source[i + 7 + name.len()..]
+                .chars()
+                .next()
+                .is_some_and(|c| c == '<' || c == '(')
+        })?;
+    let body = source[start..].find('{')?;
+    Some(source[start..start + body].trim_end().to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::help::Help;
     use crate::workspace::build_root;
     use grader_checks::groups::GROUPS;
+
+    #[test]
+    fn the_signature_is_the_stubs_up_to_its_body() {
+        let stub =
+            "/// docs\npub fn retry_request_x() {}\npub fn retry_request<T>(\n    a: &A,\n) -> \
+                    Result<T, E> {\n    todo!()\n}\n";
+        assert_eq!(
+            signature_in(stub, "retry_request").as_deref(),
+            Some("pub fn retry_request<T>(\n    a: &A,\n) -> Result<T, E>")
+        );
+        assert_eq!(signature_in(stub, "fetch"), None);
+        // Every lesson's stub has one.
+        let root = build_root();
+        for group in GROUPS {
+            let exercise = Exercise::load(&root, group.name).unwrap();
+            let signature = exercise.stub_signature(&root).unwrap();
+            assert!(signature.starts_with(&format!("pub fn {}", group.function)));
+            assert!(signature.contains(") ->"), "{signature}");
+        }
+    }
 
     /// Every group the grader knows has a complete exercise folder that agrees with it.
     #[test]

@@ -63,6 +63,39 @@ fn learner_loop_from_stub_to_broken_to_finished() {
         stderr.contains("Only practice/src/lib.rs is compiled for build3"),
         "{stderr}"
     );
+    // cargo's own summary of the failed build is not shown: the kit's line says it.
+    assert!(!stderr.contains("could not compile `"), "{stderr}");
+
+    // A changed signature: the learner's file compiles, the kit's call of it does not. The
+    // failure points at the learner's file and quotes the stub's signature, not the kit's glue.
+    let changed = stub_with("build3", CORRECT_BUILD3)
+        .replacen("policy: &RetryPolicy", "policy: RetryPolicy", 1)
+        .replacen(
+            "policy.validate()?;",
+            "let policy = &policy;\n    policy.validate()?;",
+            1,
+        );
+    write_learner(root, "build3", &changed);
+    let out = grader(root, &["build3"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    for words in [
+        "practice/src/lib.rs compiles, but the checks cannot call `retry_request`",
+        "keep the stub's signature",
+        "    pub fn retry_request<T>(\n        policy: &RetryPolicy,",
+        "expected `RetryPolicy`, found `&RetryPolicy`",
+    ] {
+        assert!(stderr.contains(words), "{words:?} in:\n{stderr}");
+    }
+    for kits in [
+        "grader/harness",
+        "root.rs",
+        "consider using clone",
+        "could not compile `",
+    ] {
+        assert!(!stderr.contains(kits), "{kits:?} in:\n{stderr}");
+    }
+
     // Commands that do not need the learner's code still work.
     let out = grader(root, &["build3", "--list"]);
     assert!(out.status.success(), "{}", text(&out.stderr));

@@ -63,6 +63,9 @@ pub struct Group {
     pub function: &'static str,
     /// The checks, in the order they are listed.
     pub checks: &'static [CheckInfo],
+    /// How its scenario files are laid out, in a few words for a hint (`one [[call]] per
+    /// call of fetch`).
+    pub scenario_shape: &'static str,
     /// What to tell a learner whose code never finished a check: the stops this lesson's
     /// loops need.
     pub stop_hint: &'static str,

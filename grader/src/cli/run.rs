@@ -524,7 +524,7 @@ pub fn build_practice(root: &Path, exercise: &Exercise) -> Result<Built, NotBuil
     let built = compile::build_harness(root, &exercise.group, color, &mut messages).map_err(
         |e| match e {
             BuildError::Compile { errors } => NotBuilt {
-                failure: compile_failure(exercise, &errors),
+                failure: compile_failure(root, exercise, &errors),
                 standing: Standing::DoesNotCompile,
                 // For the reports: the compiler quotes the learner's source.
                 why: Some(grader::sanitise::escape_string(compile::errors_text(
@@ -567,8 +567,21 @@ pub fn build_practice(root: &Path, exercise: &Exercise) -> Result<Built, NotBuil
     Ok(built)
 }
 
+/// `text` without its colour codes.
+fn strip(text: &str) -> String {
+    compile::strip_ansi(text)
+}
+
+/// `text` with each line indented by four spaces.
+fn indent(text: &str) -> String {
+    text.lines()
+        .map(|l| format!("    {l}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// The failure for a file that does not compile, with the likeliest way out.
-fn compile_failure(exercise: &Exercise, errors: &[String]) -> Failure {
+fn compile_failure(root: &Path, exercise: &Exercise, errors: &[String]) -> Failure {
     let reaches_reference = errors.iter().any(|e| {
         e.contains("`reference`")
             && (e.contains("unresolved") || e.contains("undeclared") || e.contains("unlinked"))
@@ -577,6 +590,37 @@ fn compile_failure(exercise: &Exercise, errors: &[String]) -> Failure {
         "{} does not compile: the compiler's messages above name the line.",
         exercise.file.display()
     );
+    if let Some(glue) = errors.iter().find(|e| compile::is_glue_error(&strip(e))) {
+        let plain = strip(glue);
+        let first = plain.lines().next().unwrap_or_default().trim();
+        let first = first.split_once("]: ").map_or(first, |(_, rest)| rest);
+        let first = first.strip_prefix("error: ").unwrap_or(first);
+        // The label under the call says what differs (`expected X, found Y`).
+        let label = plain
+            .lines()
+            .filter_map(|l| Some(l.split_once('^')?.1.trim_start_matches(['^', ' '])))
+            .find(|l| l.contains("expected"));
+        let gist = match label {
+            Some(label) => format!("{first}: {label}"),
+            None => first.to_string(),
+        };
+        let signature = exercise
+            .stub_signature(root)
+            .map(|s| format!(":\n\n{}\n", indent(&s)))
+            .unwrap_or_else(|| format!(" (exercises/{}/stub.rs)", exercise.group));
+        return Failure::new(format!(
+            "{} compiles, but the checks cannot call `{}`: keep the stub's signature{signature}\n\
+             (the compiler, on the kit's call of it: {gist})",
+            exercise.file.display(),
+            exercise.function
+        ))
+        .hint(format!(
+            "change `{}` back to the stub's parameters and return type in {}; the body is \
+             yours to write",
+            exercise.function,
+            exercise.file.display()
+        ));
+    }
     if reaches_reference {
         return Failure::new(message).hint(
             "the practice crate cannot use `reference`: it holds the answers. The shared types \

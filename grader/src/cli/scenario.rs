@@ -6,7 +6,7 @@ use super::{kit_root, load_exercise, run::build_practice, Failure, Outcome};
 use clap::Args;
 use grader::guidance::{GuidanceLog, Kind};
 use grader::{Group, JobEnd};
-use grader_checks::groups::scenario_group;
+use grader_checks::groups::{scenario_group, GROUPS};
 use grader_checks::scenario::ScenarioError;
 use grader_checks::view::{side_by_side, ScenarioRun};
 use grader_checks::Report;
@@ -56,6 +56,32 @@ fn load(path: &Path) -> Result<Loaded, ScenarioError> {
     })
 }
 
+/// How a scenario file is laid out, for the lesson the file names when it can be read
+/// (each format has tables of its own), or for every lesson.
+fn shape_hint(path: &Path) -> String {
+    let group = std::fs::read_to_string(path)
+        .ok()
+        .and_then(|text| scenario_group(path, &text).ok());
+    match group {
+        Some(group) => format!(
+            "a {} scenario has {}; exercises/{}/scenarios/ has examples, and the lesson shows \
+             the format",
+            group.name, group.scenario_shape, group.name
+        ),
+        None => {
+            let shapes: Vec<String> = GROUPS
+                .iter()
+                .map(|g| format!("{}: {}", g.name, g.scenario_shape))
+                .collect();
+            format!(
+                "a scenario names its lesson (`exercise = \"build3\"`); {}. \
+                 exercises/*/scenarios/ has examples",
+                shapes.join("; ")
+            )
+        }
+    }
+}
+
 fn show(title: &str, settings: &str, run: &ScenarioRun) {
     say!("{title}");
     say!("{settings}");
@@ -101,12 +127,8 @@ fn run_practice(
 
 pub fn scenario(root: Option<PathBuf>, args: ScenarioArgs) -> Outcome {
     let root = kit_root(root)?;
-    let loaded = load(&args.file).map_err(|e| {
-        Failure::new(e.to_string()).hint(
-            "a scenario has optional settings and one [[outcome]] per call; the README shows \
-             the formats, and exercises/*/scenarios/ has examples",
-        )
-    })?;
+    let loaded =
+        load(&args.file).map_err(|e| Failure::new(e.to_string()).hint(shape_hint(&args.file)))?;
     let group = loaded.group;
     let file = args.file.display();
     let shows_reference = args.compare || args.against == super::run::Against::Reference;

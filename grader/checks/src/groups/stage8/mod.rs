@@ -49,6 +49,8 @@ pub const GROUP: Group = Group {
     title: "One lookup, one budget",
     function: "lookup_availability",
     checks: CHECK_INFO,
+    scenario_shape: "optional [gateway] settings, [[lookup]] tables for the lookups and one \
+                     [[outcome]] per provider call",
     stop_hint: "Every loop needs explicit stops: at most max_attempts attempts per lookup, and \
                 no sleep that would reach the deadline.",
     parse_scenario: group::scenario_summary::<scenario::GatewayScenario>,
