@@ -18,6 +18,7 @@ use grader::{Exercise, Group};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+/// `review`'s arguments.
 #[derive(Args)]
 pub struct ReviewArgs {
     /// The lesson whose checklist to show, e.g. build3.
@@ -55,6 +56,7 @@ struct Missing {
     unanswered: Vec<u32>,
 }
 
+/// Shows the checklist of `args.group`; exit status 0 whatever it finds missing.
 pub fn review(root: Option<PathBuf>, args: ReviewArgs) -> Outcome {
     let group = resolve_group(&args.group).map_err(|f| match f.hint {
         Some(_) => f,
@@ -191,7 +193,7 @@ fn scenarios(
                 format!("not run: {}", failure.message)
             }
         };
-        say!("  {shown}: {}", escape_controls(&ended));
+        say!("  {shown}: {}", brief(&escape_controls(&ended)));
         let covers = match covered_words(review, &result.covers) {
             words if words.is_empty() => "covers none of the lesson's situations".to_string(),
             words => format!("covers {}", words.join("; ")),
@@ -221,6 +223,17 @@ fn misplaced(root: &Path, group: &Group, theirs: &Group, names_exercise: bool) -
              at its top, or move it to {folder}",
             group.name, theirs.name
         )
+    }
+}
+
+/// The most of a run's ending shown on its file's line; `scenario FILE` shows it all.
+const BRIEF_CHARS: usize = 160;
+
+/// `text` cut to [`BRIEF_CHARS`] characters, with `…` where it was cut.
+fn brief(text: &str) -> String {
+    match text.char_indices().nth(BRIEF_CHARS) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_string(),
     }
 }
 
@@ -410,4 +423,25 @@ fn last_line(group: &Group, review: &Review, missing: &Missing) -> String {
         "Missing:".yellow().bold(),
         items.join("; ")
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_ending_is_cut_and_a_short_one_kept() {
+        assert_eq!(brief("returned: 1"), "returned: 1");
+        let long = "é".repeat(BRIEF_CHARS + 5);
+        let cut = brief(&long);
+        assert_eq!(cut.chars().count(), BRIEF_CHARS + 1);
+        assert!(cut.ends_with('…'));
+    }
+
+    #[test]
+    fn numbers_read_as_a_list() {
+        assert_eq!(numbers(&[5]), "5");
+        assert_eq!(numbers(&[2, 4]), "2 and 4");
+        assert_eq!(numbers(&[1, 2, 3]), "1, 2 and 3");
+    }
 }
