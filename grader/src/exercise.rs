@@ -50,10 +50,89 @@ pub struct Exercise {
 /// Why an exercise's metadata could not be read.
 pub type ExerciseError = crate::toml_file::TomlFileError;
 
+/// The table of `info.toml` that [`Review`] reads and [`Exercise`] leaves to it.
+const REVIEW_TABLE: &str = "review";
+
+/// What `review` checks of a lesson: the `[review]` table of its `info.toml`.
+///
+/// ```toml
+/// [review]
+/// scenarios = "practice/scenarios/build3"
+///
+/// [[review.situation]]
+/// id = "second_call_success"
+/// words = "success on the second call"
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Review {
+    /// The folder of the learner's own scenario files, relative to the kit folder.
+    pub scenarios: PathBuf,
+    /// The situations the lesson asks those files to cover, in the lesson's order.
+    #[serde(default, rename = "situation")]
+    pub situations: Vec<SituationInfo>,
+}
+
+/// One situation a lesson asks the learner's scenarios to cover, as the lesson words it. The
+/// group's code recognises it by `id` (`grader_checks::scenario::Situation`).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SituationInfo {
+    /// The id the group's predicate has, e.g. `second_call_success`.
+    pub id: String,
+    /// The lesson's words for it, e.g. `success on the second call`.
+    pub words: String,
+}
+
+#[derive(Deserialize)]
+struct ReviewTable {
+    #[serde(default)]
+    review: Option<Review>,
+}
+
+fn info_path(root: &Path, group: &str) -> PathBuf {
+    root.join("exercises").join(group).join(INFO_FILE)
+}
+
+fn parse_error(path: &Path, e: &toml::de::Error) -> ExerciseError {
+    crate::toml_file::TomlFileError::Parse {
+        path: path.to_path_buf(),
+        message: e.to_string().trim_end().to_string(),
+    }
+}
+
+impl Review {
+    /// Reads the `[review]` table of `ROOT/exercises/<group>/info.toml`; `None` when the
+    /// lesson has none.
+    pub fn load(root: &Path, group: &str) -> Result<Option<Review>, ExerciseError> {
+        let path = info_path(root, group);
+        crate::toml_file::read::<ReviewTable>(&path).map(|t| t.review)
+    }
+}
+
 impl Exercise {
-    /// Reads `ROOT/exercises/<group>/info.toml`.
+    /// Reads `ROOT/exercises/<group>/info.toml`, all but its `[review]` table ([`Review`]).
     pub fn load(root: &Path, group: &str) -> Result<Exercise, ExerciseError> {
-        crate::toml_file::read(&root.join("exercises").join(group).join(INFO_FILE))
+        let path = info_path(root, group);
+        let text = std::fs::read_to_string(&path).map_err(|source| {
+            crate::toml_file::TomlFileError::Read {
+                path: path.clone(),
+                source,
+            }
+        })?;
+        Exercise::parse(&text).map_err(|e| parse_error(&path, &e))
+    }
+
+    /// Parses the text of an `info.toml`, leaving out its `[review]` table; errors name the
+    /// line, as for the rest of the kit's files.
+    fn parse(text: &str) -> Result<Exercise, toml::de::Error> {
+        use serde::Deserialize as _;
+        let mut table = toml::de::DeTable::parse(text)?;
+        table.get_mut().remove(REVIEW_TABLE);
+        Exercise::deserialize(toml::de::Deserializer::from(table)).map_err(|mut e| {
+            e.set_input(Some(text));
+            e
+        })
     }
 
     /// The exercise's folder under `root`.
@@ -269,6 +348,62 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Each situation a lesson's `info.toml` declares has its predicate in the group's code,
+    /// and each predicate its declaration, in the same order; the lesson names the folder of
+    /// the learner's scenarios and says each situation in the words `info.toml` gives.
+    #[test]
+    fn every_declared_situation_has_its_predicate_and_the_lesson_says_it() {
+        let root = build_root();
+        for group in GROUPS {
+            let review = Review::load(&root, group.name)
+                .unwrap()
+                .unwrap_or_else(|| panic!("{}: no [review] in info.toml", group.name));
+            let declared: Vec<&str> = review.situations.iter().map(|s| s.id.as_str()).collect();
+            assert_eq!(
+                declared,
+                (group.situations)(),
+                "{}: the situations info.toml declares, and those the group's code recognises",
+                group.name
+            );
+            let exercise = Exercise::load(&root, group.name).unwrap();
+            let lesson =
+                std::fs::read_to_string(exercise.dir(&root).join(&exercise.lesson)).unwrap();
+            let folder = review.scenarios.display().to_string();
+            assert!(
+                lesson.contains(&format!("{folder}/")),
+                "{}: the lesson names {folder}/",
+                group.name
+            );
+            let flat = lesson.split_whitespace().collect::<Vec<_>>().join(" ");
+            for situation in &review.situations {
+                assert!(
+                    flat.contains(&situation.words),
+                    "{}: the lesson says {:?}",
+                    group.name,
+                    situation.words
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn the_review_table_is_read_apart_and_its_keys_checked() {
+        let text = "group = \"build3\"\ntitle = \"t\"\nfunction = \"f\"\nfile = \"f.rs\"\n\
+                    stub = \"stub.rs\"\nlesson = \"lesson.md\"\n\n[review]\nscenarios = \"p/s\"\n\n\
+                    [[review.situation]]\nid = \"a\"\nwords = \"an a\"\n";
+        assert_eq!(Exercise::parse(text).unwrap().group, "build3");
+        let dir = tempfile::tempdir().unwrap();
+        let folder = dir.path().join("exercises/build3");
+        std::fs::create_dir_all(&folder).unwrap();
+        std::fs::write(folder.join(INFO_FILE), text).unwrap();
+        let review = Review::load(dir.path(), "build3").unwrap().unwrap();
+        assert_eq!(review.scenarios, Path::new("p/s"));
+        assert_eq!(review.situations[0].words, "an a");
+        std::fs::write(folder.join(INFO_FILE), text.replace("words", "wrds")).unwrap();
+        let err = Review::load(dir.path(), "build3").unwrap_err().to_string();
+        assert!(err.contains("line 13") && err.contains("wrds"), "{err}");
     }
 
     #[test]

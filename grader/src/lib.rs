@@ -11,6 +11,7 @@
 //! - [`reset`]: puts the pristine stub back, keeping a backup of the learner's file.
 //! - [`kitcopy`]: copies of the kit as a fresh clone has it, for tests and for grading.
 //! - [`sanitise`]: learner-controlled text with its control characters shown escaped.
+//! - [`self_review`]: whether a learner's self-review answers each question.
 //!
 //! The groups themselves — their checks, scenario formats and messages — are in the
 //! `grader-checks` crate, which runs inside the child processes. The project's own tests
@@ -37,6 +38,7 @@ pub mod reset;
 pub mod sanitise;
 pub mod scratch;
 pub mod seed;
+pub mod self_review;
 pub mod suite;
 pub mod toml_file;
 pub mod workspace;

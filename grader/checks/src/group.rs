@@ -50,6 +50,8 @@ pub enum Job {
 pub struct ScenarioSummary {
     /// The settings the run uses, e.g. `policy: method "GET", max_attempts 3, …`.
     pub settings: String,
+    /// The ids of the lesson's situations the file covers ([`crate::scenario::Situation`]).
+    pub situations: Vec<&'static str>,
 }
 
 /// One exercise group, as the parent process sees it.
@@ -78,6 +80,9 @@ pub struct Group {
     pub run_reference: fn(&Job) -> Report,
     /// Data one check of this group is handed, if any: see [`CheckInput`].
     pub check_input: Option<CheckInput>,
+    /// The ids of the situations the lesson asks the learner's own scenarios to cover, in
+    /// order, as the group's code recognises them ([`situation_ids`]).
+    pub situations: fn() -> Vec<&'static str>,
 }
 
 /// Data the grader computes where no code under test runs, once per state of the checks and
@@ -141,9 +146,16 @@ pub fn scenario_summary<S: Format>(
     path: &Path,
     text: &str,
 ) -> Result<ScenarioSummary, ScenarioError> {
+    let scenario = S::parse(path, text)?;
     Ok(ScenarioSummary {
-        settings: S::parse(path, text)?.settings(),
+        settings: scenario.settings(),
+        situations: crate::scenario::covered(&scenario),
     })
+}
+
+/// [`Group::situations`] for a group whose scenarios are `S`.
+pub fn situation_ids<S: Format>() -> Vec<&'static str> {
+    S::SITUATIONS.iter().map(|s| s.id).collect()
 }
 
 /// Parses scenario text of format `S` and runs it on `learner`: with the group's reference,

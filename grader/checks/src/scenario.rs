@@ -50,7 +50,7 @@ impl ScenarioError {
 /// A group's scenario format: what [`crate::group`] and [`crate::serve`] need of it to read a
 /// file, describe it and run it, so that every group's scenario jobs go through one piece of
 /// code.
-pub trait Format: Sized {
+pub trait Format: Sized + 'static {
     /// The implementation a scenario runs on (the group's `Learner`).
     type Learner;
 
@@ -63,12 +63,46 @@ pub trait Format: Sized {
     /// Runs the scenario on `learner`, recording what it did.
     fn run(&self, learner: &Self::Learner) -> ScenarioRun;
 
+    /// The situations the lesson asks the learner's own scenario files to cover, as this
+    /// format recognises them (`review` says which file covers which).
+    const SITUATIONS: &'static [Situation<Self>] = &[];
+
     /// Reads and parses a scenario file.
     fn load(path: &Path) -> Result<Self, ScenarioError> {
         let text =
             std::fs::read_to_string(path).map_err(|e| ScenarioError::unreadable(path, &e))?;
         Self::parse(path, &text)
     }
+}
+
+/// A situation a lesson asks the learner's own scenario files to cover ("success on the second
+/// call"), recognised in a parsed scenario of format `S`.
+///
+/// The lesson's words for it are data: `[[review.situation]]` in
+/// `exercises/<group>/info.toml`, matched by `id`, and the grader's tests require each
+/// declared id to have exactly one predicate here and each predicate a declaration. A
+/// predicate reads the file's input only, never what the learner's code did with it: a file
+/// covers its situation whether or not the code handles it right (the run shows that).
+pub struct Situation<S> {
+    /// The id `info.toml` declares it under, e.g. `second_call_success`.
+    pub id: &'static str,
+    /// Whether a scenario puts the code in this situation.
+    pub covered_by: fn(&S) -> bool,
+}
+
+impl<S> std::fmt::Debug for Situation<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Situation").field("id", &self.id).finish()
+    }
+}
+
+/// The ids of the situations of `S` that `scenario` covers, in their declared order.
+pub fn covered<S: Format>(scenario: &S) -> Vec<&'static str> {
+    S::SITUATIONS
+        .iter()
+        .filter(|s| (s.covered_by)(scenario))
+        .map(|s| s.id)
+        .collect()
 }
 
 /// The `[[outcome]]` list the formats share: at least one entry, each converted by

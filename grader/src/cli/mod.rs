@@ -10,6 +10,7 @@ mod guide;
 mod list;
 mod output;
 mod reset;
+mod review;
 mod run;
 mod scenario;
 mod signals;
@@ -40,7 +41,8 @@ const EXIT_ERROR: u8 = 2;
         Help, notes and runs against the reference are guidance: they are recorded in\n\
         GUIDANCE_LOG.md before they are shown, and nothing erases that record.\n\n\
         With no command: where you stand on each exercise, and what to run next (`list`).",
-    after_help = "Exit status: 0 on success (every selected check passed); 1 when a check failed \
+    after_help = "Exit status: 0 on success (every selected check passed; `review`, a checklist, \
+        exits 0 whatever it finds missing); 1 when a check failed \
         or is unfinished, or `log --check` found a problem; 2 when the command could not do its \
         work (bad arguments, a file that does not compile, a borrowed answer, a log that cannot \
         be written, a bug in the kit).",
@@ -79,6 +81,9 @@ enum Command {
     Scenario(scenario::ScenarioArgs),
     /// Run the lesson's worked example on the reference and show every step.
     Trace(scenario::TraceArgs),
+    /// A lesson's checklist, not a grade: your own scenarios run and the situations they
+    /// cover, and the self-review questions still unanswered (exit status 0 whatever is missing).
+    Review(review::ReviewArgs),
     /// Re-run a lesson each time you save its file; keys: r run, h help, l list, q quit.
     Watch(watch::WatchArgs),
     /// For instructors: grade a folder of submissions, each in its own copy of the kit.
@@ -198,6 +203,7 @@ fn dispatch(matches: &clap::ArgMatches) -> Outcome {
         Command::Reset(args) => reset::reset(root, args),
         Command::Scenario(args) => scenario::scenario(root, args),
         Command::Trace(args) => scenario::trace(root, args),
+        Command::Review(args) => review::review(root, args),
         Command::Watch(args) => watch::watch(root, args),
         Command::Grade(args) => grade::grade(root, args),
         Command::Bundle(args) => bundle::bundle(root, args),

@@ -469,9 +469,11 @@ pub fn next_steps(
     writeln!(
         out,
         "  1. Show it works on new inputs: the task of that name in exercises/{}/{}, with \
-         `cargo run -p grader -- scenario FILE`.",
+         `cargo run -p grader -- scenario FILE`; `cargo run -p grader -- review {}` is the \
+         checklist of this step and the next.",
         group.name,
-        exercise.lesson.display()
+        exercise.lesson.display(),
+        group.name
     )?;
     let review = match exercise.hand_out_review(root) {
         Ok(Some(file)) => format!(

@@ -4,10 +4,11 @@ use super::output::say;
 use super::EXIT_NOT_ALL_PASSED;
 use super::{kit_root, load_exercise, run::build_practice, Failure, Outcome};
 use clap::Args;
+use grader::compile::Built;
 use grader::guidance::{GuidanceLog, Kind};
 use grader::{Group, JobEnd};
 use grader_checks::groups::{scenario_group, GROUPS};
-use grader_checks::scenario::ScenarioError;
+use grader_checks::scenario::{exercise_key, ScenarioError};
 use grader_checks::view::{side_by_side, ScenarioRun};
 use grader_checks::Report;
 use std::ffi::OsStr;
@@ -38,21 +39,31 @@ pub struct TraceArgs {
     group: String,
 }
 
-/// A scenario file, read and checked: its group, its text, and its settings line.
-struct Loaded {
-    group: &'static Group,
+/// A scenario file, read and checked: its group, its text, its settings line, and the
+/// lesson's situations it covers.
+pub(super) struct Loaded {
+    /// The group whose format it is (its `exercise` key).
+    pub group: &'static Group,
     text: String,
     settings: String,
+    /// The ids of the group's situations it covers.
+    pub situations: Vec<&'static str>,
+    /// It names its group with an `exercise` key (without one it is build3's).
+    pub names_exercise: bool,
 }
 
-fn load(path: &Path) -> Result<Loaded, ScenarioError> {
+/// Reads and parses a scenario file; the error names its line and what to fix.
+pub(super) fn load(path: &Path) -> Result<Loaded, ScenarioError> {
     let text = std::fs::read_to_string(path).map_err(|e| ScenarioError::unreadable(path, &e))?;
     let group = scenario_group(path, &text)?;
     let summary = (group.parse_scenario)(path, &text)?;
+    let names_exercise = exercise_key(path, &text)?.is_some();
     Ok(Loaded {
+        names_exercise,
         group,
         text,
         settings: summary.settings,
+        situations: summary.situations,
     })
 }
 
@@ -90,18 +101,23 @@ fn show(title: &str, settings: &str, run: &ScenarioRun) {
     }
 }
 
-/// Runs the scenario on the learner's code in a harness process.
-fn run_practice(
-    root: &Path,
+/// Builds the learner's code of `group` into the harness that runs their scenarios.
+pub(super) fn build_learner(root: &Path, group: &Group) -> Result<Built, Failure> {
+    let exercise = load_exercise(root, group)?;
+    build_practice(root, &exercise).map_err(|e| e.failure)
+}
+
+/// Runs the scenario file on the learner's code built in `built`: in a harness process, whose
+/// runner holds the learner's code in its sandbox, stopped after `timeout` seconds. `Err`
+/// says how the run failed ("did not finish…", "crashed…"), with the run's output.
+pub(super) fn run_on_learner(
+    built: &Built,
     group: &Group,
     file: &Path,
     timeout: f64,
-) -> Result<Result<ScenarioRun, String>, Failure> {
-    let exercise = load_exercise(root, group)?;
-    let built = build_practice(root, &exercise).map_err(|e| e.failure)?;
+) -> Result<ScenarioRun, String> {
     let launcher = built.launcher();
-    let scratch = tempfile::tempdir()
-        .map_err(|e| Failure::new(format!("cannot make a scratch folder: {e}")))?;
+    let scratch = tempfile::tempdir().map_err(|e| format!("cannot make a scratch folder: {e}"))?;
     // The child runs in the scratch folder: give it the file by its full path.
     let file = std::fs::canonicalize(file).unwrap_or_else(|_| file.to_path_buf());
     let limit = Duration::from_secs_f64(timeout);
@@ -110,19 +126,28 @@ fn run_practice(
         OsStr::new("scenario"),
         file.as_os_str(),
     ];
-    Ok(
-        match launcher.run_job(&job, &[], scratch.path(), limit, limit, group.stop_hint) {
-            JobEnd::Reported {
-                report: Report::Scenario { run },
-                ..
-            } => Ok(run),
-            JobEnd::Reported { report, .. } => Err(format!("the harness reported {report:?}")),
-            // Each kind of failure names itself in its first words ("did not finish…", "crashed…").
-            JobEnd::Failed {
-                message, output, ..
-            } => Err(format!("{message}{}", grader::output_section(&output))),
-        },
-    )
+    match launcher.run_job(&job, &[], scratch.path(), limit, limit, group.stop_hint) {
+        JobEnd::Reported {
+            report: Report::Scenario { run },
+            ..
+        } => Ok(run),
+        JobEnd::Reported { report, .. } => Err(format!("the harness reported {report:?}")),
+        // Each kind of failure names itself in its first words ("did not finish…", "crashed…").
+        JobEnd::Failed {
+            message, output, ..
+        } => Err(format!("{message}{}", grader::output_section(&output))),
+    }
+}
+
+/// Runs the scenario on the learner's code in a harness process.
+fn run_practice(
+    root: &Path,
+    group: &Group,
+    file: &Path,
+    timeout: f64,
+) -> Result<Result<ScenarioRun, String>, Failure> {
+    let built = build_learner(root, group)?;
+    Ok(run_on_learner(&built, group, file, timeout))
 }
 
 pub fn scenario(root: Option<PathBuf>, args: ScenarioArgs) -> Outcome {

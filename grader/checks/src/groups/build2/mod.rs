@@ -10,6 +10,7 @@ pub mod call;
 mod checks;
 pub mod exhaustive;
 pub mod scenario;
+pub mod situations;
 
 use crate::group::{self, Group, Job};
 use crate::report::Report;
@@ -64,6 +65,7 @@ pub const GROUP: Group = Group {
     },
     run_reference: |job| run(job, &reference()),
     check_input: None,
+    situations: group::situation_ids::<scenario::FetchScenario>,
 };
 
 /// Runs one job of this group against `learner`, in this process.

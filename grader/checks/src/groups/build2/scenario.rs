@@ -183,6 +183,8 @@ pub fn to_toml(call: &Call, comment: &str) -> String {
 impl crate::scenario::Format for FetchScenario {
     type Learner = Learner;
 
+    const SITUATIONS: &'static [crate::scenario::Situation<Self>] = super::situations::SITUATIONS;
+
     fn parse(path: &Path, text: &str) -> Result<Self, ScenarioError> {
         FetchScenario::parse(path, text)
     }

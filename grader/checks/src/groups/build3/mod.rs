@@ -9,6 +9,7 @@ mod checks;
 pub mod exhaustive;
 pub mod recording;
 pub mod scenario;
+pub mod situations;
 
 use crate::group::{self, CheckInput, Group, Job};
 use crate::report::Report;
@@ -67,6 +68,7 @@ pub const GROUP: Group = Group {
         check: "exhaustive::matches_reference_on_every_case",
         make: exhaustive::reference_digests,
     }),
+    situations: group::situation_ids::<scenario::Scenario>,
 };
 
 /// Runs one job of this group against `learner`, in this process.

@@ -242,6 +242,8 @@ pub fn event_json(e: &RetryEvent) -> String {
 impl crate::scenario::Format for Scenario {
     type Learner = Learner;
 
+    const SITUATIONS: &'static [crate::scenario::Situation<Self>] = super::situations::SITUATIONS;
+
     fn parse(path: &Path, text: &str) -> Result<Self, ScenarioError> {
         Scenario::parse(path, text)
     }

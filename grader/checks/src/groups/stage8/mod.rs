@@ -8,6 +8,7 @@
 mod checks;
 pub mod gateway;
 pub mod scenario;
+pub mod situations;
 
 use crate::group::{self, Group, Job};
 use crate::report::Report;
@@ -59,6 +60,7 @@ pub const GROUP: Group = Group {
     },
     run_reference: |job| run(job, &reference()),
     check_input: None,
+    situations: group::situation_ids::<scenario::GatewayScenario>,
 };
 
 /// Every field of a gateway configuration, in one line: what a failure and a scenario run

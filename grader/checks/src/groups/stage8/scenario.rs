@@ -87,8 +87,10 @@ pub struct GatewayScenario {
     pub config: GatewayConfig,
     /// The lookups, in order: item and the seconds the clock moves before it.
     pub lookups: Vec<(String, f64)>,
-    replies: Vec<Reply>,
-    forever: bool,
+    /// What the provider does, call by call.
+    pub(super) replies: Vec<Reply>,
+    /// The last reply repeats for every further call.
+    pub(super) forever: bool,
 }
 
 impl GatewayScenario {
@@ -180,6 +182,8 @@ impl OutcomeSpec {
 
 impl crate::scenario::Format for GatewayScenario {
     type Learner = Learner;
+
+    const SITUATIONS: &'static [crate::scenario::Situation<Self>] = super::situations::SITUATIONS;
 
     fn parse(path: &Path, text: &str) -> Result<Self, ScenarioError> {
         GatewayScenario::parse(path, text)
