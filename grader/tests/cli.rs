@@ -43,6 +43,15 @@ fn learner_loop_from_stub_to_broken_to_finished() {
 
     // The untouched stub: every check unfinished, with its place, and a non-zero exit.
     assert_stub_is_unfinished(root, "build3");
+    // On a fresh kit, a later lesson's stub says where the course starts; the first does not.
+    let later = text(&grader(root, &["build3"]).stdout);
+    assert!(
+        later.contains("build3 comes after build2 in the course")
+            && later.contains("the course starts at `cargo run -p grader -- build2`"),
+        "{later}"
+    );
+    let first = text(&grader(root, &["build2"]).stdout);
+    assert!(!first.contains("the course starts at"), "{first}");
 
     // A file that does not compile: the compiler's error, then one pointer.
     let stub = stub("build3");

@@ -353,6 +353,12 @@ pub fn run_group(root: Option<PathBuf>, group: &Group, args: GroupArgs) -> Outco
     if !summary.listed_only && libtest.format != Some(FormatSetting::Json) {
         guidance_line(&log, group, summary.all_passed(), &mut out)
             .map_err(|e| Failure::new(format!("could not write the results: {e}")))?;
+        // A lesson whose every check is unfinished, while an earlier one in course order is
+        // not started: a newcomer may have come in at the wrong end.
+        if args.against == Against::Practice && Standing::of(&summary) == Standing::Unfinished {
+            course_start(&root, group, &mut out)
+                .map_err(|e| Failure::new(format!("could not write the results: {e}")))?;
+        }
         // The next steps follow a whole pass of the learner's own code.
         if args.against == Against::Practice && summary.all_passed() && summary.filtered_out == 0 {
             next_steps(&root, group, &exercise, &mut out)
@@ -362,6 +368,35 @@ pub fn run_group(root: Option<PathBuf>, group: &Group, args: GroupArgs) -> Outco
     out.flush()
         .map_err(|e| Failure::new(format!("could not write the results: {e}")))?;
     Ok(exit_code(&summary))
+}
+
+/// Says where the course starts when `group` comes later in it and an earlier lesson is not
+/// started yet (the learner's file there is still the stub).
+fn course_start(root: &Path, group: &Group, out: &mut dyn Write) -> std::io::Result<()> {
+    let Some(place) = grader::groups::GROUPS
+        .iter()
+        .position(|g| g.name == group.name)
+    else {
+        return Ok(());
+    };
+    let earlier = grader::groups::GROUPS[..place].iter().find(|g| {
+        load_exercise(root, g).is_ok_and(|exercise| {
+            matches!(
+                super::standing::remembered(root, g, &exercise),
+                Ok(Standing::NotStarted)
+            )
+        })
+    });
+    match earlier {
+        Some(first) => writeln!(
+            out,
+            "{} comes after {} in the course, and {} is not started yet: the course starts at \
+             `cargo run -p grader -- {}` (lesson: exercises/{}/lesson.md). `cargo run -p grader` \
+             shows every lesson in order.",
+            group.name, first.name, first.name, first.name, first.name
+        ),
+        None => Ok(()),
+    }
 }
 
 /// 0 when every selected check passed (or only a listing ran), 2 when the kit itself
