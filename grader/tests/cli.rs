@@ -172,6 +172,11 @@ fn the_case_an_exhaustive_check_found_is_saved() {
     );
     write_learner(root, "build3", &stub_with("build3", &body));
     let stdout = grader_exits(root, &["build3", "exhaustive::"], 1);
+    // The why names the rule the first difference breaks, in the named check's words.
+    assert!(
+        stdout.contains("why: A retry_after of NaN is no wait at all: ignore it"),
+        "{stdout}"
+    );
     let saved = root.join("target/kit-cases/build3-difference.toml");
     assert!(
         stdout.contains(&format!("is saved in {}", saved.display())),

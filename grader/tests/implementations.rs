@@ -1751,9 +1751,34 @@ const MISTAKES: &[Mistake] = &[
         label: "nan_wait_stops",
         first: (
             "server_wait::nan_is_ignored",
-            &["the rule expects 2", "retry_after NaN"],
+            &[
+                "the rule expects 2",
+                "retry_after NaN",
+                "why: A retry_after of NaN is no wait at all: ignore it and keep the backoff",
+            ],
         ),
         also: &[],
+    },
+    Mistake {
+        group: &build3::GROUP,
+        label: "stops_at_equal_budget",
+        first: (
+            "server_wait::equal_to_budget_is_honoured",
+            &[
+                "the rule expects",
+                "why: A server wait equal to max_delay = ",
+                "fits the budget: stop only when it is larger (compare with >, not >=)",
+            ],
+        ),
+        // The exhaustive check's why names the same rule.
+        also: &[(
+            "exhaustive::matches_reference_on_every_case",
+            &[
+                "why: A server wait equal to max_delay = ",
+                "(compare with >, not >=)",
+            ],
+            &["parts from the rules"],
+        )],
     },
     Mistake {
         group: &build3::GROUP,
@@ -2108,7 +2133,12 @@ const MISTAKES: &[Mistake] = &[
             "retry_after::unsupported_values_give_none",
             &["\"1.5\"", "Only delay-seconds count"],
         ),
-        also: &[],
+        // The exhaustive check's why names the same rule.
+        also: &[(
+            "exhaustive::matches_reference_on_every_case",
+            &["why: the rule here: Retry-After is read only on a 429 or 503, as delay-seconds"],
+            &["parts from the rules"],
+        )],
     },
     Mistake {
         group: &build2::GROUP,

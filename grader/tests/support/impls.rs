@@ -23,6 +23,7 @@ struct Mistakes {
     retry_permanent: bool,
     validate_after_first_call: bool,
     nan_wait_stops: bool,
+    stops_at_equal_budget: bool,
     sleep_before_log: bool,
     no_validation: bool,
     permanent_becomes_success: bool,
@@ -87,6 +88,9 @@ fn written(
             let over = if m.nan_wait_stops {
                 // The mistake: NaN compares false, so "not within budget" stops on NaN.
                 w.is_nan() || w > policy.max_delay
+            } else if m.stops_at_equal_budget {
+                // The mistake: >= where the rule says larger than the budget.
+                w >= policy.max_delay
             } else {
                 w > policy.max_delay
             };
@@ -604,6 +608,7 @@ pub fn build3(label: &str) -> Option<build3::Learner> {
         "validate_after_first_call" => mistake!(validate_after_first_call),
         "no_validation" => mistake!(no_validation),
         "nan_wait_stops" => mistake!(nan_wait_stops),
+        "stops_at_equal_budget" => mistake!(stops_at_equal_budget),
         "sleep_before_log" => mistake!(sleep_before_log),
         "permanent_becomes_success" => mistake!(permanent_becomes_success),
         "swallows_panics" => swallows_panics,

@@ -570,8 +570,7 @@ mod exhaustive {
             "your fetch and the reference differ on case {} of the exhaustive space.\n\n\
              input:\n  call: {}\n\n\
              your fetch and the reference, side by side (≠ marks where they part):\n{}\n\
-             why: the first line marked ≠ is where your fetch parts from the rules. Replay the \
-             case with `cargo run -p grader -- scenario FILE --compare`: the grader saves it for \
+             why: {}Replay the case with `cargo run -p grader -- scenario FILE --compare`: the grader saves it for \
              you (see the end of the run). `--compare` runs the reference beside your code, and \
              that is recorded as guidance; without it, your code runs alone.\n\n{}\n{file}",
             difference.number,
@@ -580,6 +579,14 @@ mod exhaustive {
                 ("yours", &difference.learner),
                 ("reference", &difference.reference)
             ),
+            match &difference.rule {
+                Some(rule) => format!(
+                    "the rule here: {rule} (The first line marked ≠ is where your fetch parts \
+                     from it.) "
+                ),
+                None => "the first line marked ≠ is where your fetch parts from the rules. "
+                    .to_string(),
+            },
             crate::feedback::CASE_MARKER,
         ))
     }

@@ -79,6 +79,55 @@ pub struct Difference {
     pub learner: ScenarioRun,
     /// The reference's call, rendered.
     pub reference: ScenarioRun,
+    /// The lesson's rule the learner's call breaks there, when it can be told.
+    pub rule: Option<String>,
+}
+
+/// The lesson's rule behind the first part where the learner's call of `case` differs from
+/// the reference's: which method is sent, how a status is classified, how Retry-After is
+/// read. `None` when neither ran to an end.
+fn rule_broken(case: &Call, theirs: &Recorded, ours: &Recorded) -> Option<String> {
+    use kit_types::RequestError::{Permanent, Transient};
+    if theirs.transport_calls.len() != ours.transport_calls.len() {
+        return Some(if ours.transport_calls.is_empty() {
+            format!(
+                "only the exact method \"GET\" is sent: {:?} is refused before the transport is \
+                 called.",
+                case.method
+            )
+        } else {
+            "a GET is sent once: call the transport exactly one time.".to_string()
+        });
+    }
+    let super::call::Exchange::Reply(reply) = &case.exchange else {
+        return Some(
+            "no reply at all (a timeout, a lost connection) is a transient failure of that \
+             reason, with no retry_after."
+                .to_string(),
+        );
+    };
+    let status = reply.status;
+    Some(match (&theirs.result, &ours.result) {
+        (Err(Transient(a)), Err(Transient(b))) if a.reason == b.reason => format!(
+            "Retry-After is read only on a 429 or 503, as delay-seconds: digits alone after \
+             trimming spaces and tabs, the first such header; any other value is no \
+             retry_after (here the reference reads {}).",
+            b.retry_after
+                .map_or("none".to_string(), |w| format!("{w:?} s"))
+        ),
+        (_, Ok(_)) => format!(
+            "a {status} is a success: its body, parsed as JSON, is the data (a body that is not \
+             JSON is null)."
+        ),
+        (_, Err(Transient(b))) => format!(
+            "a {status} is a transient failure ({}): worth retrying.",
+            b.reason
+        ),
+        (_, Err(Permanent(b))) => format!(
+            "a {status} is a permanent failure ({}): retrying cannot fix it.",
+            b.kind
+        ),
+    })
 }
 
 /// Runs every case on `learner` and on the reference; `Ok(n)` when all `n` agree. The number
@@ -112,8 +161,13 @@ pub fn compare_with_progress(
                 _ => false,
             };
             if !same {
+                let rule = match (&theirs, &ours) {
+                    (Ok(a), Ok(b)) => rule_broken(&case, a, b),
+                    _ => None,
+                };
                 return Err(Box::new(Difference {
                     number: i + 1,
+                    rule,
                     learner: render(&case, theirs),
                     reference: render(&case, ours),
                     case,

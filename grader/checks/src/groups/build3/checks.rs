@@ -183,6 +183,35 @@ fn run_fields(rec: &Recording) -> Vec<Field> {
     ]
 }
 
+/// The rule a run breaks first, against the reference's run of the same case: the words a
+/// named check would give for the first part where they differ (calls, waits, result).
+/// `None` when the difference is one no hint names (the events alone, or the order of the
+/// callbacks).
+pub(crate) fn rule_broken(
+    policy: &RetryPolicy,
+    script: &Script,
+    theirs: &Recording,
+    reference: &Recording,
+) -> Option<String> {
+    let exp = Expected {
+        calls: reference.calls,
+        waits: reference.waits.clone(),
+        events: reference.events.clone(),
+        result: reference.result.clone()?,
+    };
+    if theirs.calls != exp.calls {
+        calls_hint(policy, script, theirs, &exp)
+    } else if !same_waits(&theirs.waits, &exp.waits) {
+        waits_hint(policy, theirs, &exp)
+    } else if theirs.result.as_ref() != Some(&exp.result)
+        && same_events(&theirs.events, &exp.events)
+    {
+        result_hint(theirs, &exp)
+    } else {
+        None
+    }
+}
+
 fn compare(
     policy: &RetryPolicy,
     script: &Script,
@@ -196,7 +225,7 @@ fn compare(
                 "request was called {} time(s); the rule expects {}.",
                 rec.calls, exp.calls
             ),
-            calls_hint(policy, rec, exp),
+            calls_hint(policy, script, rec, exp),
         )
     } else if !same_waits(&rec.waits, &exp.waits) {
         (
@@ -238,8 +267,18 @@ fn compare(
     )
 }
 
-fn calls_hint(policy: &RetryPolicy, rec: &Recording, exp: &Expected) -> Option<String> {
+fn calls_hint(
+    policy: &RetryPolicy,
+    script: &Script,
+    rec: &Recording,
+    exp: &Expected,
+) -> Option<String> {
     let m = policy.max_attempts;
+    if rec.calls < exp.calls {
+        if let Some(why) = early_budget_stop(policy, script, rec) {
+            return Some(why);
+        }
+    }
     if exp.calls == 0 {
         return Some(
             "An invalid policy is refused before any callback runs: validate first.".into(),
@@ -269,6 +308,48 @@ fn calls_hint(policy: &RetryPolicy, rec: &Recording, exp: &Expected) -> Option<S
             "The loop stopped early: a transient failure before attempt {m} is retried."
         )),
         _ => None,
+    }
+}
+
+/// Why the learner's loop stopped with `delay_budget` where the rule retries: the server's
+/// wait at that attempt was one the rule lets through (equal to max_delay, NaN, negative).
+fn early_budget_stop(policy: &RetryPolicy, script: &Script, rec: &Recording) -> Option<String> {
+    let Some(Err(RetryError::Exhausted {
+        attempts,
+        cause: DelayBudget,
+        ..
+    })) = &rec.result
+    else {
+        return None;
+    };
+    let index = usize::try_from(*attempts).ok()?.checked_sub(1)?;
+    let step = script
+        .steps
+        .get(index)
+        .or(script.steps.last().filter(|_| script.repeat_last))?;
+    let Err(RequestError::Transient(failure)) = step else {
+        return None;
+    };
+    let wait = failure.retry_after?;
+    let budget = policy.max_delay;
+    if wait.is_nan() {
+        Some(format!(
+            "A retry_after of NaN is no wait at all: ignore it and keep the backoff. NaN is not \
+             larger than max_delay = {budget} (every comparison with NaN is false), so a test \
+             written as \"not within the budget\" stops on it where the rule retries."
+        ))
+    } else if wait == budget {
+        Some(format!(
+            "A server wait equal to max_delay = {budget} fits the budget: stop only when it is \
+             larger (compare with >, not >=)."
+        ))
+    } else if wait < 0.0 {
+        Some(format!(
+            "A negative retry_after ({wait}) is ignored: keep the backoff and retry; only a wait \
+             larger than max_delay = {budget} ends the loop."
+        ))
+    } else {
+        None
     }
 }
 
@@ -1228,8 +1309,7 @@ mod exhaustive {
              come shortest first, so this is a smallest one).\n\n\
              input:\n{}\n\n\
              your function and the reference, side by side (≠ marks where they part):\n{}\n\
-             why: the first line marked ≠ is where your retry_request parts from the rules. \
-             Replay the case with `cargo run -p grader -- scenario FILE --compare`: the grader \
+             why: {}Replay the case with `cargo run -p grader -- scenario FILE --compare`: the grader \
              saves it for you (see the end of the run). `--compare` runs the reference beside \
              your code, and that is recorded as guidance; without it, your code runs alone.\n\n{}\n{file}",
             difference.number,
@@ -1242,6 +1322,15 @@ mod exhaustive {
                 ("yours", &difference.learner),
                 ("reference", &difference.reference)
             ),
+            match &difference.rule {
+                Some(rule) => format!(
+                    "{rule} (The first line marked ≠ is where your retry_request parts from \
+                     that rule.) "
+                ),
+                None => "the first line marked ≠ is where your retry_request parts from the \
+                         rules. "
+                    .to_string(),
+            },
             crate::feedback::CASE_MARKER,
         ))
     }

@@ -90,6 +90,8 @@ pub struct Difference {
     pub learner: ScenarioRun,
     /// The reference's run, rendered.
     pub reference: ScenarioRun,
+    /// The rule the learner's run breaks first, in a named check's words, when one names it.
+    pub rule: Option<String>,
 }
 
 /// Runs every case on `imp` and on the reference. `Ok(n)`: all `n` cases agree.
@@ -453,8 +455,15 @@ fn difference(imp: &Learner, index: usize) -> Box<Difference> {
     let scenario = case.to_scenario();
     let theirs = guarded_record(imp, &case);
     let ours = guarded_record(&reference, &case);
+    let rule = match (&theirs, &ours) {
+        (Ok(theirs), Ok(ours)) => {
+            super::checks::rule_broken(&case.policy, &case.script, theirs, ours)
+        }
+        _ => None,
+    };
     Box::new(Difference {
         number: index + 1,
+        rule,
         learner: render(imp, &scenario, theirs),
         reference: render(&reference, &scenario, ours),
         case,

@@ -339,6 +339,12 @@ pub fn steps(scenario: &Scenario, rec: &Recording) -> Vec<String> {
                                 " (the server asked for {w:?}, more than max_delay {:?})",
                                 policy.max_delay
                             ),
+                            Some(w) if w.is_nan() => {
+                                " (though a NaN wait is no wait: the rule ignores it)".to_string()
+                            }
+                            Some(w) if w < 0.0 => {
+                                format!(" (though a negative wait ({w:?}) is ignored by the rule)")
+                            }
                             Some(w) => format!(
                                 " (though the server's wait {w:?} is within max_delay {:?})",
                                 policy.max_delay
@@ -399,6 +405,41 @@ mod tests {
 
     fn parse(text: &str) -> Result<Scenario, ScenarioError> {
         Scenario::parse(Path::new("s.toml"), text)
+    }
+
+    /// A stop on a server wait the rule lets through is labelled with why the rule would
+    /// not stop: never as a wait over the budget.
+    #[test]
+    fn a_budget_stop_on_a_wait_that_fits_says_so() {
+        use kit_types::{RetryEvent, StopCause, TransientReason};
+        for (wait, label) in [
+            (
+                "0.0",
+                "(though the server's wait 0.0 is within max_delay 0.0)",
+            ),
+            ("nan", "(though a NaN wait is no wait: the rule ignores it)"),
+            (
+                "-1.0",
+                "(though a negative wait (-1.0) is ignored by the rule)",
+            ),
+            ("0.5", "(the server asked for 0.5, more than max_delay 0.0)"),
+        ] {
+            let scenario = parse(&format!(
+                "[policy]\nbase_delay = 0.0\nmax_delay = 0.0\n\n[[outcome]]\n\
+                 transient = \"rate_limited\"\nretry_after = {wait}\n"
+            ))
+            .unwrap();
+            let mut rec = Recording::empty();
+            rec.calls = 1;
+            rec.order = vec![Callback::Request, Callback::Log];
+            rec.events = vec![RetryEvent::stop(
+                1,
+                TransientReason::RateLimited,
+                StopCause::DelayBudget,
+            )];
+            let lines = steps(&scenario, &rec).join("\n");
+            assert!(lines.contains(label), "{wait}: {lines}");
+        }
     }
 
     #[test]
