@@ -55,15 +55,19 @@ pub enum Kind {
     Note,
     /// The log was missing and was started again.
     LogRecreated,
+    /// Every check of the learner's own code passed for the first time: not guidance, the
+    /// line between guidance used on the way to a pass and guidance used after it.
+    FirstPass,
 }
 
 impl Kind {
     /// Every kind, in the order summaries list them.
-    pub const ALL: [Kind; 4] = [
+    pub const ALL: [Kind; 5] = [
         Kind::Help,
         Kind::ReferenceRun,
         Kind::Note,
         Kind::LogRecreated,
+        Kind::FirstPass,
     ];
 
     /// The name used in the log.
@@ -73,6 +77,7 @@ impl Kind {
             Kind::ReferenceRun => "reference-run",
             Kind::Note => "note",
             Kind::LogRecreated => "log-recreated",
+            Kind::FirstPass => "first-pass",
         }
     }
 
@@ -89,6 +94,7 @@ impl Kind {
             Kind::ReferenceRun => format!("{n} reference run{s}"),
             Kind::Note => format!("{n} note{s}"),
             Kind::LogRecreated => format!("{n} log recreation{s}"),
+            Kind::FirstPass => format!("{n} first pass{}", if n == 1 { "" } else { "es" }),
         }
     }
 }
@@ -222,15 +228,49 @@ impl Contents {
     }
 
     /// "2 help records, 1 reference run" for `group`, or `None` when it has none.
+    ///
+    /// Only the guidance recorded before the group's first pass ([`Kind::FirstPass`]) counts:
+    /// what a pass was reached with. [`Contents::after_first_pass`] says the rest.
     pub fn summary(&self, group: &str) -> Option<String> {
-        let parts: Vec<String> = [Kind::Help, Kind::ReferenceRun, Kind::Note]
-            .into_iter()
-            .map(|k| (k, self.count(group, k)))
-            .filter(|(_, n)| *n > 0)
-            .map(|(k, n)| k.counted(n))
-            .collect();
-        (!parts.is_empty()).then(|| parts.join(", "))
+        let first_pass = self.first_pass(group).unwrap_or(self.records.len());
+        summarise(&self.records[..first_pass], group)
     }
+
+    /// The guidance recorded for `group` after its first pass ("1 help record"), or `None`
+    /// when there is none (or no pass yet).
+    pub fn after_first_pass(&self, group: &str) -> Option<String> {
+        let first_pass = self.first_pass(group)?;
+        summarise(&self.records[first_pass + 1..], group)
+    }
+
+    /// Whether `group` has passed every check of the learner's own code once.
+    pub fn has_passed(&self, group: &str) -> bool {
+        self.first_pass(group).is_some()
+    }
+
+    /// The index, in [`Contents::records`], of `group`'s first-pass row.
+    fn first_pass(&self, group: &str) -> Option<usize> {
+        self.records
+            .iter()
+            .position(|r| r.group == group && r.kind == Kind::FirstPass)
+    }
+}
+
+/// "2 help records, 1 reference run" for the guidance of `group` among `records`.
+fn summarise(records: &[Record], group: &str) -> Option<String> {
+    let parts: Vec<String> = [Kind::Help, Kind::ReferenceRun, Kind::Note]
+        .into_iter()
+        .map(|k| {
+            let n = records
+                .iter()
+                .filter(|r| r.group == group && r.kind == k)
+                .count();
+            (k, n)
+        })
+        .filter(|(_, n)| *n > 0)
+        .map(|(k, n)| k.counted(n))
+        .collect();
+    (!parts.is_empty()).then(|| parts.join(", "))
 }
 
 /// The guidance log of one kit.
@@ -250,6 +290,21 @@ impl GuidanceLog {
     /// The log's path.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Records `group`'s first pass of every check ([`Kind::FirstPass`]) unless the log has
+    /// one already. Returns whether it wrote one.
+    pub fn mark_first_pass(&self, group: &str) -> Result<bool, GuidanceError> {
+        if self.read()?.has_passed(group) {
+            return Ok(false);
+        }
+        self.append(
+            group,
+            Kind::FirstPass,
+            "every check of the learner's own code passed: guidance after this row came after \
+             the pass",
+        )?;
+        Ok(true)
     }
 
     /// Appends one record and returns it. When the log is missing (or empty) it is started

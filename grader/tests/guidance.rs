@@ -241,7 +241,8 @@ fn reference_runs_are_recorded_and_grading_shows_guidance() {
     assert!(out.status.success(), "{stdout}");
     assert!(
         stdout.contains(
-            "passed with guidance: 1 reference run — guided practice, not independent evidence."
+            "passed with guidance: 1 reference run before the first pass — guided practice, \
+             not independent evidence."
         ),
         "{stdout}"
     );
@@ -414,4 +415,41 @@ fn reset_asks_on_a_terminal() {
         std::fs::read_to_string(root.join("practice/src/lib.rs")).unwrap(),
         stub
     );
+}
+
+#[test]
+fn guidance_after_the_first_pass_is_said_apart_and_the_pass_counts_what_came_before() {
+    let kit = fresh_kit();
+    let root = kit.root();
+    assert!(grader(root, &["help", "build3"]).status.success());
+    write_learner(root, "build3", &stub_with("build3", CORRECT_BUILD3));
+    let first = text(&grader(root, &["build3"]).stdout);
+    assert!(
+        first.contains("passed with guidance: 1 help record before the first pass"),
+        "{first}"
+    );
+    assert!(!first.contains("Since the first pass"), "{first}");
+    // The pass is marked once, as no guidance; a filtered pass marks nothing.
+    let marks = |root: &std::path::Path| {
+        records(root)
+            .iter()
+            .filter(|r| r.kind == Kind::FirstPass && r.group == "build3")
+            .count()
+    };
+    assert_eq!(marks(root), 1);
+    assert!(grader(root, &["help", "build3", "--level", "2"])
+        .status
+        .success());
+    let again = text(&grader(root, &["build3"]).stdout);
+    assert!(
+        again.contains("passed with guidance: 1 help record before the first pass")
+            && again.contains("Since the first pass: 1 help record"),
+        "{again}"
+    );
+    assert_eq!(marks(root), 1, "the first pass is marked once");
+    // Nothing was erased: both help rows and the mark are there, in order.
+    let kinds: Vec<Kind> = records(root).iter().map(|r| r.kind).collect();
+    assert_eq!(kinds, [Kind::Help, Kind::FirstPass, Kind::Help]);
+    let out = grader(root, &["log", "--check"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
 }

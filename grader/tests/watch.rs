@@ -190,6 +190,15 @@ fn help_in_watch_mode_is_recorded_first() {
     let root = kit.root();
     let mut watch = Watch::start(root, &["build3"]);
     watch.run_showing("check result:");
+    // The first h only says that the next one records: nothing is shown or recorded yet.
+    watch.key("h");
+    let told = watch.run_showing("Press h again to see it");
+    assert!(
+        told.contains("records it in GUIDANCE_LOG.md first"),
+        "{told}"
+    );
+    let log = std::fs::read_to_string(root.join(grader::guidance::LOG_FILE)).unwrap();
+    assert_eq!(log.matches("| build3 | help |").count(), 0, "{log}");
     watch.key("h");
     let shown = watch.run_showing("help, level 1 of 3");
     assert!(shown.contains("Recorded as guidance #1"), "{shown}");

@@ -48,9 +48,15 @@ pub fn table(root: &Path) -> Result<Option<&'static Group>, Failure> {
             next = Some(*group);
         }
         let used = match &guidance {
-            Some(contents) => contents
-                .summary(group.name)
-                .unwrap_or_else(|| "none".into()),
+            Some(contents) => {
+                let before = contents
+                    .summary(group.name)
+                    .unwrap_or_else(|| "none".into());
+                match contents.after_first_pass(group.name) {
+                    Some(after) => format!("{before} (then {after} after the first pass)"),
+                    None => before,
+                }
+            }
             None => "unknown (the log cannot be read)".into(),
         };
         say!(

@@ -351,7 +351,8 @@ pub fn run_group(root: Option<PathBuf>, group: &Group, args: GroupArgs) -> Outco
     )
     .map_err(|e| Failure::new(format!("could not write the results: {e}")))?;
     if !summary.listed_only && libtest.format != Some(FormatSetting::Json) {
-        guidance_line(&log, group, summary.all_passed(), &mut out)
+        let full = args.against == Against::Practice && summary.filtered_out == 0;
+        guidance_line(&log, group, summary.all_passed(), full, &mut out)
             .map_err(|e| Failure::new(format!("could not write the results: {e}")))?;
         // A lesson whose every check is unfinished, while an earlier one in course order is
         // not started: a newcomer may have come in at the wrong end.
@@ -411,27 +412,55 @@ fn exit_code(summary: &Summary) -> ExitCode {
     }
 }
 
-/// Says how much guidance the log holds for `group`, so a pass is read for what it is.
+/// Says how much guidance the log holds for `group`, so a pass is read for what it is. A
+/// pass of every check of the learner's own code (`full`) marks the lesson's first pass in
+/// the log, once: guidance after that row is said apart, and a pass counts only what came
+/// before it.
 pub fn guidance_line(
     log: &GuidanceLog,
     group: &Group,
     passed: bool,
+    full: bool,
     out: &mut dyn Write,
 ) -> std::io::Result<()> {
-    let recorded = match log.read() {
-        Ok(contents) => contents.summary(group.name),
+    if passed && full {
+        if let Err(e) = log.mark_first_pass(group.name) {
+            writeln!(out, "{} {e}", "guidance: first pass not recorded:".yellow())?;
+        }
+    }
+    let (recorded, after) = match log.read() {
+        Ok(contents) => (
+            contents.summary(group.name),
+            contents.after_first_pass(group.name),
+        ),
         Err(e) => {
             return writeln!(out, "{} {e}", "guidance: unknown:".yellow());
         }
     };
+    let after = after
+        .map(|a| {
+            format!(
+                " Since the first pass: {a} (it does not change what the pass was reached with)."
+            )
+        })
+        .unwrap_or_default();
     match (recorded, passed) {
         (Some(what), true) => writeln!(
             out,
-            "{} {what} — guided practice, not independent evidence.",
+            "{} {what} before the first pass — guided practice, not independent evidence.{after}",
             "passed with guidance:".yellow()
         ),
-        (Some(what), false) => writeln!(out, "guidance recorded for {}: {what}.", group.name),
-        (None, true) => writeln!(out, "passed with no guidance recorded for {}.", group.name),
+        (Some(what), false) => {
+            writeln!(out, "guidance recorded for {}: {what}.{after}", group.name)
+        }
+        (None, true) => writeln!(
+            out,
+            "passed with no guidance recorded for {} before the first pass.{after}",
+            group.name
+        ),
+        (None, false) if !after.is_empty() => {
+            writeln!(out, "guidance recorded for {}:{after}", group.name)
+        }
         (None, false) => Ok(()),
     }
 }

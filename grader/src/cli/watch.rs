@@ -150,9 +150,21 @@ pub fn watch(root: Option<PathBuf>, args: WatchArgs) -> Outcome {
                 cancel,
             }
         };
-        // h: the next help level of lesson `current`; l: the list.
+        // h: the next help level of lesson `current`; l: the list. The first h of a watch
+        // only says what h does: a help level shown is a permanent record, and one stray key
+        // must not make one.
+        let mut told_about_help = false;
         let mut show = |key: u8, current: &Group| {
-            if key == b'h' {
+            if key == b'h' && !told_about_help {
+                told_about_help = true;
+                say!(
+                    "\nh shows {}'s next help level, and records it in {} first: a row that \
+                     stays (guidance used, not independent evidence). Press h again to see it; \
+                     this watch will not ask again.",
+                    current.name,
+                    grader::guidance::LOG_FILE
+                );
+            } else if key == b'h' {
                 let shown = help_shown.entry(current.name).or_insert(0);
                 show_help(root, lesson(&lessons, current), shown);
             } else {
@@ -354,7 +366,7 @@ fn run_lesson(
         Some(&summary),
     );
     let log = GuidanceLog::in_kit(root);
-    let _ = guidance_line(&log, group, summary.all_passed(), &mut out);
+    let _ = guidance_line(&log, group, summary.all_passed(), true, &mut out);
     if summary.all_passed() {
         let _ = next_steps(root, group, exercise, &mut out);
     }
