@@ -190,6 +190,32 @@ fn the_case_an_exhaustive_check_found_is_saved() {
         "{}",
         text(&out.stdout)
     );
+    // --compare of the case as saved shows what the failure showed: not recorded. Changed, it
+    // is an input of the learner's choosing: recorded.
+    let log = root.join(grader::guidance::LOG_FILE);
+    let rows = || {
+        std::fs::read_to_string(&log)
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| l.contains("| reference-run |"))
+            .count()
+    };
+    let out = grader(root, &["scenario", saved.to_str().unwrap(), "--compare"]);
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("as the check saved it") && stdout.contains("not recorded"),
+        "{stdout}"
+    );
+    assert_eq!(rows(), 0, "{stdout}");
+    let changed = root.join("changed-case.toml");
+    std::fs::write(&changed, format!("{case}\n# my note\n")).unwrap();
+    let out = grader(root, &["scenario", changed.to_str().unwrap(), "--compare"]);
+    assert!(
+        text(&out.stdout).contains("recorded as guidance #1"),
+        "{}",
+        text(&out.stdout)
+    );
+    assert_eq!(rows(), 1);
 
     let chosen = root.join("my-case.toml");
     let out = grader(

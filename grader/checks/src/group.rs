@@ -65,6 +65,10 @@ pub struct Group {
     pub function: &'static str,
     /// The checks, in the order they are listed.
     pub checks: &'static [CheckInfo],
+    /// Whether a scenario file's text is exactly the one its exhaustive check saves for a
+    /// case it found (that case's number): replaying it beside the reference shows only what
+    /// the check's failure showed already. `None` for a group with no exhaustive check.
+    pub saved_case: Option<fn(&str) -> Option<usize>>,
     /// How its scenario files are laid out, in a few words for a hint (`one [[call]] per
     /// call of fetch`).
     pub scenario_shape: &'static str,

@@ -504,7 +504,8 @@ pub(super) fn save_case(
             out,
             "The case {name} found is saved in {}: replay it with \
              `cargo run -p grader -- scenario {} --compare` (the reference beside your code: \
-             recorded as guidance), or without `--compare` (your code alone).",
+             not recorded for the file as saved, whose reference run the message showed), or \
+             without `--compare` (your code alone).",
             path.display(),
             path.display()
         ),

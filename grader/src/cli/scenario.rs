@@ -159,7 +159,18 @@ pub fn scenario(root: Option<PathBuf>, args: ScenarioArgs) -> Outcome {
     let shows_reference = args.compare || args.against == super::run::Against::Reference;
     // Said with what the reference shows: the learner sees that this run counts as guidance.
     let mut recorded = String::new();
-    if shows_reference {
+    // The case an exhaustive check saved, as it saved it: its failure showed the reference's
+    // run of it already, as every check shows what the rule expects. Replaying it beside the
+    // reference shows nothing more, so it is not recorded; any other file is.
+    let saved = group.saved_case.and_then(|is_saved| is_saved(&loaded.text));
+    if let (true, Some(number)) = (args.compare, saved) {
+        recorded = format!(
+            "\n(This is case {number} of {}'s exhaustive check, as the check saved it: its \
+             failure showed the reference's run already, so this is not recorded as guidance. \
+             Change the file and --compare is recorded.)",
+            group.name
+        );
+    } else if shows_reference {
         let how = if args.compare {
             "--compare"
         } else {

@@ -558,21 +558,15 @@ mod exhaustive {
         else {
             return Ok(());
         };
-        let file = super::super::scenario::to_toml(
-            &difference.case,
-            &format!(
-                "Case {} of build2's exhaustive check: the first place your fetch and the\n\
-                 reference differ. Replay it: cargo run -p grader -- scenario FILE --compare",
-                difference.number
-            ),
-        );
+        let file = super::super::exhaustive::case_text(&difference.case, difference.number);
         Err(format!(
             "your fetch and the reference differ on case {} of the exhaustive space.\n\n\
              input:\n  call: {}\n\n\
              your fetch and the reference, side by side (≠ marks where they part):\n{}\n\
              why: {}Replay the case with `cargo run -p grader -- scenario FILE --compare`: the grader saves it for \
-             you (see the end of the run). `--compare` runs the reference beside your code, and \
-             that is recorded as guidance; without it, your code runs alone.\n\n{}\n{file}",
+             you (see the end of the run). `--compare` runs the reference beside your code; for \
+             this file as saved that shows only what this message shows, so it is not recorded \
+             (changed, or any other file, it is recorded as guidance).\n\n{}\n{file}",
             difference.number,
             difference.case.describe(),
             side_by_side(

@@ -68,6 +68,30 @@ pub fn cases() -> impl Iterator<Item = Call> {
     refused.chain(failures).chain(replies)
 }
 
+/// Case `number` as the scenario file the check saves when it finds the first difference
+/// there.
+pub fn case_text(case: &Call, number: usize) -> String {
+    super::scenario::to_toml(
+        case,
+        &format!(
+            "Case {number} of build2's exhaustive check: the first place your fetch and the\n\
+             reference differ. Replay it: cargo run -p grader -- scenario FILE --compare"
+        ),
+    )
+}
+
+/// Whether `text` is exactly the file the check saves for some case of the space: that
+/// case's number ([`crate::group::Group::saved_case`]).
+pub fn saved_case(text: &str) -> Option<usize> {
+    let number = crate::groups::build3::exhaustive::number_in_header(
+        text,
+        "Case ",
+        " of build2's exhaustive check:",
+    )?;
+    let case = cases().nth(number.checked_sub(1)?)?;
+    (case_text(&case, number) == text).then_some(number)
+}
+
 /// The first case where the learner's fetcher differs from the reference's.
 #[derive(Debug, Clone)]
 pub struct Difference {

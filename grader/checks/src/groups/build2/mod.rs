@@ -57,6 +57,7 @@ pub const GROUP: Group = Group {
     title: "Declared transient HTTP failures",
     function: "fetch",
     checks: CHECK_INFO,
+    saved_case: Some(exhaustive::saved_case),
     scenario_shape: "one [[call]] per call of fetch, each with a reply or a transport failure",
     stop_hint: "fetch makes one exchange and returns: it has no loop of its own to stop.",
     parse_scenario: group::scenario_summary::<scenario::FetchScenario>,

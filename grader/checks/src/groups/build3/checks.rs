@@ -1298,11 +1298,7 @@ mod exhaustive {
         else {
             return Ok(());
         };
-        let file = difference.case.to_scenario().to_toml(&format!(
-            "Case {} of the exhaustive check: the first place your retry_request and the\n\
-             reference differ. Replay it: cargo run -p grader -- scenario FILE --compare",
-            difference.number
-        ));
+        let file = super::super::exhaustive::case_text(&difference.case, difference.number);
         let scenario = difference.case.to_scenario();
         Err(format!(
             "your function and the reference differ on case {} of the exhaustive space (cases \
@@ -1311,7 +1307,8 @@ mod exhaustive {
              your function and the reference, side by side (≠ marks where they part):\n{}\n\
              why: {}Replay the case with `cargo run -p grader -- scenario FILE --compare`: the grader \
              saves it for you (see the end of the run). `--compare` runs the reference beside \
-             your code, and that is recorded as guidance; without it, your code runs alone.\n\n{}\n{file}",
+             your code; for this file as saved that shows only what this message shows, so it \
+             is not recorded (changed, or any other file, it is recorded as guidance).\n\n{}\n{file}",
             difference.number,
             crate::view::render_fields(&input(&scenario.policy, &scenario.script))
                 .iter()

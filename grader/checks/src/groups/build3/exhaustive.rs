@@ -79,6 +79,33 @@ pub fn case(number: usize) -> Option<Case> {
     })
 }
 
+/// Case `number` as the scenario file the check saves when it finds the first difference
+/// there.
+pub fn case_text(case: &Case, number: usize) -> String {
+    case.to_scenario().to_toml(&format!(
+        "Case {number} of the exhaustive check: the first place your retry_request and the\n\
+         reference differ. Replay it: cargo run -p grader -- scenario FILE --compare"
+    ))
+}
+
+/// Whether `text` is exactly the file the check saves for some case of the space: that
+/// case's number ([`crate::group::Group::saved_case`]).
+pub fn saved_case(text: &str) -> Option<usize> {
+    let number = number_in_header(text, "Case ", " of the exhaustive check:")?;
+    (case_text(&case(number)?, number) == text).then_some(number)
+}
+
+/// The number between `before` and `after` on the first line of `text` (a comment).
+pub(crate) fn number_in_header(text: &str, before: &str, after: &str) -> Option<usize> {
+    let first = text.lines().next()?.strip_prefix("# ")?;
+    first
+        .strip_prefix(before)?
+        .split_once(after)?
+        .0
+        .parse()
+        .ok()
+}
+
 /// The first case where the learner's run differs from the reference's.
 #[derive(Debug, Clone)]
 pub struct Difference {

@@ -56,6 +56,7 @@ pub const GROUP: Group = Group {
     title: "Retry transient failures",
     function: "retry_request",
     checks: CHECK_INFO,
+    saved_case: Some(exhaustive::saved_case),
     scenario_shape: "optional [policy] settings and one [[outcome]] per call of request",
     stop_hint: "Every loop needs explicit stops: at most max_attempts calls of request, and a \
                 stop when the server's wait exceeds max_delay.",

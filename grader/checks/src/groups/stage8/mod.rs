@@ -50,6 +50,7 @@ pub const GROUP: Group = Group {
     title: "One lookup, one budget",
     function: "lookup_availability",
     checks: CHECK_INFO,
+    saved_case: None,
     scenario_shape: "optional [gateway] settings, [[lookup]] tables for the lookups and one \
                      [[outcome]] per provider call",
     stop_hint: "Every loop needs explicit stops: at most max_attempts attempts per lookup, and \
