@@ -388,9 +388,15 @@ impl Launcher {
             }
         };
         match read_report(&report_path, &token) {
-            // A report counts only from a process that then exited normally.
+            // A report counts only from a process that then exited normally; and no check
+            // passes whose code printed a private detail (the grader read every byte).
             Some(report) if status.success() => JobEnd::Reported {
-                report,
+                report: match report {
+                    Report::Passed if captured.private => Report::Failed {
+                        message: grader_checks::report::PRIVATE_PRINTED.to_string(),
+                    },
+                    report => report,
+                },
                 output: captured.text,
                 leaked,
             },
@@ -1450,12 +1456,14 @@ fn describe_death(status: ExitStatus, output: &Captured, limits: &Limits) -> Str
 
 /// The child's output, read on threads so a chatty child never blocks on a full pipe.
 struct OutputReaders {
-    done: mpsc::Receiver<Vec<u8>>,
+    done: mpsc::Receiver<(Vec<u8>, bool)>,
     expected: usize,
 }
 
 struct Captured {
     text: String,
+    /// A stream held [`grader_checks::report::PRIVATE_MARKER`] somewhere, kept or not.
+    private: bool,
     /// Every stream reached its end.
     closed: bool,
     bytes: Vec<u8>,
@@ -1475,14 +1483,25 @@ fn collect_output(outputs: [Stream; 2]) -> OutputReaders {
         thread::spawn(move || {
             let mut kept = Vec::new();
             let mut buf = [0u8; 8192];
+            // Every byte is searched for the private mark, also past what is kept: the end
+            // of what was read so far, so that a mark split between two reads is found.
+            let mark = grader_checks::report::PRIVATE_MARKER.as_bytes();
+            let mut tail: Vec<u8> = Vec::new();
+            let mut private = false;
             while let Ok(n) = stream.read(&mut buf) {
                 if n == 0 {
                     break;
                 }
                 let room = OUTPUT_KEPT.saturating_sub(kept.len());
                 kept.extend_from_slice(&buf[..n.min(room)]);
+                if !private {
+                    tail.extend_from_slice(&buf[..n]);
+                    private = tail.windows(mark.len()).any(|w| w == mark);
+                    let keep = tail.len().min(mark.len() - 1);
+                    tail.drain(..tail.len() - keep);
+                }
             }
-            let _ = tx.send(kept);
+            let _ = tx.send((kept, private));
         });
     }
     OutputReaders { done, expected }
@@ -1493,6 +1512,7 @@ impl OutputReaders {
     fn finish(self, limit: Duration) -> Captured {
         let mut captured = Captured {
             text: String::new(),
+            private: false,
             closed: false,
             bytes: Vec::new(),
             pending: Some(self),
@@ -1512,8 +1532,9 @@ impl Captured {
         while readers.expected > 0 {
             let left = deadline.saturating_duration_since(Instant::now());
             match readers.done.recv_timeout(left) {
-                Ok(part) => {
+                Ok((part, private)) => {
                     self.bytes.extend(part);
+                    self.private |= private;
                     readers.expected -= 1;
                 }
                 Err(_) => break,

@@ -46,7 +46,7 @@ fn the_runner_holds_neither_the_checks_nor_the_reference() {
     grader_exits(root, &["build3"], 0);
     write_learner(root, "build3", &format!("{answer}\n// an edit\n"));
     let out = grader_exits(root, &["build3"], 0);
-    assert!(out.contains("39 passed"), "{out}");
+    assert!(out.contains("40 passed"), "{out}");
     let (judge, runner) = built(root, "build3");
     let runner = runner.expect("a replayed build records its runner");
     let judge = std::fs::read(&judge).expect("the judge reads");

@@ -232,7 +232,7 @@ fn a_save_or_q_stops_a_run_that_loops() {
     let looping = stub_with("build3", "loop { std::hint::spin_loop() }");
     std::fs::write(&file, &looping).unwrap();
     let mut watch = Watch::start(root, &["build3", "--timeout", "60"]);
-    watch.wait_for("running 39 checks of build3");
+    watch.wait_for("running 40 checks of build3");
 
     // h during the run, then a save of another lesson's file, which stops the run: the
     // help comes once a run has ended, and it is build3's, where it was asked for.
@@ -256,7 +256,7 @@ fn a_save_or_q_stops_a_run_that_loops() {
 
     // A save during a run: the fix's verdict comes now, not after the loops time out.
     std::fs::write(&file, format!("{looping}\n// again\n")).unwrap();
-    watch.wait_for("running 39 checks of build3");
+    watch.wait_for("running 40 checks of build3");
     std::fs::write(&file, stub_with("build3", CORRECT_BUILD3)).unwrap();
     let run = watch.run_showing("check result: ok.");
     assert!(!run.contains("did not finish"), "{run}");
@@ -268,7 +268,7 @@ fn a_save_or_q_stops_a_run_that_loops() {
 
     // q during a run that loops quits at once, and leaves none of its checks running.
     std::fs::write(&file, &looping).unwrap();
-    watch.wait_for("running 39 checks of build3");
+    watch.wait_for("running 40 checks of build3");
     // (Processes are counted through /proc.)
     #[cfg(target_os = "linux")]
     {

@@ -24,6 +24,7 @@ struct Mistakes {
     validate_after_first_call: bool,
     nan_wait_stops: bool,
     stops_at_equal_budget: bool,
+    prints_detail: bool,
     sleep_before_log: bool,
     no_validation: bool,
     permanent_becomes_success: bool,
@@ -67,6 +68,11 @@ fn written(
             }
             Err(RequestError::Transient(t)) => t,
         };
+        if m.prints_detail && !failure.detail.is_empty() {
+            // The mistake: a debug print of the failure, detail and all (of the failures
+            // that have one: printing every case of the exhaustive space takes long).
+            eprintln!("attempt {attempt} failed: {failure:?}");
+        }
         let backoff = (policy.base_delay * 2f64.powi(attempt as i32 - 1)).min(policy.max_delay);
         if attempt == limit {
             if m.sleep_after_last {
@@ -609,6 +615,7 @@ pub fn build3(label: &str) -> Option<build3::Learner> {
         "no_validation" => mistake!(no_validation),
         "nan_wait_stops" => mistake!(nan_wait_stops),
         "stops_at_equal_budget" => mistake!(stops_at_equal_budget),
+        "prints_detail" => mistake!(prints_detail),
         "sleep_before_log" => mistake!(sleep_before_log),
         "permanent_becomes_success" => mistake!(permanent_becomes_success),
         "swallows_panics" => swallows_panics,

@@ -59,6 +59,7 @@ crate::checks! { Learner;
     callbacks::log_before_sleep,
     events::each_event_is_fresh,
     events::json_shape,
+    privacy::detail_is_never_printed,
     exhaustive::matches_reference_on_every_case => 120 s,
 }
 
@@ -1259,6 +1260,40 @@ mod events {
         )])
         .first_difference()
         .render())
+    }
+}
+
+mod privacy {
+    use super::*;
+    use crate::report::PRIVATE_MARKER;
+
+    /// The run itself is judged here; what the code printed is judged by the grader, which
+    /// reads the check's output ([`PRIVATE_MARKER`]).
+    pub fn detail_is_never_printed(imp: &Learner) -> CheckResult {
+        let private = |what: &str| {
+            format!("GET https://api.example/jobs/3?token={PRIVATE_MARKER}-{what} → {what}")
+        };
+        expect_run(
+            imp,
+            &RetryPolicy::default(),
+            Script::repeating(vec![
+                Err(TransientError::new(ServerError)
+                    .with_detail(private("503"))
+                    .into()),
+                Err(TransientError::new(RateLimited)
+                    .with_retry_after(0.75)
+                    .with_detail(private("429"))
+                    .into()),
+                data(3),
+            ]),
+            Expected {
+                calls: 3,
+                waits: vec![0.25, 0.75],
+                events: vec![retry(1, ServerError, 0.25), retry(2, RateLimited, 0.75)],
+                result: Ok(value(3)),
+            },
+            "A failure's detail may hold private text: it never leaves the function.",
+        )
     }
 }
 
