@@ -894,6 +894,17 @@ fn stage8_trials() -> Vec<Trial> {
                 Ok(())
             },
         ),
+        Trial::test("stage8_forged_exhaustive_digests_never_pass", || {
+            let (summary, out) = grade8("forges_space_digests", "exhaustive::");
+            ensure(summary.count(Status::Passed) == 0, || {
+                format!("a forged answer passed\n{out}")
+            })?;
+            ensure(summary.kit_bugs() == 0, || out.clone())?;
+            ensure(
+                summary.runs.len() == 1 && summary.count(Status::Failed) == 1,
+                || out.clone(),
+            )
+        }),
         Trial::test(
             "stage8_a_verdict_does_not_depend_on_the_checks_run_before_it",
             || {
@@ -1923,6 +1934,25 @@ const MISTAKES: &[Mistake] = &[
             &[
                 "the clock slept [0.5]; the rule expects [0.05]",
                 "only in delay-seconds",
+            ],
+        ),
+        also: &[],
+    },
+    Mistake {
+        group: &stage8::GROUP,
+        label: "retry_after_only_on_503",
+        first: (
+            "exhaustive::matches_reference_on_every_case",
+            &[
+                "differ on case 37 of the 5824 cases of the exhaustive space",
+                "call 1 → 502, Retry-After \"1\"",
+                "first difference: lookup 1, provider calls: yours [t=0.000 timeout 0.400, \
+                 t=0.050 timeout 0.400, t=0.150 timeout 0.400]; the reference's [t=0.000 \
+                 timeout 0.400]",
+                "closest named check or rule: the retry_after:: checks",
+                "502, 503 or 504 makes the pause max(backoff, retry_after)",
+                "----- the case as a scenario file -----",
+                "http = { status = 502, headers = { Retry-After = \"1\" } }",
             ],
         ),
         also: &[],
