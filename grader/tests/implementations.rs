@@ -894,6 +894,46 @@ fn stage8_trials() -> Vec<Trial> {
                 Ok(())
             },
         ),
+        Trial::test(
+            "stage8_exhaustive_check_names_a_late_case_that_never_finishes",
+            || {
+                let reference: grader_checks::groups::stage8::LookupFn =
+                    reference::lookup_availability;
+                let late = (1..=stage8::exhaustive::total())
+                    .find(|n| {
+                        stage8::exhaustive::case(*n)
+                            .and_then(|c| kit_runner::stage8::space::run_case(reference, &c).ok())
+                            .is_some_and(|r| {
+                                r.lookups.iter().any(|(l, _)| {
+                                    l.as_ref().is_ok_and(|l| {
+                                        l.attempts == 5
+                                            && matches!(l.outcome, kit_types::Outcome::Available(_))
+                                    })
+                                })
+                            })
+                    })
+                    .ok_or("the space has no such case")?;
+                ensure(late > 1024, || format!("case {late} is not past a stretch"))?;
+                let (summary, out) = grade_group(
+                    &stage8::GROUP,
+                    "spins_on_a_late_case",
+                    "exhaustive::",
+                    0.5,
+                    FormatSetting::Pretty,
+                );
+                expect_failed(
+                    &summary,
+                    "exhaustive::matches_reference_on_every_case",
+                    FailureKind::Timeout,
+                    &[
+                        &format!("did not finish case {late} of the exhaustive space"),
+                        "Replay it with `cargo run -p grader -- scenario FILE`",
+                        "[[outcome]]",
+                    ],
+                )
+                .map_err(|e| format!("{}\n{out}", e.message().unwrap_or_default()).into())
+            },
+        ),
         Trial::test("stage8_forged_exhaustive_digests_never_pass", || {
             let (summary, out) = grade8("forges_space_digests", "exhaustive::");
             ensure(summary.count(Status::Passed) == 0, || {

@@ -876,6 +876,15 @@ pub fn stage8(label: &str) -> Option<stage8::Learner> {
             let _ = g.provider().get(item, 0.1);
         },
         "spins" => |_, _| spins_forever(),
+        "spins_on_a_late_case" => |g, item| {
+            // Only a lookup whose fifth attempt is answered, which no script of the
+            // exhaustive space has before its runs of one transient reply.
+            let l = reference::lookup_availability(g, item);
+            if l.attempts == 5 && matches!(l.outcome, kit_types::Outcome::Available(_)) {
+                return spins_forever();
+            }
+            l
+        },
         "panics" => |_, _| panic!("boom: index 7 out of range"),
         "aborts" => |_, _| std::process::abort(),
         "overflows_stack" => |_, _| {
