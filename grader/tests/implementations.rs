@@ -838,7 +838,9 @@ fn stage8_trials() -> Vec<Trial> {
     let total = stage8::GROUP.checks.len();
     vec![
         Trial::test("stage8_reference_and_correct_pass_every_check", move || {
-            for label in ["reference", "correct"] {
+            // A lookup that does not sleep 0 s is as correct: the exhaustive check too
+            // leaves such a sleep out.
+            for label in ["reference", "correct", "skips_zero_sleeps"] {
                 let (summary, out) = grade8(label, "");
                 ensure(summary.all_passed() && summary.runs.len() == total, || {
                     out.clone()

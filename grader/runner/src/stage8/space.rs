@@ -282,6 +282,10 @@ pub enum CaseRun {
 /// every standing, every call and every sleep, times in microseconds (so that two orders of
 /// the same arithmetic, a few ulps apart, still agree). Never 0; `None` when a lookup did
 /// not return.
+///
+/// A sleep of 0 s is left out, and the order of calls and sleeps is read without it: it
+/// moves no clock, and the lesson asks for none (`if pause > 0.0 { sleep(pause) }` and a
+/// plain `sleep(pause)` do the same).
 pub fn digest(record: &CaseRecord) -> Option<u64> {
     let mut d = Digest::new();
     let CaseRecord {
@@ -289,23 +293,38 @@ pub fn digest(record: &CaseRecord) -> Option<u64> {
         calls,
         sleeps,
     } = record;
+    let idle_seqs: Vec<u64> = sleeps.iter().filter(|s| idle(s)).map(|s| s.seq).collect();
+    // A call's or a sleep's place among the calls and sleeps that count.
+    let place = |seq: u64| seq - idle_seqs.partition_point(|i| *i < seq) as u64;
+    let counted = |count: usize| sleeps.iter().take(count).filter(|s| !idle(s)).count();
     d.word(lookups.len() as u64);
     for (ran, standing) in lookups {
         d.lookup(ran.as_ref().ok()?);
-        d.standing(standing);
+        d.standing(&Standing {
+            sleeps: counted(standing.sleeps),
+            ..*standing
+        });
     }
     d.word(calls.len() as u64);
     for call in calls {
-        d.call(call);
+        d.call(&Call {
+            seq: place(call.seq),
+            ..call.clone()
+        });
     }
-    d.word(sleeps.len() as u64);
-    for sleep in sleeps {
+    d.word(counted(sleeps.len()) as u64);
+    for sleep in sleeps.iter().filter(|s| !idle(s)) {
         let Sleep { at, secs, seq } = sleep;
         d.secs(*at);
         d.secs(*secs);
-        d.word(*seq);
+        d.word(place(*seq));
     }
     Some(d.finish().max(1))
+}
+
+/// Whether `sleep` is one of 0 s, which the comparison leaves out ([`digest`]).
+pub fn idle(sleep: &Sleep) -> bool {
+    sleep.secs == 0.0
 }
 
 /// Cases `start..start + count` of the space on `f`, in order, each marked on the runner's
@@ -491,5 +510,39 @@ mod tests {
         let mut later = record.clone();
         later.calls[0].seq += 1;
         assert_ne!(digest(&later), Some(base));
+    }
+
+    #[test]
+    fn a_sleep_of_zero_seconds_is_left_out() {
+        // Zero delays (the fourth configuration), a 503 then an answer: sleep(0) between.
+        let f: LookupFn = |g, item| {
+            g.count_lookup();
+            let mut attempts = 0;
+            loop {
+                attempts += 1;
+                g.count_attempt();
+                let reply = kit_types::Provider::get(g.provider(), item, 0.125);
+                if matches!(&reply, Ok(r) if r.status == 200) {
+                    g.breaker().record_success();
+                    return Lookup {
+                        outcome: Outcome::Missing,
+                        attempts,
+                    };
+                }
+                kit_types::Clock::sleep(g.clock(), 0.0);
+            }
+        };
+        let case = Case {
+            config: configs()[3].clone(),
+            replies: vec![reply(2), reply(0)],
+            afters: vec![0.0],
+        };
+        let slept = run_case(f, &case).expect("valid");
+        assert_eq!(slept.sleeps.len(), 1);
+        let mut skipped = slept.clone();
+        skipped.sleeps.clear();
+        skipped.lookups[0].1.sleeps = 0;
+        skipped.calls[1].seq -= 1;
+        assert_eq!(digest(&skipped), digest(&slept));
     }
 }
