@@ -335,16 +335,9 @@ pub fn run_stretch(f: LookupFn, start: usize, count: usize) -> Vec<CaseRun> {
     let end = start.saturating_add(count).min(space.total());
     let mut runs = Vec::with_capacity(end.saturating_sub(start));
     for index in start..end {
-        let Some(case) = space.case(index) else {
-            break;
-        };
         crate::cases::mark(0, index as u64 + 1);
-        let run = match run_case(f, &case) {
-            Ok(record) => match record.lookups.last() {
-                Some((Err(ending), _)) => CaseRun::Ended(ending.clone()),
-                _ => CaseRun::Digest(digest(&record).unwrap_or(0)),
-            },
-            Err(e) => CaseRun::Ended(Ending::Guard(e)),
+        let Some(run) = run_one(f, &space, index) else {
+            break;
         };
         let stub = matches!(&run, CaseRun::Ended(Ending::Panicked(p))
             if crate::panics::is_stub_panic(&p.message));
@@ -355,6 +348,18 @@ pub fn run_stretch(f: LookupFn, start: usize, count: usize) -> Vec<CaseRun> {
     }
     crate::cases::mark(0, 0);
     runs
+}
+
+/// Case `index` of `space` on `f`, told as a runner tells it; `None` past the space.
+pub fn run_one(f: LookupFn, space: &Space, index: usize) -> Option<CaseRun> {
+    let case = space.case(index)?;
+    Some(match run_case(f, &case) {
+        Ok(record) => match record.lookups.last() {
+            Some((Err(ending), _)) => CaseRun::Ended(ending.clone()),
+            _ => CaseRun::Digest(digest(&record).unwrap_or(0)),
+        },
+        Err(e) => CaseRun::Ended(Ending::Guard(e)),
+    })
 }
 
 /// Words folded into 64 bits: a multiply and a rotate per word, splitmix64's finalizer at

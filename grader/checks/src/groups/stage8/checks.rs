@@ -1371,13 +1371,17 @@ mod exhaustive {
             Learner::Runner(runner) => Some(Arc::clone(runner)),
             Learner::Here(_) => None,
         };
-        crate::serve::watch_progress(Arc::clone(&progress), move |judged| {
+        let under_way = Arc::new(AtomicUsize::new(0));
+        let here = Arc::clone(&under_way);
+        crate::serve::watch_progress(Arc::clone(&progress), move |_| {
+            // The case a runner marked as started; here, the one the check runs.
             let marked = runner
                 .as_ref()
                 .and_then(|r| r.marks())
-                .map(|marks| marks[0] as usize)
+                .and_then(|marks| usize::try_from(marks[0]).ok())
                 .filter(|n| *n > 0);
-            let number = marked.unwrap_or(judged + 1);
+            let number =
+                marked.unwrap_or_else(|| here.load(std::sync::atomic::Ordering::SeqCst).max(1));
             let file = super::super::exhaustive::case(number).map(|case| {
                 super::super::exhaustive::to_scenario(&case)
                     .to_toml("The case of the exhaustive check that never finished.")
@@ -1392,7 +1396,9 @@ mod exhaustive {
         });
         // The reference's runs, when the grader handed them over.
         let known = crate::serve::check_input().and_then(super::super::exhaustive::Digests::decode);
-        let Err(d) = super::super::exhaustive::compare(learner, &progress, known.as_ref()) else {
+        let Err(d) =
+            super::super::exhaustive::compare(learner, &progress, &under_way, known.as_ref())
+        else {
             return Ok(());
         };
         let scenario = super::super::exhaustive::to_scenario(&d.case);

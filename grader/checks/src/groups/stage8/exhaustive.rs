@@ -154,14 +154,17 @@ pub fn reference_digests() -> Vec<u8> {
 /// question, and a step of the progress a stall is measured by.
 const CHUNK: usize = 1024;
 
-/// Runs every case on `imp` and on the reference; `Ok(n)`: all `n` cases agree. The number
-/// of cases judged so far is stored in `progress`.
+/// Runs every case on `imp` and on the reference; `Ok(n)`: all `n` cases agree. `progress`
+/// grows while work goes on: by one per case judged, and per case the learner's side starts.
+/// `under_way` holds the 1-based number of the case the learner's side runs here (a runner
+/// marks its own on its page instead).
 ///
 /// A learner's `todo!()` comes out as it went in (the harness reports it as unfinished);
 /// any other panic, and a guard's stop, is a difference.
 pub fn compare(
     imp: &Learner,
     progress: &AtomicUsize,
+    under_way: &AtomicUsize,
     known: Option<&Digests>,
 ) -> Result<usize, Box<Difference>> {
     let space = Space::new();
@@ -169,11 +172,11 @@ pub fn compare(
     let mut start = 0;
     while start < total {
         let count = CHUNK.min(total - start);
-        let runs = learner_runs(imp, start, count);
+        let runs = learner_runs(imp, start, count, progress, under_way);
         let answered = runs.len();
         for (offset, run) in runs.into_iter().enumerate() {
             let index = start + offset;
-            progress.store(index + 1, Ordering::Relaxed);
+            progress.fetch_add(1, Ordering::Relaxed);
             let same = match run {
                 CaseRun::Ended(Ending::Panicked(reported)) if is_stub_panic(&reported.message) => {
                     panic::resume_unwind(Box::new(reported))
@@ -203,12 +206,58 @@ pub fn compare(
 }
 
 /// The learner's runs of cases `start..start + count`: here, or asked of its runner (never
-/// more runs than cases asked, at least one).
-fn learner_runs(imp: &Learner, start: usize, count: usize) -> Vec<CaseRun> {
-    match imp {
-        Learner::Here(f) => space::run_stretch(*f, start, count),
-        Learner::Runner(runner) => ask_stretch(runner, start, count),
+/// more runs than cases asked, at least one). While a runner works, each case it marks as
+/// started moves `progress` on: a stretch of slow cases is no stall, and a stall is one case.
+fn learner_runs(
+    imp: &Learner,
+    start: usize,
+    count: usize,
+    progress: &AtomicUsize,
+    under_way: &AtomicUsize,
+) -> Vec<CaseRun> {
+    let runner = match imp {
+        // One case at a time, each counted as it ends: a stall names the case under way.
+        Learner::Here(f) => {
+            let space = Space::new();
+            let mut runs = Vec::with_capacity(count);
+            for index in start..(start + count).min(space.total()) {
+                under_way.store(index + 1, Ordering::Relaxed);
+                let Some(run) = space::run_one(*f, &space, index) else {
+                    break;
+                };
+                progress.fetch_add(1, Ordering::Relaxed);
+                let stub = matches!(&run, CaseRun::Ended(Ending::Panicked(p))
+                    if is_stub_panic(&p.message));
+                runs.push(run);
+                if stub {
+                    break;
+                }
+            }
+            return runs;
+        }
+        Learner::Runner(runner) => runner,
+    };
+    if runner.marks().is_none() {
+        return ask_stretch(runner, start, count);
     }
+    let done = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        let watcher = scope.spawn(|| {
+            let mut seen = 0;
+            while !done.load(Ordering::Relaxed) {
+                let mark = runner.marks().map_or(0, |m| m[0]);
+                if mark != seen {
+                    seen = mark;
+                    progress.fetch_add(1, Ordering::Relaxed);
+                }
+                std::thread::park_timeout(std::time::Duration::from_millis(5));
+            }
+        });
+        let runs = ask_stretch(runner, start, count);
+        done.store(true, Ordering::Relaxed);
+        watcher.thread().unpark();
+        runs
+    })
 }
 
 fn ask_stretch(runner: &Runner, start: usize, count: usize) -> Vec<CaseRun> {
@@ -559,7 +608,13 @@ mod tests {
 
     #[test]
     fn the_reference_agrees_with_itself() {
-        let n = compare(&super::super::reference(), &AtomicUsize::new(0), None).unwrap();
+        let n = compare(
+            &super::super::reference(),
+            &AtomicUsize::new(0),
+            &AtomicUsize::new(0),
+            None,
+        )
+        .unwrap();
         assert_eq!(n, total());
     }
 
@@ -569,6 +624,7 @@ mod tests {
         let known = Digests::decode(&bytes).expect("the reference's own digests are taken");
         let n = compare(
             &super::super::reference(),
+            &AtomicUsize::new(0),
             &AtomicUsize::new(0),
             Some(&known),
         );
@@ -605,7 +661,8 @@ mod tests {
         let expected = (0..space.total())
             .find(|i| !same_in_full(&wrong, &space, *i))
             .expect("differs somewhere");
-        let d = compare(&wrong, &AtomicUsize::new(0), None).expect_err("a difference");
+        let d = compare(&wrong, &AtomicUsize::new(0), &AtomicUsize::new(0), None)
+            .expect_err("a difference");
         assert_eq!(d.number, expected + 1);
         assert!(d.first.contains("lookup "), "{}", d.first);
         assert!(d.closest.contains("breaker::"), "{}", d.closest);
