@@ -1,5 +1,5 @@
 //! The data a group hands one of its checks on standard input ([`grader_checks::CheckInput`]:
-//! build3's exhaustive check gets the reference's run of every case), made once per state of
+//! build3's and stage8's exhaustive checks get the reference's run of every case), made once per state of
 //! the kit's checks and reference, and kept on disk beside the build cache: it depends on
 //! nothing the learner writes. A command that will run that check says so ([`want`]); the
 //! build of the harness then loads it ([`prepare`]), or, the first time, makes it in the
@@ -145,8 +145,15 @@ mod tests {
         assert!(input.starts_with(b"kit build3 exhaustive reference digests"));
         assert!(grader_checks::groups::build3::exhaustive::Digests::decode(input).is_some());
         assert!(for_check("build3", "fixtures::third_attempt_success").is_empty());
-        assert!(for_check("stage8", named.check).is_empty());
+        assert!(for_check("build2", named.check).is_empty());
         assert!(for_check("build9", named.check).is_empty());
+        // stage8's exhaustive check, of the same name, gets stage8's digests, not build3's.
+        let made8 = super::made("stage8");
+        let stage8 = for_check("stage8", named.check);
+        assert_eq!(stage8, made8);
+        assert!(stage8.starts_with(b"kit stage8 exhaustive reference digests"));
+        assert!(grader_checks::groups::stage8::exhaustive::Digests::decode(stage8).is_some());
+        assert!(for_check("stage8", "facts::fixture_503_503_200").is_empty());
     }
 
     #[test]

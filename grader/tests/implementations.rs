@@ -838,7 +838,9 @@ fn stage8_trials() -> Vec<Trial> {
     let total = stage8::GROUP.checks.len();
     vec![
         Trial::test("stage8_reference_and_correct_pass_every_check", move || {
-            for label in ["reference", "correct"] {
+            // A lookup that does not sleep 0 s is as correct: the exhaustive check too
+            // leaves such a sleep out.
+            for label in ["reference", "correct", "skips_zero_sleeps"] {
                 let (summary, out) = grade8(label, "");
                 ensure(summary.all_passed() && summary.runs.len() == total, || {
                     out.clone()
@@ -894,6 +896,57 @@ fn stage8_trials() -> Vec<Trial> {
                 Ok(())
             },
         ),
+        Trial::test(
+            "stage8_exhaustive_check_names_a_late_case_that_never_finishes",
+            || {
+                let reference: grader_checks::groups::stage8::LookupFn =
+                    reference::lookup_availability;
+                let late = (1..=stage8::exhaustive::total())
+                    .find(|n| {
+                        stage8::exhaustive::case(*n)
+                            .and_then(|c| kit_runner::stage8::space::run_case(reference, &c).ok())
+                            .is_some_and(|r| {
+                                r.lookups.iter().any(|(l, _)| {
+                                    l.as_ref().is_ok_and(|l| {
+                                        l.attempts == 5
+                                            && matches!(l.outcome, kit_types::Outcome::Available(_))
+                                    })
+                                })
+                            })
+                    })
+                    .ok_or("the space has no such case")?;
+                ensure(late > 1024, || format!("case {late} is not past a stretch"))?;
+                let (summary, out) = grade_group(
+                    &stage8::GROUP,
+                    "spins_on_a_late_case",
+                    "exhaustive::",
+                    0.5,
+                    FormatSetting::Pretty,
+                );
+                expect_failed(
+                    &summary,
+                    "exhaustive::matches_reference_on_every_case",
+                    FailureKind::Timeout,
+                    &[
+                        &format!("did not finish case {late} of the exhaustive space"),
+                        "Replay it with `cargo run -p grader -- scenario FILE`",
+                        "[[outcome]]",
+                    ],
+                )
+                .map_err(|e| format!("{}\n{out}", e.message().unwrap_or_default()).into())
+            },
+        ),
+        Trial::test("stage8_forged_exhaustive_digests_never_pass", || {
+            let (summary, out) = grade8("forges_space_digests", "exhaustive::");
+            ensure(summary.count(Status::Passed) == 0, || {
+                format!("a forged answer passed\n{out}")
+            })?;
+            ensure(summary.kit_bugs() == 0, || out.clone())?;
+            ensure(
+                summary.runs.len() == 1 && summary.count(Status::Failed) == 1,
+                || out.clone(),
+            )
+        }),
         Trial::test(
             "stage8_a_verdict_does_not_depend_on_the_checks_run_before_it",
             || {
@@ -2052,6 +2105,25 @@ const MISTAKES: &[Mistake] = &[
             &[
                 "the clock slept [0.5]; the rule expects [0.05]",
                 "only in delay-seconds",
+            ],
+        ),
+        also: &[],
+    },
+    Mistake {
+        group: &stage8::GROUP,
+        label: "retry_after_only_on_503",
+        first: (
+            "exhaustive::matches_reference_on_every_case",
+            &[
+                "differ on case 37 of the 5824 cases of the exhaustive space",
+                "call 1 → 502, Retry-After \"1\"",
+                "first difference: lookup 1, provider calls: yours [t=0.000 timeout 0.400, \
+                 t=0.050 timeout 0.400, t=0.150 timeout 0.400]; the reference's [t=0.000 \
+                 timeout 0.400]",
+                "closest named check or rule: the retry_after:: checks",
+                "502, 503 or 504 makes the pause max(backoff, retry_after)",
+                "----- the case as a scenario file -----",
+                "http = { status = 502, headers = { Retry-After = \"1\" } }",
             ],
         ),
         also: &[],

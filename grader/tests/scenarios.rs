@@ -107,6 +107,46 @@ fn shipped_scenarios_reproduce_the_controlled_change() {
         "{stdout}"
     );
     assert_eq!(kinds(root), [Kind::ReferenceRun, Kind::ReferenceRun]);
+
+    // stage8's controlled change: the answers its lesson gives.
+    let run = |name: &str| {
+        let file = root.join("exercises/stage8/scenarios").join(name);
+        let out = grader(
+            root,
+            &[
+                "scenario",
+                &file.display().to_string(),
+                "--against",
+                "reference",
+            ],
+        );
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        text(&out.stdout)
+    };
+    let stdout = run("change-retry-after-0.5.toml");
+    assert!(
+        stdout.contains(
+            "    t=0.000 sleep 0.05\n\
+             \x20   t=0.050 call 2 (timeout 0.400) → 503, Retry-After \"0.5\"\n\
+             \x20   t=0.050 sleep 0.1\n"
+        ),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("#1 bike-7 at t=0.000: Available(available = true), 3 attempt(s)"),
+        "{stdout}"
+    );
+    let stdout = run("change-retry-after-1.toml");
+    assert!(
+        stdout.contains(
+            "    t=0.000 call 1 (timeout 0.400) → 502, Retry-After \"1\"\n\
+             \x20   → Failed(503 provider_unavailable), 1 attempt(s); breaker Closed { failures: 1 }"
+        ),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("sleep"), "{stdout}");
+    assert!(stdout.contains("ended: clock at t=0.000"), "{stdout}");
+    assert_eq!(kinds(root), [Kind::ReferenceRun; 4]);
 }
 
 #[test]

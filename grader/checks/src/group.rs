@@ -91,9 +91,9 @@ pub struct Group {
 
 /// Data the grader computes where no code under test runs, once per state of the checks and
 /// the reference (it keeps it in its target folder), and writes to one check's standard
-/// input ([`crate::serve::check_input`] reads it): build3's exhaustive check gets the
-/// reference's run of every case this way, so each run of the check runs only the learner's
-/// code. The check must work without it too (more slowly), and must not trust it blindly: a
+/// input ([`crate::serve::check_input`] reads it): build3's and stage8's exhaustive checks
+/// get the reference's run of every case this way, so each run of the check runs only the
+/// learner's code. The check must work without it too (more slowly), and must not trust it blindly: a
 /// grader and a harness built from different states of the kit could disagree, and the kept
 /// copy is a file like the rest of the target folder.
 #[derive(Debug, Clone, Copy)]

@@ -224,6 +224,13 @@ struct GatewayMistakes {
     clamps_the_pause: bool,
     /// record_neutral on a breaker_open rejection, which frees a probe's place.
     neutral_on_rejection: bool,
+    /// Reads Retry-After on a 503 only (the status RFC 9110 names it with), not on 502 or
+    /// 504: a long one there is ignored and the backoff slept. No named check has a 502 or
+    /// 504 whose Retry-After outlasts the backoff; the exhaustive check does.
+    retry_after_only_on_503: bool,
+    /// Not a mistake: a pause of 0 s is not slept (`if pause > 0.0`). The lesson asks for
+    /// no sleep of 0 s, so every check passes.
+    skip_zero_sleeps: bool,
 }
 
 /// The lock of `serialise`.
@@ -309,6 +316,7 @@ fn written_lookup(m: GatewayMistakes, g: &TestGateway, item: &str) -> Lookup {
                 502..=504 if m.gives_up_on_retry_after && r.retry_after.is_some() => {
                     break fail(FailureCode::ProviderUnavailable)
                 }
+                502 | 504 if m.retry_after_only_on_503 => true,
                 502..=504 => {
                     server_wait = r.retry_after.as_deref().and_then(|v| {
                         let v = v.trim_matches([' ', '\t']);
@@ -351,7 +359,9 @@ fn written_lookup(m: GatewayMistakes, g: &TestGateway, item: &str) -> Lookup {
         if !m.ignore_deadline && too_late {
             break fail(FailureCode::ProviderUnavailable);
         }
-        clock.sleep(backoff);
+        if !(m.skip_zero_sleeps && backoff == 0.0) {
+            clock.sleep(backoff);
+        }
     };
     let outcome = match outcome {
         Outcome::Failed(f)
@@ -572,6 +582,9 @@ pub fn probe_sandbox() -> String {
 
 /// Writes `bytes` as a frame on descriptor 3 (the runner's socket to the judge), as a
 /// learner's code in a runner can.
+/// Whether `forges_space_digests` has forged its answer.
+static FORGED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 fn forge_answer(bytes: &[u8]) {
     #[cfg(unix)]
     {
@@ -875,10 +888,21 @@ pub fn stage8(label: &str) -> Option<stage8::Learner> {
         "refuse_extra_fields" => gateway_mistake!(refuse_extra_fields),
         "clamps_the_pause" => gateway_mistake!(clamps_the_pause),
         "rejection_frees_the_probe" => gateway_mistake!(neutral_on_rejection),
+        "retry_after_only_on_503" => gateway_mistake!(retry_after_only_on_503),
+        "skips_zero_sleeps" => gateway_mistake!(skip_zero_sleeps),
         "lookup_never_stops" => |g, item| loop {
             let _ = g.provider().get(item, 0.1);
         },
         "spins" => |_, _| spins_forever(),
+        "spins_on_a_late_case" => |g, item| {
+            // Only a lookup whose fifth attempt is answered, which no script of the
+            // exhaustive space has before its runs of one transient reply.
+            let l = reference::lookup_availability(g, item);
+            if l.attempts == 5 && matches!(l.outcome, kit_types::Outcome::Available(_)) {
+                return spins_forever();
+            }
+            l
+        },
         "panics" => |_, _| panic!("boom: index 7 out of range"),
         "aborts" => |_, _| std::process::abort(),
         "overflows_stack" => |_, _| {
@@ -948,6 +972,17 @@ pub fn stage8(label: &str) -> Option<stage8::Learner> {
                     },
                 },
             ));
+            reference::lookup_availability(g, item)
+        },
+        "forges_space_digests" => |g, item| {
+            // Once, on the exhaustive check's first case: an answer for the whole first
+            // stretch, every case a digest made up, ahead of the runner's own answer.
+            if !FORGED.swap(true, std::sync::atomic::Ordering::SeqCst) {
+                let runs = vec![kit_runner::stage8::space::CaseRun::Digest(0x5eed); 1024];
+                forge_answer(&kit_runner::wire::encode(&kit_runner::stage8::Told::Space(
+                    runs,
+                )));
+            }
             reference::lookup_availability(g, item)
         },
         "counts_across_checks" => |g, item| {

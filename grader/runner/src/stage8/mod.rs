@@ -5,9 +5,12 @@
 //! ([`Ask::Start`]), then asks for lookups one at a time, and after each hears what the
 //! lookup returned and what the gateway saw meanwhile (provider calls, sleeps, counters,
 //! breaker, clock). Two questions run lookups at once, as their checks need: many threads
-//! of lookups ([`Ask::Concurrent`]) and the half-open probe race ([`Ask::Race`]).
+//! of lookups ([`Ask::Concurrent`]) and the half-open probe race ([`Ask::Race`]). The
+//! exhaustive check asks for a stretch of its [`space`] ([`Ask::Space`]) and hears one
+//! digest per case; the reference's digests stay with the judge.
 
 pub mod session;
+pub mod space;
 
 use crate::panics::{CheckFailure, Reported};
 use crate::wire::{self, Wire};
@@ -18,6 +21,7 @@ use kit_types::{
     Availability, BreakerState, Failure, FailureCode, GatewayConfig, Lookup, Outcome, ProviderReply,
 };
 use session::{Payload, Reply, Script, Seen, Session, Setup, Totals};
+use space::CaseRun;
 
 /// What the judge asks a stage8 runner.
 #[derive(Debug, Clone, PartialEq)]
@@ -44,6 +48,14 @@ pub enum Ask {
         item: String,
         /// Seconds the clock moves first.
         after: f64,
+    },
+    /// Cases `start..start + count` (0-based) of the exhaustive [`space`], each on a fresh
+    /// gateway of its own (no check's gateway is needed or touched).
+    Space {
+        /// The first case.
+        start: usize,
+        /// How many.
+        count: usize,
     },
 }
 
@@ -110,6 +122,9 @@ pub enum Told {
         /// What the gateway saw meanwhile.
         seen: Seen,
     },
+    /// The answer to [`Ask::Space`]: one per case, in order. Shorter than asked when a case
+    /// reached `todo!()` (the last one then says so): the rest would only say it again.
+    Space(Vec<CaseRun>),
 }
 
 fn ended(ran: Result<Lookup, Payload>) -> Result<Lookup, Ending> {
@@ -119,6 +134,9 @@ fn ended(ran: Result<Lookup, Payload>) -> Result<Lookup, Ending> {
 /// Answers one question on the learner's `lookup_availability`, in a runner; `session` is
 /// the check's gateway, kept between questions. `None` for a lookup before any gateway.
 pub fn serve(f: LookupFn, ask: &Ask, session: &mut Option<Session>) -> Option<Told> {
+    if let Ask::Space { start, count } = ask {
+        return Some(Told::Space(space::run_stretch(f, *start, *count)));
+    }
     if let Ask::Start(setup) = ask {
         return Some(Told::Started(match Session::start(setup) {
             Ok(s) => {
@@ -133,7 +151,7 @@ pub fn serve(f: LookupFn, ask: &Ask, session: &mut Option<Session>) -> Option<To
     }
     let s = session.as_mut()?;
     Some(match ask {
-        Ask::Start(_) => unreachable!("answered above"),
+        Ask::Start(_) | Ask::Space { .. } => unreachable!("answered above"),
         Ask::Lookup { item, after } => {
             let ran = ended(s.lookup(f, item, *after));
             Told::Looked {
@@ -526,6 +544,28 @@ impl Wire for Ending {
     }
 }
 
+impl Wire for CaseRun {
+    fn put(&self, out: &mut Vec<u8>) {
+        match self {
+            CaseRun::Digest(d) => {
+                out.push(0);
+                d.put(out);
+            }
+            CaseRun::Ended(e) => {
+                out.push(1);
+                e.put(out);
+            }
+        }
+    }
+    fn take(input: &mut &[u8]) -> Option<Self> {
+        Some(match u8::take(input)? {
+            0 => CaseRun::Digest(u64::take(input)?),
+            1 => CaseRun::Ended(Ending::take(input)?),
+            _ => return None,
+        })
+    }
+}
+
 impl Wire for Ask {
     fn put(&self, out: &mut Vec<u8>) {
         match self {
@@ -551,6 +591,11 @@ impl Wire for Ask {
                 item.put(out);
                 after.put(out);
             }
+            Ask::Space { start, count } => {
+                out.push(4);
+                start.put(out);
+                count.put(out);
+            }
         }
     }
     fn take(input: &mut &[u8]) -> Option<Self> {
@@ -567,6 +612,10 @@ impl Wire for Ask {
             3 => Ask::Race {
                 item: String::take(input)?,
                 after: f64::take(input)?,
+            },
+            4 => Ask::Space {
+                start: usize::take(input)?,
+                count: usize::take(input)?,
             },
             _ => return None,
         })
@@ -606,6 +655,10 @@ impl Wire for Told {
                 others.put(out);
                 seen.put(out);
             }
+            Told::Space(runs) => {
+                out.push(4);
+                runs.put(out);
+            }
         }
     }
     fn take(input: &mut &[u8]) -> Option<Self> {
@@ -628,6 +681,7 @@ impl Wire for Told {
                 others: Wire::take(input)?,
                 seen: Seen::take(input)?,
             },
+            4 => Told::Space(Wire::take(input)?),
             _ => return None,
         })
     }
@@ -668,6 +722,14 @@ mod tests {
             item: "bike-7".into(),
             after: 0.1,
         });
+        round_trip(Ask::Space {
+            start: 4096,
+            count: 512,
+        });
+        round_trip(Told::Space(vec![
+            CaseRun::Digest(7),
+            CaseRun::Ended(Ending::Guard("the loop never stops".into())),
+        ]));
         let seen = Seen {
             calls: vec![Call {
                 item_id: "bike-7".into(),

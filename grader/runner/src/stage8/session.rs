@@ -153,6 +153,21 @@ pub struct Seen {
     pub now: f64,
 }
 
+/// Where a gateway stands after a lookup ([`Session::standing`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Standing {
+    /// How many provider calls were answered so far.
+    pub answered: usize,
+    /// How many sleeps were taken so far.
+    pub sleeps: usize,
+    /// The counters now.
+    pub counters: Counters,
+    /// The breaker now.
+    pub breaker: BreakerState,
+    /// The clock now.
+    pub now: f64,
+}
+
 /// The totals of many lookups: the counters and the number of provider calls.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Totals {
@@ -387,6 +402,27 @@ impl Session {
             };
             (probe, others)
         })
+    }
+
+    /// How many provider calls were answered and how many sleeps were taken so far, and
+    /// where the counters, the breaker and the clock stand: what the exhaustive check
+    /// records after each lookup (cheaper than [`seen`](Session::seen), which copies every
+    /// call so far each time).
+    pub fn standing(&self) -> Standing {
+        let g = &self.gateway;
+        Standing {
+            answered: lock(&self.answers).len(),
+            sleeps: g.clock().sleeps().len(),
+            counters: g.counters(),
+            breaker: g.breaker().state(),
+            now: kit_types::Clock::now(g.clock()),
+        }
+    }
+
+    /// Every provider call and every sleep so far, in order.
+    pub fn everything(&self) -> (Vec<Call>, Vec<Sleep>) {
+        let g = &self.gateway;
+        (g.provider().calls(), g.clock().sleeps())
     }
 
     /// What the gateway saw since the last call of this.

@@ -4,7 +4,8 @@
 //! sleeps), runs the learner's lookups, and compares outcomes, attempts, provider calls,
 //! sleeps, counters and the breaker with `../shared/spec/stage8-gateway.md`. A failure shows
 //! the gateway's configuration and the provider's script, what the learner's lookups did,
-//! what the rule expects, and where they first part.
+//! what the rule expects, and where they first part. Last, an exhaustive comparison with the
+//! reference ([`super::exhaustive`]) covers what the named checks sample.
 
 use super::gateway::{pattern, pattern_step, Observed, Script};
 use super::scenario::observed_fields;
@@ -47,6 +48,7 @@ crate::checks! { Learner;
     breaker::rejected_probe_does_not_close_the_breaker,
     no_fallback::failed_lookups_are_never_available,
     counters::concurrent_lookups_add_up,
+    exhaustive::matches_reference_on_every_case => 60 s,
 }
 
 // ---------- building blocks ----------
@@ -1353,5 +1355,95 @@ mod counters {
             )?;
         }
         Ok(())
+    }
+}
+
+mod exhaustive {
+    use super::*;
+    use crate::view::side_by_side;
+    use std::sync::atomic::AtomicUsize;
+    use std::sync::Arc;
+
+    pub fn matches_reference_on_every_case(learner: &Learner) -> CheckResult {
+        let progress = Arc::new(AtomicUsize::new(0));
+        // A runner marks the case it runs: a stall names that one.
+        let runner = match learner {
+            Learner::Runner(runner) => Some(Arc::clone(runner)),
+            Learner::Here(_) => None,
+        };
+        let under_way = Arc::new(AtomicUsize::new(0));
+        let here = Arc::clone(&under_way);
+        crate::serve::watch_progress(Arc::clone(&progress), move |_| {
+            // The case a runner marked as started; here, the one the check runs.
+            let marked = runner
+                .as_ref()
+                .and_then(|r| r.marks())
+                .and_then(|marks| usize::try_from(marks[0]).ok())
+                .filter(|n| *n > 0);
+            let number =
+                marked.unwrap_or_else(|| here.load(std::sync::atomic::Ordering::SeqCst).max(1));
+            let file = super::super::exhaustive::case(number).map(|case| {
+                super::super::exhaustive::to_scenario(&case)
+                    .to_toml("The case of the exhaustive check that never finished.")
+            });
+            format!(
+                "did not finish case {number} of the exhaustive space: a loop that never ends? \
+                 Every loop needs explicit stops: at most max_attempts attempts per lookup, and \
+                 no sleep that would reach the deadline.\n\nReplay it with \
+                 `cargo run -p grader -- scenario FILE`:\n\n{}",
+                file.unwrap_or_default()
+            )
+        });
+        // The reference's runs, when the grader handed them over.
+        let known = crate::serve::check_input().and_then(super::super::exhaustive::Digests::decode);
+        let Err(d) =
+            super::super::exhaustive::compare(learner, &progress, &under_way, known.as_ref())
+        else {
+            return Ok(());
+        };
+        let file = super::super::exhaustive::case_text(&d.case, d.number);
+        let script: Vec<String> = d
+            .case
+            .replies
+            .iter()
+            .enumerate()
+            .map(|(i, r)| format!("call {} → {}", i + 1, describe_step(&r.step_for(ITEM))))
+            .chain(["every later call → the same as the last".to_string()])
+            .collect();
+        let lookups: Vec<String> = d
+            .case
+            .afters
+            .iter()
+            .enumerate()
+            .map(|(i, after)| format!("#{} of {ITEM:?}, {after:?} s after the last", i + 1))
+            .collect();
+        let input = vec![
+            Field::line("gateway", super::super::config_line(&d.case.config)),
+            Field::block("provider", script),
+            Field::block("lookups", lookups),
+        ];
+        Err(format!(
+            "your lookup_availability and the reference differ on case {} of the {} cases of \
+             the exhaustive space (they come shortest first, so this is a smallest one).\n\n\
+             input:\n{}\n\n\
+             first difference: {}\n\
+             closest named check or rule: {}\n\n\
+             your gateway and the reference's, side by side (≠ marks where they part):\n{}\n\
+             why: the first line marked ≠ is where your lookup_availability parts from the rules. \
+             Replay the case with `cargo run -p grader -- scenario FILE --compare`: the grader \
+             saves it for you (see the end of the run). `--compare` runs the reference beside \
+             your code, and that is recorded as guidance; without it, your code runs alone.\n\n{}\n{file}",
+            d.number,
+            super::super::exhaustive::total(),
+            crate::view::render_fields(&input)
+                .iter()
+                .map(|l| format!("  {l}"))
+                .collect::<Vec<_>>()
+                .join("\n"),
+            d.first,
+            d.closest,
+            side_by_side(("yours", &d.learner), ("reference", &d.reference)),
+            crate::feedback::CASE_MARKER,
+        ))
     }
 }

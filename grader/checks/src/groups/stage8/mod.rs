@@ -1,16 +1,18 @@
 //! stage8 · One lookup, one budget: `lookup_availability`.
 //!
-//! - `checks`: every fact the course fixes, and the kit's decisions.
+//! - `checks`: every fact the course fixes, and the kit's decisions; then an exhaustive
+//!   comparison with the reference ([`exhaustive`]).
 //! - [`gateway`]: a check's gateway and the learner's lookups on it, here or in a runner.
 //! - [`scenario`]: the stage8 scenario format (a gateway config, lookups, a scripted
 //!   provider) and its runner, and the rendering of what a gateway saw.
 
 mod checks;
+pub mod exhaustive;
 pub mod gateway;
 pub mod scenario;
 pub mod situations;
 
-use crate::group::{self, Group, Job};
+use crate::group::{self, CheckInput, Group, Job};
 use crate::report::Report;
 
 pub use checks::{CHECKS, CHECK_INFO};
@@ -50,7 +52,7 @@ pub const GROUP: Group = Group {
     title: "One lookup, one budget",
     function: "lookup_availability",
     checks: CHECK_INFO,
-    saved_case: None,
+    saved_case: Some(exhaustive::saved_case),
     scenario_shape: "optional [gateway] settings, [[lookup]] tables for the lookups and one \
                      [[outcome]] per provider call",
     stop_hint: "Every loop needs explicit stops: at most max_attempts attempts per lookup, and \
@@ -60,7 +62,10 @@ pub const GROUP: Group = Group {
         group::run_scenario_text::<scenario::GatewayScenario>(&reference(), path, text)
     },
     run_reference: |job| run(job, &reference()),
-    check_input: None,
+    check_input: Some(CheckInput {
+        check: "exhaustive::matches_reference_on_every_case",
+        make: exhaustive::reference_digests,
+    }),
     situations: group::situation_ids::<scenario::GatewayScenario>,
 };
 

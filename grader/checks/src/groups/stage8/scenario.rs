@@ -94,6 +94,97 @@ pub struct GatewayScenario {
 }
 
 impl GatewayScenario {
+    /// A scenario of `lookups` (item, seconds the clock moves first) on a gateway of
+    /// `config` whose provider answers call n with `replies[n - 1]` (at least one), and
+    /// past them with the last again when `forever`.
+    pub fn new(
+        config: GatewayConfig,
+        lookups: Vec<(String, f64)>,
+        replies: Vec<Reply>,
+        forever: bool,
+    ) -> GatewayScenario {
+        GatewayScenario {
+            config,
+            lookups,
+            replies,
+            forever,
+        }
+    }
+
+    /// The scenario as a file [`parse`](GatewayScenario::parse) reads back as it is, with
+    /// `comment` (one or more lines) at the top.
+    pub fn to_toml(&self, comment: &str) -> String {
+        let mut out = String::new();
+        for line in comment.lines() {
+            out.push_str(&format!("# {line}\n"));
+        }
+        out.push_str("exercise = \"stage8\"\n\n[gateway]\n");
+        let c = &self.config;
+        out.push_str(&format!(
+            "deadline = {:?}\nmax_attempts = {}\nattempt_timeout = {:?}\nbase_delay = {:?}\n\
+             max_delay = {:?}\nfailure_threshold = {}\nopen_for = {:?}\n",
+            c.deadline,
+            c.max_attempts,
+            c.attempt_timeout,
+            c.base_delay,
+            c.max_delay,
+            c.failure_threshold,
+            c.open_for
+        ));
+        for (item, after) in &self.lookups {
+            out.push_str(&format!(
+                "\n[[lookup]]\nitem = {}\nafter = {after:?}\n",
+                toml_string(item)
+            ));
+        }
+        let last = self.replies.len().saturating_sub(1);
+        let first_item = self
+            .lookups
+            .first()
+            .map_or("bike-7", |(item, _)| item.as_str());
+        for (i, reply) in self.replies.iter().enumerate() {
+            out.push_str("\n[[outcome]]\n");
+            let latency = match reply {
+                Reply::Available { available, latency } => {
+                    out.push_str(&format!("available = {available}\n"));
+                    *latency
+                }
+                // The declared answer for the item looked up reads as `available`.
+                Reply::Step(step) if answer_for(step, first_item).is_some() => {
+                    let available = answer_for(step, first_item).unwrap_or_default();
+                    out.push_str(&format!("available = {available}\n"));
+                    step.latency
+                }
+                Reply::Step(step) => {
+                    match &step.reply {
+                        Ok(r) => {
+                            let mut fields = vec![format!("status = {}", r.status)];
+                            if let Some(ra) = &r.retry_after {
+                                fields.push(format!(
+                                    "headers = {{ Retry-After = {} }}",
+                                    toml_string(ra)
+                                ));
+                            }
+                            if !r.body.is_empty() {
+                                fields.push(format!("body = {}", toml_string(&r.body)));
+                            }
+                            out.push_str(&format!("http = {{ {} }}\n", fields.join(", ")));
+                        }
+                        Err(f) => out.push_str(&format!("transport = \"{f}\"\n")),
+                    }
+                    step.latency
+                }
+            };
+            if latency != 0.0 {
+                out.push_str(&format!("latency = {latency:?}\n"));
+            }
+            if i == last && self.forever {
+                out.push_str("forever = true\n");
+            }
+        }
+        out
+    }
+
     /// One line describing the gateway's configuration.
     pub fn settings(&self) -> String {
         format!("gateway: {}", super::config_line(&self.config))
@@ -135,6 +226,22 @@ impl GatewayScenario {
             forever,
         })
     }
+}
+
+/// `Some(available)` when `step` is the declared 200 of `item` that `available = …` makes:
+/// its body exactly, no Retry-After.
+fn answer_for(step: &Step, item: &str) -> Option<bool> {
+    let r = step.reply.as_ref().ok()?;
+    [true, false].into_iter().find(|available| {
+        r.retry_after.is_none()
+            && r.status == 200
+            && Step::available(item, *available).reply.as_ref().ok() == Some(r)
+    })
+}
+
+/// `text` as a TOML basic string.
+fn toml_string(text: &str) -> String {
+    toml::Value::String(text.to_string()).to_string()
 }
 
 impl OutcomeSpec {
@@ -392,6 +499,22 @@ mod tests {
         let e = parse("exercise = \"stage8\"\n[[outcome]]\nstatus = 503\n").unwrap_err();
         assert_eq!(e.line, 3, "{e}");
         assert!(e.message.contains("unknown field `status`"), "{e}");
+    }
+
+    #[test]
+    fn a_scenario_written_out_reads_back_the_same() {
+        let s = parse(
+            "exercise = \"stage8\"\n[gateway]\ndeadline = 2.0\nopen_for = 0.0\n\
+             [[lookup]]\nitem = \"bike-7\"\n[[lookup]]\nitem = \"bike-7\"\nafter = 0.5\n\
+             [[outcome]]\nhttp = { status = 504, headers = { Retry-After = \"0.5\" } }\n\
+             [[outcome]]\ntransport = \"connection\"\nlatency = 0.25\n\
+             [[outcome]]\nhttp = { status = 200, body = \"{}\" }\n\
+             [[outcome]]\navailable = false\nlatency = 10.0\nforever = true\n",
+        )
+        .unwrap();
+        let text = s.to_toml("a comment\non two lines");
+        assert!(text.starts_with("# a comment\n# on two lines\n"), "{text}");
+        assert_eq!(parse(&text).unwrap(), s, "{text}");
     }
 
     #[test]

@@ -1,0 +1,690 @@
+//! The exhaustive comparison: every case of a bounded space, run on the learner's
+//! `lookup_availability` and on the reference, each on a fresh gateway, compared in
+//! everything the gateway shows: each lookup's result, every provider call (its timeout,
+//! time and order), every sleep, the counters, the breaker and the clock after each lookup.
+//!
+//! The space (`kit_runner::stage8::space`, inputs only): six configurations × two lookup
+//! plans (one lookup; a breaker's whole cycle: opened, rejecting, cooled down, probed,
+//! and one more lookup) × provider scripts over thirteen replies (answers fast and slow,
+//! 502/503/504 with and without Retry-After — `1`, `0`, `3600`, and `0.5`, which is not
+//! delay-seconds —, a connection failure, an answer slower than any timeout, 404, 429,
+//! 400, 500): every reply alone, every pair, every triple ending in an answer or a 503 (on
+//! four of the configurations), and runs of one transient reply long enough to open the
+//! breaker before every reply. 5,824 cases, shortest scripts first, so the first
+//! difference is a smallest one. Lookups run one after the other, on one thread: the
+//! concurrent ones are `counters::concurrent_lookups_add_up`'s.
+//!
+//! A sleep of 0 s is left out of the comparison: it moves no clock, and skipping it is no
+//! mistake of the lesson's.
+//!
+//! The learner's side runs where the learner's code runs (a runner, in a grade) and tells
+//! a digest of each case's run; the reference's digests are the judge's: handed over by
+//! the grader ([`reference_digests`], made once per state of the kit) or made here.
+
+use super::scenario::{self, GatewayScenario};
+use super::Learner;
+use crate::panics::{is_stub_panic, panic_message, CheckFailure};
+use crate::view::ScenarioRun;
+use kit_runner::remote::Runner;
+use kit_runner::secs::same_secs;
+use kit_runner::stage8::space::{self, Case, CaseRun, Space, ITEM};
+use kit_runner::stage8::{Ask, Ending, Told};
+use kit_runner::wire;
+use kit_types::gateway::fakes::{Call, Sleep};
+use kit_types::gateway::Counters;
+use kit_types::graded::LookupFn;
+use kit_types::{BreakerState, Lookup, Outcome};
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// The reference, as the function type the space runs.
+const REFERENCE: LookupFn = reference::lookup_availability;
+
+/// Case number `number` (1-based), if the space has it.
+pub fn case(number: usize) -> Option<Case> {
+    Space::new().case(number.checked_sub(1)?)
+}
+
+/// The number of cases.
+pub fn total() -> usize {
+    space::total()
+}
+
+/// Case `number` as the scenario file the check saves when it finds the first difference
+/// there.
+pub fn case_text(case: &Case, number: usize) -> String {
+    to_scenario(case).to_toml(&format!(
+        "Case {number} of stage8's exhaustive check: the first place your lookup_availability\n\
+         and the reference differ. Replay it: cargo run -p grader -- scenario FILE --compare"
+    ))
+}
+
+/// Whether `text` is exactly the file the check saves for some case of the space: that
+/// case's number ([`crate::group::Group::saved_case`]).
+pub fn saved_case(text: &str) -> Option<usize> {
+    let number = crate::groups::build3::exhaustive::number_in_header(
+        text,
+        "Case ",
+        " of stage8's exhaustive check:",
+    )?;
+    (case_text(&case(number)?, number) == text).then_some(number)
+}
+
+/// A case as a scenario file's contents (`cargo run -p grader -- scenario FILE` replays it).
+pub fn to_scenario(case: &Case) -> GatewayScenario {
+    GatewayScenario::new(
+        case.config.clone(),
+        case.afters
+            .iter()
+            .map(|after| (ITEM.to_string(), *after))
+            .collect(),
+        case.replies.clone(),
+        true,
+    )
+}
+
+/// The first case where the learner's gateway differs from the reference's.
+#[derive(Debug, Clone)]
+pub struct Difference {
+    /// Its 1-based number in the space's order.
+    pub number: usize,
+    /// The case.
+    pub case: Case,
+    /// The first thing that differs, in words (`lookup 2: the learner's … ; the reference's …`).
+    pub first: String,
+    /// The named check or rule closest to that difference.
+    pub closest: &'static str,
+    /// The learner's run, rendered.
+    pub learner: ScenarioRun,
+    /// The reference's run, rendered.
+    pub reference: ScenarioRun,
+}
+
+/// The reference's run of every case, as digests ([`space::digest`]): the grader makes them
+/// once ([`reference_digests`]) and hands them to the check, which then runs only the
+/// learner's code on a case whose digest matches. Without them (a harness run by hand, the
+/// kit's own tests) the check runs the reference itself.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Digests(Vec<u64>);
+
+/// The first line of [`reference_digests`]' bytes: what they are, in which layout, and
+/// from which state of the checks and the reference (see `grader/checks/build.rs`).
+const DIGESTS_HEADER: &[u8] = concat!(
+    "kit stage8 exhaustive reference digests v1 ",
+    env!("KIT_CHECKS_STATE"),
+    "\n"
+)
+.as_bytes();
+
+/// How many cases, spread over the space, a harness runs on the reference to check handed
+/// digests before trusting them.
+const SPOT_CHECKS: usize = 32;
+
+impl Digests {
+    /// The digest of the reference's run of 0-based case `index`; `None` when it has none.
+    fn get(&self, index: usize) -> Option<u64> {
+        self.0.get(index).copied().filter(|d| *d != 0)
+    }
+
+    /// Reads bytes made by [`reference_digests`]; `None` unless they were made from the same
+    /// state of the checks and the reference as this code (the header says), they are
+    /// digests of exactly this space, and the reference's runs of a sample of cases, made
+    /// here, have the same digests.
+    pub fn decode(bytes: &[u8]) -> Option<Digests> {
+        let body = bytes.strip_prefix(DIGESTS_HEADER)?;
+        let space = Space::new();
+        let total = space.total();
+        if body.len() != total * 8 {
+            return None;
+        }
+        let digests = Digests(
+            body.chunks_exact(8)
+                .map(|c| u64::from_le_bytes(c.try_into().unwrap_or_default()))
+                .collect(),
+        );
+        let agrees = (0..SPOT_CHECKS)
+            .map(|k| k * total / SPOT_CHECKS)
+            .all(|index| reference_digest_of(&space, index) == digests.get(index));
+        agrees.then_some(digests)
+    }
+}
+
+/// The reference's digest of 0-based case `index`, made here.
+fn reference_digest_of(space: &Space, index: usize) -> Option<u64> {
+    let case = space.case(index)?;
+    space::digest(&space::run_case(REFERENCE, &case).ok()?)
+}
+
+/// Runs the reference on every case and returns the digests of its runs as bytes for
+/// [`Digests::decode`]. The grader calls it once per state of the checks and the reference,
+/// keeps the bytes, and writes them to the exhaustive check's standard input.
+pub fn reference_digests() -> Vec<u8> {
+    let space = Space::new();
+    let total = space.total();
+    let mut bytes = Vec::with_capacity(DIGESTS_HEADER.len() + total * 8);
+    bytes.extend_from_slice(DIGESTS_HEADER);
+    for index in 0..total {
+        let digest = reference_digest_of(&space, index).unwrap_or(0);
+        bytes.extend_from_slice(&digest.to_le_bytes());
+    }
+    bytes
+}
+
+/// How many cases the learner's side is asked for at a time: a runner's answer to one
+/// question, and a step of the progress a stall is measured by.
+const CHUNK: usize = 1024;
+
+/// Runs every case on `imp` and on the reference; `Ok(n)`: all `n` cases agree. `progress`
+/// grows while work goes on: by one per case judged, and per case the learner's side starts.
+/// `under_way` holds the 1-based number of the case the learner's side runs here (a runner
+/// marks its own on its page instead).
+///
+/// A learner's `todo!()` comes out as it went in (the harness reports it as unfinished);
+/// any other panic, and a guard's stop, is a difference.
+pub fn compare(
+    imp: &Learner,
+    progress: &AtomicUsize,
+    under_way: &AtomicUsize,
+    known: Option<&Digests>,
+) -> Result<usize, Box<Difference>> {
+    let space = Space::new();
+    let total = space.total();
+    let mut start = 0;
+    while start < total {
+        let count = CHUNK.min(total - start);
+        let runs = learner_runs(imp, start, count, progress, under_way);
+        let answered = runs.len();
+        for (offset, run) in runs.into_iter().enumerate() {
+            let index = start + offset;
+            progress.fetch_add(1, Ordering::Relaxed);
+            let same = match run {
+                CaseRun::Ended(Ending::Panicked(reported)) if is_stub_panic(&reported.message) => {
+                    panic::resume_unwind(Box::new(reported))
+                }
+                CaseRun::Ended(_) => false,
+                CaseRun::Digest(digest) => {
+                    let ours = known
+                        .and_then(|k| k.get(index))
+                        .or_else(|| reference_digest_of(&space, index));
+                    // A digest that differs may still be the same run, a few ulps apart
+                    // somewhere: compare in full.
+                    Some(digest) == ours || same_in_full(imp, &space, index)
+                }
+            };
+            if !same {
+                return Err(difference(imp, index));
+            }
+        }
+        if answered < count {
+            // Only a case that reached todo!() ends a stretch early, and it was raised above;
+            // a runner that says less than it was asked is judged on the case it left out.
+            return Err(difference(imp, start + answered));
+        }
+        start += count;
+    }
+    Ok(total)
+}
+
+/// The learner's runs of cases `start..start + count`: here, or asked of its runner (never
+/// more runs than cases asked, at least one). While a runner works, each case it marks as
+/// started moves `progress` on: a stretch of slow cases is no stall, and a stall is one case.
+fn learner_runs(
+    imp: &Learner,
+    start: usize,
+    count: usize,
+    progress: &AtomicUsize,
+    under_way: &AtomicUsize,
+) -> Vec<CaseRun> {
+    let runner = match imp {
+        // One case at a time, each counted as it ends: a stall names the case under way.
+        Learner::Here(f) => {
+            let space = Space::new();
+            let mut runs = Vec::with_capacity(count);
+            for index in start..(start + count).min(space.total()) {
+                under_way.store(index + 1, Ordering::Relaxed);
+                let Some(run) = space::run_one(*f, &space, index) else {
+                    break;
+                };
+                progress.fetch_add(1, Ordering::Relaxed);
+                let stub = matches!(&run, CaseRun::Ended(Ending::Panicked(p))
+                    if is_stub_panic(&p.message));
+                runs.push(run);
+                if stub {
+                    break;
+                }
+            }
+            return runs;
+        }
+        Learner::Runner(runner) => runner,
+    };
+    if runner.marks().is_none() {
+        return ask_stretch(runner, start, count);
+    }
+    let done = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        let watcher = scope.spawn(|| {
+            let mut seen = 0;
+            while !done.load(Ordering::Relaxed) {
+                let mark = runner.marks().map_or(0, |m| m[0]);
+                if mark != seen {
+                    seen = mark;
+                    progress.fetch_add(1, Ordering::Relaxed);
+                }
+                std::thread::park_timeout(std::time::Duration::from_millis(5));
+            }
+        });
+        let runs = ask_stretch(runner, start, count);
+        done.store(true, Ordering::Relaxed);
+        watcher.thread().unpark();
+        runs
+    })
+}
+
+fn ask_stretch(runner: &Runner, start: usize, count: usize) -> Vec<CaseRun> {
+    let ask = wire::encode(&Ask::Space { start, count });
+    runner.ask(&ask, |bytes| {
+        // No more runs than cases asked: read before the rest is decoded.
+        let claimed = bytes.get(1..9)?.try_into().ok().map(u64::from_le_bytes)?;
+        if bytes.first() != Some(&4) || claimed > count as u64 {
+            return None;
+        }
+        match wire::decode(bytes)? {
+            Told::Space(runs) if (1..=count).contains(&runs.len()) => Some(runs),
+            _ => None,
+        }
+    })
+}
+
+/// What one lookup of a case did, as the judge compares it in full.
+#[derive(Debug, Clone)]
+struct Looked {
+    /// Its result, or how it ended (in words).
+    ran: Result<Lookup, String>,
+    calls: Vec<Call>,
+    sleeps: Vec<Sleep>,
+    counters: Counters,
+    breaker: BreakerState,
+    now: f64,
+}
+
+/// Runs `case` on `imp` through the checks' own gateway ([`super::gateway::Observed`]), a
+/// lookup at a time, and records everything each lookup showed. A `todo!()` goes on as it
+/// came.
+fn record(imp: &Learner, case: &Case) -> Result<Vec<Looked>, String> {
+    let scenario = to_scenario(case);
+    let setup = case.setup();
+    let gateway =
+        super::gateway::Observed::start(imp, scenario.config.clone(), setup.script.clone())?;
+    let mut looked = Vec::new();
+    for after in &case.afters {
+        gateway.advance(*after);
+        let (calls_before, sleeps_before) = (gateway.calls().len(), gateway.sleeps().len());
+        let ran = panic::catch_unwind(AssertUnwindSafe(|| gateway.lookup(ITEM)));
+        let ran = ran.map_err(|payload| {
+            if let Some(CheckFailure(message)) = payload.downcast_ref::<CheckFailure>() {
+                return format!("stopped: {message}");
+            }
+            let message = panic_message(payload.as_ref());
+            if is_stub_panic(&message) {
+                panic::resume_unwind(payload);
+            }
+            format!("panicked: {message}")
+        });
+        let ended = ran.is_err();
+        looked.push(Looked {
+            ran,
+            calls: gateway.calls().split_off(calls_before),
+            // A sleep of 0 s moves no clock and the lesson asks for none (as the digest).
+            sleeps: gateway
+                .sleeps()
+                .split_off(sleeps_before)
+                .into_iter()
+                .filter(|s| !space::idle(s))
+                .collect(),
+            counters: gateway.counters(),
+            breaker: gateway.breaker(),
+            now: gateway.now(),
+        });
+        if ended {
+            break;
+        }
+    }
+    Ok(looked)
+}
+
+/// Whether the learner's run of case `index` is the reference's, compared in full (times
+/// to a few ulps).
+fn same_in_full(imp: &Learner, space: &Space, index: usize) -> bool {
+    let Some(case) = space.case(index) else {
+        return false;
+    };
+    match (record(imp, &case), record(&super::reference(), &case)) {
+        (Ok(theirs), Ok(ours)) => first_difference(&case, &theirs, &ours).is_none(),
+        _ => false,
+    }
+}
+
+fn same_call(a: &Call, b: &Call) -> bool {
+    a.item_id == b.item_id
+        && same_secs(a.timeout, b.timeout)
+        && same_secs(a.at, b.at)
+        && (a.number, a.number_for_item) == (b.number, b.number_for_item)
+}
+
+fn same_breaker(a: BreakerState, b: BreakerState) -> bool {
+    match (a, b) {
+        (BreakerState::Open { until: x }, BreakerState::Open { until: y }) => same_secs(x, y),
+        _ => a == b,
+    }
+}
+
+/// The order of one lookup's calls and sleeps: `c` for a call, `s` for a sleep.
+fn order(l: &Looked) -> String {
+    let mut events: Vec<(u64, char)> = l
+        .calls
+        .iter()
+        .map(|c| (c.seq, 'c'))
+        .chain(l.sleeps.iter().map(|s| (s.seq, 's')))
+        .collect();
+    events.sort();
+    events.into_iter().map(|(_, e)| e).collect()
+}
+
+fn ran_text(ran: &Result<Lookup, String>) -> String {
+    match ran {
+        Ok(l) => format!("{}, {} attempt(s)", l.outcome, l.attempts),
+        Err(e) => e.clone(),
+    }
+}
+
+fn calls_text(calls: &[Call]) -> String {
+    let list: Vec<String> = calls
+        .iter()
+        .map(|c| format!("t={:.3} timeout {:.3}", c.at, c.timeout))
+        .collect();
+    format!("[{}]", list.join(", "))
+}
+
+fn sleeps_text(sleeps: &[Sleep]) -> String {
+    crate::feedback::fmt_secs(&sleeps.iter().map(|s| s.secs).collect::<Vec<_>>())
+}
+
+/// Whether a call of `looked` (either run's) got a 502, 503 or 504 with a Retry-After in
+/// `case`: then a difference in the pause, the calls or the outcome is most likely about
+/// reading it.
+fn met_retry_after(case: &Case, looked: [&Looked; 2]) -> bool {
+    let last = case.replies.len().saturating_sub(1);
+    looked.iter().flat_map(|l| &l.calls).any(|call| {
+        let i = usize::try_from(call.number.saturating_sub(1)).map_or(last, |i| i.min(last));
+        matches!(
+            case.replies.get(i).map(|r| r.step_for(ITEM).reply),
+            Some(Ok(r)) if (502..=504).contains(&r.status) && r.retry_after.is_some()
+        )
+    })
+}
+
+/// The closest rule when a Retry-After was met ([`met_retry_after`]).
+const RETRY_AFTER_RULE: &str = "the retry_after:: checks and \
+    budget::long_retry_after_never_extends_the_deadline: a Retry-After in delay-seconds on a \
+    502, 503 or 504 makes the pause max(backoff, retry_after), and a pause that reaches the \
+    deadline ends the lookup without sleeping";
+
+/// Where two runs of `case` first part, in words, with the named check closest to it;
+/// `None` when they are the same.
+fn first_difference(
+    case: &Case,
+    theirs: &[Looked],
+    ours: &[Looked],
+) -> Option<(String, &'static str)> {
+    for (n, (a, b)) in theirs.iter().zip(ours).enumerate() {
+        let n = n + 1;
+        let retry_after = met_retry_after(case, [a, b]);
+        let or_retry_after = |closest: &'static str| {
+            if retry_after {
+                RETRY_AFTER_RULE
+            } else {
+                closest
+            }
+        };
+        let part = |what: &str, yours: String, reference: String, closest: &'static str| {
+            Some((
+                format!("lookup {n}, {what}: yours {yours}; the reference's {reference}"),
+                closest,
+            ))
+        };
+        let rejected = |l: &Looked| {
+            matches!(&l.ran, Ok(Lookup { outcome: Outcome::Failed(f), .. })
+                if f.code == kit_types::FailureCode::BreakerOpen)
+        };
+        if rejected(a) != rejected(b) {
+            return part(
+                "the breaker's admission",
+                ran_text(&a.ran),
+                ran_text(&b.ran),
+                "breaker::open_breaker_rejects_without_calling_the_provider and \
+                 breaker::half_open_lets_exactly_one_probe: ask the breaker once per lookup, \
+                 before any call, and report to it once after",
+            );
+        }
+        let (ra, rb) = (a.ran.as_ref().ok(), b.ran.as_ref().ok());
+        if ra.map(|l| &l.outcome) != rb.map(|l| &l.outcome) {
+            return part(
+                "the outcome",
+                ran_text(&a.ran),
+                ran_text(&b.ran),
+                or_retry_after(
+                    "facts::transient_failures_are_retried and the classification checks \
+                     (facts::), and budget:: when the lookup ran out of time",
+                ),
+            );
+        }
+        if a.calls.len() != b.calls.len() {
+            return part(
+                "provider calls",
+                calls_text(&a.calls),
+                calls_text(&b.calls),
+                or_retry_after(
+                    "facts::at_most_max_attempts and \
+                     budget::a_pause_that_reaches_the_deadline_ends_the_lookup",
+                ),
+            );
+        }
+        if let Some(i) = (0..a.calls.len()).find(|i| !same_call(&a.calls[*i], &b.calls[*i])) {
+            return part(
+                &format!("provider call {}", a.calls[i].number),
+                calls_text(&a.calls[i..=i]),
+                calls_text(&b.calls[i..=i]),
+                "budget::attempt_timeout_shrinks_with_the_budget: each attempt gets \
+                 min(attempt_timeout, time left before the deadline)",
+            );
+        }
+        let secs = |l: &Looked| l.sleeps.iter().map(|s| s.secs).collect::<Vec<_>>();
+        let same_sleeps = crate::feedback::same_waits(&secs(a), &secs(b))
+            && a.sleeps
+                .iter()
+                .zip(&b.sleeps)
+                .all(|(x, y)| same_secs(x.at, y.at));
+        if !same_sleeps {
+            return part(
+                "sleeps",
+                sleeps_text(&a.sleeps),
+                sleeps_text(&b.sleeps),
+                or_retry_after(
+                    "backoff and budget::sleeps_end_before_the_deadline: the pause is \
+                     min(max_delay, base_delay * 2^(n-1)), slept only when it ends before \
+                     the deadline",
+                ),
+            );
+        }
+        if order(a) != order(b) {
+            return part(
+                "the order of calls (c) and sleeps (s)",
+                order(a),
+                order(b),
+                "facts::fixture_503_503_200: call, then sleep before the next call",
+            );
+        }
+        if ra.map(|l| l.attempts) != rb.map(|l| l.attempts) {
+            return part(
+                "the attempts reported",
+                ran_text(&a.ran),
+                ran_text(&b.ran),
+                "facts::fixture_503_503_200: count every provider call, once, in the lookup",
+            );
+        }
+        if a.counters != b.counters {
+            let c = |c: Counters| {
+                format!(
+                    "logical_lookups {}, attempts {}",
+                    c.logical_lookups, c.attempts
+                )
+            };
+            return part(
+                "the counters",
+                c(a.counters),
+                c(b.counters),
+                "facts::fixture_503_503_200 and counters::concurrent_lookups_add_up: count each \
+                 lookup once (rejected ones too) and each attempt once",
+            );
+        }
+        if !same_breaker(a.breaker, b.breaker) {
+            return part(
+                "the breaker after it",
+                format!("{:?}", a.breaker),
+                format!("{:?}", b.breaker),
+                "breaker::exhaustion_is_one_failure, breaker::unhealthy_failures_count and \
+                 breaker::missing_and_rejections_do_not_count: the breaker hears once per \
+                 lookup, a failure only for an unhealthy provider",
+            );
+        }
+        if !same_secs(a.now, b.now) {
+            return part(
+                "the clock after it",
+                format!("t={:.3}", a.now),
+                format!("t={:.3}", b.now),
+                "budget::sleeps_end_before_the_deadline",
+            );
+        }
+        if (a.ran.is_err() || b.ran.is_err()) && a.ran != b.ran {
+            return part(
+                "how it ended",
+                ran_text(&a.ran),
+                ran_text(&b.ran),
+                "the lookup must return",
+            );
+        }
+    }
+    if theirs.len() != ours.len() {
+        let n = theirs.len().min(ours.len());
+        return Some((
+            format!(
+                "yours made {} lookup(s), the reference {} (lookup {n} did not return)",
+                theirs.len(),
+                ours.len()
+            ),
+            "every lookup returns",
+        ));
+    }
+    None
+}
+
+/// The first difference, at 0-based `index`, shown: the case run once more on each side.
+fn difference(imp: &Learner, index: usize) -> Box<Difference> {
+    let case = Space::new()
+        .case(index)
+        .expect("the comparison stops only inside the space");
+    let reference = super::reference();
+    let theirs = record(imp, &case);
+    let ours = record(&reference, &case);
+    let (first, closest) = match (&theirs, &ours) {
+        (Ok(a), Ok(b)) => first_difference(&case, a, b).unwrap_or_else(|| {
+            (
+                "the digest your run sent differs from the reference's, though the lookups \
+                 run again look the same: the run differs from one time to the next"
+                    .to_string(),
+                "a lookup depends only on the gateway and the item: no state of your own",
+            )
+        }),
+        (Err(e), _) | (_, Err(e)) => (
+            format!("the gateway was refused: {e}"),
+            "every configuration of the space is valid",
+        ),
+    };
+    let scenario = to_scenario(&case);
+    Box::new(Difference {
+        number: index + 1,
+        first,
+        closest,
+        learner: scenario::run(imp, &scenario),
+        reference: scenario::run(&reference, &scenario),
+        case,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kit_types::FailureCode;
+
+    #[test]
+    fn the_reference_agrees_with_itself() {
+        let n = compare(
+            &super::super::reference(),
+            &AtomicUsize::new(0),
+            &AtomicUsize::new(0),
+            None,
+        )
+        .unwrap();
+        assert_eq!(n, total());
+    }
+
+    #[test]
+    fn handed_digests_are_taken_and_guarded() {
+        let bytes = reference_digests();
+        let known = Digests::decode(&bytes).expect("the reference's own digests are taken");
+        let n = compare(
+            &super::super::reference(),
+            &AtomicUsize::new(0),
+            &AtomicUsize::new(0),
+            Some(&known),
+        );
+        assert_eq!(n.ok(), Some(total()));
+        assert!(Digests::decode(&bytes[1..]).is_none(), "no header");
+        assert!(
+            Digests::decode(&bytes[..bytes.len() - 8]).is_none(),
+            "a case short"
+        );
+        // Every digest shifted by one case: the spot checks catch it.
+        let header = DIGESTS_HEADER.len();
+        let mut shifted = bytes[..header].to_vec();
+        shifted.extend_from_slice(&bytes[header + 8..]);
+        shifted.extend_from_slice(&bytes[header..header + 8]);
+        assert!(Digests::decode(&shifted).is_none(), "digests of other runs");
+    }
+
+    /// Reports a rejected lookup as the provider's unavailability: a difference only where
+    /// the breaker is open, in the second plan.
+    fn rejection_as_unavailable(g: &super::super::TestGateway, item: &str) -> Lookup {
+        let mut l = reference::lookup_availability(g, item);
+        if let Outcome::Failed(f) = &mut l.outcome {
+            if f.code == FailureCode::BreakerOpen {
+                *f = kit_types::Failure::new(FailureCode::ProviderUnavailable);
+            }
+        }
+        l
+    }
+
+    #[test]
+    fn the_first_difference_is_the_smallest_numbered_one() {
+        let wrong = Learner::Here(rejection_as_unavailable);
+        let space = Space::new();
+        let expected = (0..space.total())
+            .find(|i| !same_in_full(&wrong, &space, *i))
+            .expect("differs somewhere");
+        let d = compare(&wrong, &AtomicUsize::new(0), &AtomicUsize::new(0), None)
+            .expect_err("a difference");
+        assert_eq!(d.number, expected + 1);
+        assert!(d.first.contains("lookup "), "{}", d.first);
+        assert!(d.closest.contains("breaker::"), "{}", d.closest);
+    }
+}
