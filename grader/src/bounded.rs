@@ -105,6 +105,7 @@ pub(crate) fn confine(command: &mut Command, root: &Path, target: &Path) -> Vec<
     let writable: Vec<&Path> = writable.iter().map(PathBuf::as_path).collect();
     let layer = grader_checks::sandbox::CompileLayer::prepare(&readable, &writable);
     let missing = layer.missing.clone();
+    keep_only_build_env(command);
     command.env("TMPDIR", &temp);
     #[cfg(unix)]
     {
@@ -115,6 +116,53 @@ pub(crate) fn confine(command: &mut Command, root: &Path, target: &Path) -> Vec<
         }
     }
     missing
+}
+
+/// The grader's environment variables a compile keeps: what finds and drives the toolchain,
+/// and the settings that change what cargo builds. Nothing else reaches it — a submission's
+/// `env!("GITHUB_TOKEN")` is a compile error, not the instructor's token in a message.
+const BUILD_ENV: [&str; 16] = [
+    "PATH",
+    "HOME",
+    "LANG",
+    "LC_ALL",
+    "LC_CTYPE",
+    "TZ",
+    "RUSTUP_HOME",
+    "RUSTUP_TOOLCHAIN",
+    "CARGO_HOME",
+    "CARGO_TARGET_DIR",
+    "CARGO_TERM_COLOR",
+    "NO_COLOR",
+    "RUSTC",
+    "RUSTC_WRAPPER",
+    "RUSTFLAGS",
+    "CARGO_ENCODED_RUSTFLAGS",
+];
+
+/// Clears `command`'s environment but for [`BUILD_ENV`], cargo's own `CARGO_BUILD_*` and
+/// `CARGO_PROFILE_*` settings, and what the kit set on the command itself.
+fn keep_only_build_env(command: &mut Command) {
+    let set: Vec<(std::ffi::OsString, Option<std::ffi::OsString>)> = command
+        .get_envs()
+        .map(|(k, v)| (k.to_os_string(), v.map(|v| v.to_os_string())))
+        .collect();
+    let inherited: Vec<(std::ffi::OsString, std::ffi::OsString)> = std::env::vars_os()
+        .filter(|(name, _)| {
+            name.to_str().is_some_and(|name| {
+                BUILD_ENV.contains(&name)
+                    || name.starts_with("CARGO_BUILD_")
+                    || name.starts_with("CARGO_PROFILE_")
+            })
+        })
+        .collect();
+    command.env_clear().envs(inherited);
+    for (name, value) in set {
+        match value {
+            Some(value) => command.env(name, value),
+            None => command.env_remove(name),
+        };
+    }
 }
 
 /// A bound the compiler reached: it was stopped (or it failed for it).
@@ -532,6 +580,26 @@ mod tests {
             "{:?}",
             started.elapsed()
         );
+    }
+
+    /// A confined compile sees the toolchain's variables and what the kit set, never the
+    /// rest of the grader's environment (a platform's token).
+    #[test]
+    fn a_confined_compile_keeps_only_the_build_environment() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut command = Command::new("env");
+        command.env("KIT_SET_THIS", "1");
+        // The test's own environment stands in for the grader's, with a secret in it (a
+        // name no other test reads).
+        let secret = "GRADER_TEST_SECRET_TOKEN";
+        std::env::set_var(secret, "ghp_secret");
+        keep_only_build_env(&mut command);
+        let out = command.current_dir(dir.path()).output().unwrap();
+        std::env::remove_var(secret);
+        let seen = String::from_utf8_lossy(&out.stdout);
+        assert!(seen.contains("KIT_SET_THIS=1"), "{seen}");
+        assert!(seen.lines().any(|l| l.starts_with("PATH=")), "{seen}");
+        assert!(!seen.contains("ghp_secret"), "{seen}");
     }
 
     #[test]

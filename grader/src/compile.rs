@@ -677,10 +677,21 @@ fn keep(cache_dir: &Path, group: &str, built: BuildEntry) -> BuildEntry {
         },
         None => None,
     };
+    // The compiler's list of the files it read for this build: copied, because the next
+    // compile in this folder (one that fails too, which keeps no entry) writes over the
+    // original, and what a cached build is checked against must be what built it.
+    let dep_info = match &built.dep_info {
+        Some(dep_info) => match kept(dep_info, format!("dep-info-{group}.d"), true) {
+            Some(dep_info) => Some(dep_info),
+            None => return built,
+        },
+        None => None,
+    };
     let entry = BuildEntry {
         executable,
         library,
         runner,
+        dep_info,
         ..built
     };
     cache::store(cache_dir, &entry_name(group), &entry);

@@ -105,6 +105,25 @@ fn learner_loop_from_stub_to_broken_to_finished() {
         assert!(!stderr.contains(kits), "{kits:?} in:\n{stderr}");
     }
 
+    // A panic of the learner's: the check's input, and with RUST_BACKTRACE=1 the frames of
+    // the learner's own file, read from its library in the confined runner.
+    let panicking = stub_with("build3", "{\n    panic!(\"boom in retry_request\")\n}");
+    write_learner(root, "build3", &panicking);
+    for (backtrace, frames) in [("0", false), ("1", true)] {
+        let out = grader_command(root, &["build3", "fixtures::third_attempt_success"])
+            .env("RUST_BACKTRACE", backtrace)
+            .output()
+            .unwrap();
+        let stdout = text(&out.stdout);
+        assert!(
+            stdout.contains("boom in retry_request") && stdout.contains("\ninput:\n"),
+            "{stdout}"
+        );
+        let shown = stdout.contains("your code's calls, innermost first")
+            && stdout.contains("retry_request at practice/src/lib.rs:");
+        assert_eq!(shown, frames, "RUST_BACKTRACE={backtrace}:\n{stdout}");
+    }
+
     // Commands that do not need the learner's code still work.
     let out = grader(root, &["build3", "--list"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
@@ -216,6 +235,18 @@ fn the_case_an_exhaustive_check_found_is_saved() {
         text(&out.stdout)
     );
     assert_eq!(rows(), 1);
+    // Another case of the space, written as the check would save it: the learner's code was
+    // never shown failing there, so the reference's run of it is recorded.
+    use grader_checks::groups::build3::exhaustive::{case as space_case, case_text};
+    let other = root.join("another-case.toml");
+    std::fs::write(&other, case_text(&space_case(2).unwrap(), 2)).unwrap();
+    let out = grader(root, &["scenario", other.to_str().unwrap(), "--compare"]);
+    assert!(
+        text(&out.stdout).contains("recorded as guidance #2"),
+        "{}",
+        text(&out.stdout)
+    );
+    assert_eq!(rows(), 2);
 
     let chosen = root.join("my-case.toml");
     let out = grader(

@@ -1033,3 +1033,45 @@ fn a_constructor_that_forges_a_report_gets_no_pass() {
     let note = cargo_only["note"].as_str().unwrap_or_default();
     assert!(note.contains("kit_glue"), "{cargo_only}");
 }
+
+/// A cached build is checked against the files that built it, not against whatever the
+/// grading copy's last compile left: a submission that does not compile in between (and
+/// keeps no build) must not let a copy of the reference pass, nor an honest one be refused.
+#[test]
+fn a_failed_compile_between_two_submissions_changes_neither_verdict() {
+    let dir = tempfile::tempdir().unwrap();
+    let (subs, out) = (dir.path().join("class"), dir.path().join("grades"));
+    let cheat = "#[path = \"../../reference/src/fetch.rs\"]\nmod mine;\npub use mine::fetch;\n";
+    let typo =
+        "use kit_types::{HttpReply, RequestError, TransportFailure};\npub fn fetch(_m: &str, \
+                _u: &str, _t: impl FnOnce(&str) -> Result<HttpReply, TransportFailure>) -> \
+                Result<serde_json::Value, RequestError> { let x: u32 = \"typo\"; todo!() }\n";
+    // One grading copy, in name order: a cheat, a file that does not compile, the cheat again.
+    for (name, text) in [("a_cheat", cheat), ("b_typo", typo), ("c_cheat", cheat)] {
+        std::fs::create_dir_all(subs.join(name)).unwrap();
+        std::fs::write(subs.join(name).join("fetch.rs"), text).unwrap();
+    }
+    for force in [false, true] {
+        let mut args = vec![
+            subs.to_str().unwrap(),
+            "--group",
+            "build2",
+            "--out",
+            out.to_str().unwrap(),
+            "--jobs",
+            "1",
+        ];
+        if force {
+            args.push("--force");
+        }
+        let output = grade(&args);
+        assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+        let rows = rows(&out);
+        for name in ["a_cheat", "c_cheat"] {
+            let row = rows.iter().find(|r| r["submission"] == name).unwrap();
+            assert_eq!(row["status"], "refused", "{name} (force {force}): {row}");
+        }
+        let row = rows.iter().find(|r| r["submission"] == "b_typo").unwrap();
+        assert_eq!(row["status"], "does-not-compile", "{row}");
+    }
+}

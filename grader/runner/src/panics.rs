@@ -72,12 +72,13 @@ fn backtraces_wanted() -> bool {
 
 /// The frames of a rendered backtrace in the learner's own code, innermost first, as
 /// `function at file:line:column`: every frame with a source file that is neither the
-/// standard library's, a dependency's, the kit's own ([`in_kit_source`]) nor the kit's glue
-/// in `practice/src/root.rs`.
+/// standard library's, a dependency's, the kit's own (the runner's, kit-types') nor the kit's
+/// glue in `practice/src/root.rs`. (Only the learner's library is readable in a confined
+/// runner, so only its frames have a file and line.)
 ///
 /// ```
 /// let text = "   0: std::panicking::begin_panic\n             at /rustc/x/library/std/src/panicking.rs:1:1\n   \
-///             1: practice::retry::retry_request::h0123abcd\n             at ./practice/src/lib.rs:45:73\n   \
+///             1: practice::retry::retry_request::h0123abcd\n             at /home/me/kit/practice/src/lib.rs:45:73\n   \
 ///             2: kit_runner::build3::run\n             at ./grader/runner/src/build3/mod.rs:9:9\n";
 /// assert_eq!(
 ///     kit_runner::panics::learner_frames(text),
@@ -98,8 +99,17 @@ pub fn learner_frames(rendered: &str) -> Vec<String> {
                 || file.contains("/cargo/registry/")
                 || file.ends_with("practice/src/root.rs")
                 || file.contains("practice/src/root.rs:")
-                || in_kit_source(&file));
+                || file.starts_with("grader/runner/")
+                || file.contains("/grader/runner/")
+                || file.contains("reference/src/types/"));
             if let (true, Some(f)) = (theirs, function.take()) {
+                // From the kit's folder down, however the crate was compiled (cargo in a
+                // copy gives absolute paths, the replayed compiler relative ones).
+                let at = ["/practice/", "/grader/"]
+                    .iter()
+                    .filter_map(|dir| at.rfind(dir).map(|i| &at[i + 1..]))
+                    .next()
+                    .unwrap_or(at);
                 let mut frame = format!("{f} at {at}");
                 if frame.len() > FRAME_BYTES {
                     let mut end = FRAME_BYTES;

@@ -85,13 +85,11 @@ pub fn main(load: fn(&str) -> Result<Function, String>) -> ExitCode {
     drop_capabilities();
     let mode = limits.map_or(Mode::default(), |l| l.sandbox);
     if mode != Mode::Off {
-        // The learner's library: loaded, and read by a backtrace for the learner's lines; and
-        // this program, for a backtrace's names of the frames in it (it holds nothing the
-        // learner's code may not see: the runner, kit-types and the learner's crate).
+        // The learner's library: loaded, and read by a backtrace for the learner's lines
+        // (this program stays unreadable: a backtrace names no frame of it, and needs none).
         let readable: Vec<PathBuf> = std::env::var_os(crate::library::LIBRARY_VAR)
             .map(PathBuf::from)
             .into_iter()
-            .chain(std::env::current_exe().ok())
             .collect();
         let missing = sandbox::confine(&readable);
         if mode == Mode::Required && !missing.is_empty() {

@@ -162,7 +162,15 @@ pub fn scenario(root: Option<PathBuf>, args: ScenarioArgs) -> Outcome {
     // The case an exhaustive check saved, as it saved it: its failure showed the reference's
     // run of it already, as every check shows what the rule expects. Replaying it beside the
     // reference shows nothing more, so it is not recorded; any other file is.
-    let saved = group.saved_case.and_then(|is_saved| is_saved(&loaded.text));
+    // Only the file the last run saved, unchanged: any other case of the space, though the
+    // kit's own input, is one the learner's code was not shown to fail on.
+    let last_saved = grader::workspace::target_dir(&root)
+        .join("kit-cases")
+        .join(format!("{}-difference.toml", group.name));
+    let saved = group
+        .saved_case
+        .and_then(|is_saved| is_saved(&loaded.text))
+        .filter(|_| std::fs::read_to_string(&last_saved).is_ok_and(|t| t == loaded.text));
     if let (true, Some(number)) = (args.compare, saved) {
         recorded = format!(
             "\n(This is case {number} of {}'s exhaustive check, as the check saved it: its \

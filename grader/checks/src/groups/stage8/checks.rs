@@ -1432,7 +1432,8 @@ mod exhaustive {
              why: the first line marked ≠ is where your lookup_availability parts from the rules. \
              Replay the case with `cargo run -p grader -- scenario FILE --compare`: the grader \
              saves it for you (see the end of the run). `--compare` runs the reference beside \
-             your code, and that is recorded as guidance; without it, your code runs alone.\n\n{}\n{file}",
+             your code; for this file as saved that shows only what this message shows, so it \
+             is not recorded (changed, or any other file, it is recorded as guidance).\n\n{}\n{file}",
             d.number,
             super::super::exhaustive::total(),
             crate::view::render_fields(&input)
