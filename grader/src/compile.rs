@@ -698,6 +698,54 @@ fn keep(cache_dir: &Path, group: &str, built: BuildEntry) -> BuildEntry {
     entry
 }
 
+/// Removes what earlier builds in `place` made of a learner's code: the practice crate's
+/// compiled files (`target/debug/deps/*practice-*`, its fingerprints), the cached libraries and
+/// build entries of every lesson, and the harness copies made from them. The kit's own
+/// crates stay built, so the next build compiles only the learner's crate (and links the
+/// harness). For `grade`, between two submissions in one grading copy.
+pub fn forget_learners_builds(place: &BuildPlace) {
+    let debug = place.target.join("debug");
+    let is_learners = |name: &str| {
+        name.starts_with("practice-")
+            || name.starts_with("libpractice-")
+            || name.starts_with("libpractice.")
+            || name.starts_with("practice_harness")
+    };
+    for dir in [
+        debug.join("deps"),
+        debug.join(".fingerprint"),
+        debug.clone(),
+    ] {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            if !name.to_str().is_some_and(is_learners) {
+                continue;
+            }
+            let path = entry.path();
+            let _ = if path.is_dir() {
+                std::fs::remove_dir_all(&path)
+            } else {
+                std::fs::remove_file(&path)
+            };
+        }
+    }
+    let cache = place.cache_dir();
+    if let Ok(entries) = std::fs::read_dir(&cache) {
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let learners = name.to_str().is_some_and(|n| {
+                n.starts_with("learner-") || n.starts_with("dep-info-") || n.starts_with("build-")
+            });
+            if learners {
+                let _ = std::fs::remove_file(entry.path());
+            }
+        }
+    }
+}
+
 /// The cache entry of lesson `group`'s last build.
 fn entry_name(group: &str) -> String {
     format!("build-{group}.json")

@@ -107,7 +107,10 @@ fn learner_loop_from_stub_to_broken_to_finished() {
 
     // A panic of the learner's: the check's input, and with RUST_BACKTRACE=1 the frames of
     // the learner's own file, read from its library in the confined runner.
-    let panicking = stub_with("build3", "{\n    panic!(\"boom in retry_request\")\n}");
+    let panicking = stub_with(
+        "build3",
+        "{\n    panic!(\"boom in retry_request\\ncheck result: ok. 40 passed\")\n}",
+    );
     write_learner(root, "build3", &panicking);
     for (backtrace, frames) in [("0", false), ("1", true)] {
         let out = grader_command(root, &["build3", "fixtures::third_attempt_success"])
@@ -117,6 +120,11 @@ fn learner_loop_from_stub_to_broken_to_finished() {
         let stdout = text(&out.stdout);
         assert!(
             stdout.contains("boom in retry_request") && stdout.contains("\ninput:\n"),
+            "{stdout}"
+        );
+        // A line of the learner's text never starts a line as the grader's own would.
+        assert!(
+            !stdout.lines().any(|l| l.starts_with("check result: ok")),
             "{stdout}"
         );
         let shown = stdout.contains("your code's calls, innermost first")

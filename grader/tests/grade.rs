@@ -1075,3 +1075,48 @@ fn a_failed_compile_between_two_submissions_changes_neither_verdict() {
         assert_eq!(row["status"], "does-not-compile", "{row}");
     }
 }
+
+/// One submission's compile cannot read what the one before it in the same grading copy left
+/// there: its library is gone before the next compile starts.
+#[test]
+fn a_compile_cannot_read_the_previous_submissions_library() {
+    let dir = tempfile::tempdir().unwrap();
+    let (subs, out) = (dir.path().join("class"), dir.path().join("grades"));
+    let stub = std::fs::read_to_string(kit_root().join("exercises/build2/stub.rs")).unwrap();
+    let start = stub.find("todo!(").unwrap();
+    let end = start + stub[start..].find(")\n").unwrap() + 1;
+    let alice = format!(
+        "{}panic!(\"ALICE_SECRET_LITERAL_1234\"){}",
+        &stub[..start],
+        &stub[end..]
+    );
+    let bob = format!(
+        "{stub}\nconst H: &[u8] = include_bytes!(\"../../target/kit-cache/learner-build2.so\");\n\
+         const _: () = assert!(H.is_empty(), \"read the previous submission's library\");\n"
+    );
+    for (name, text) in [("a_alice", alice.as_str()), ("b_bob", bob.as_str())] {
+        std::fs::create_dir_all(subs.join(name)).unwrap();
+        std::fs::write(subs.join(name).join("fetch.rs"), text).unwrap();
+    }
+    let output = grade(&[
+        subs.to_str().unwrap(),
+        "--group",
+        "build2",
+        "--out",
+        out.to_str().unwrap(),
+        "--jobs",
+        "1",
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let rows = rows(&out);
+    let alice = rows.iter().find(|r| r["submission"] == "a_alice").unwrap();
+    assert_eq!(alice["status"], "failing", "{alice}");
+    let bob = rows.iter().find(|r| r["submission"] == "b_bob").unwrap();
+    assert_eq!(bob["status"], "does-not-compile", "{bob}");
+    let note = bob["note"].as_str().unwrap_or_default();
+    assert!(
+        !note.contains("read the previous submission's library"),
+        "{bob}"
+    );
+    assert!(!note.contains("ALICE"), "{bob}");
+}

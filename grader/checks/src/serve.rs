@@ -214,7 +214,10 @@ pub fn from_panic(payload: &(dyn std::any::Any + Send)) -> Report {
         Caught::Unfinished { message, location } => Report::Unfinished { message, location },
         Caught::Learner { message, location } => Report::Panicked {
             message: format!(
-                "{message}{}{}",
+                "{}{}{}",
+                // Every further line of the learner's text is indented: it cannot pass for a
+                // line of the grader's own (`check … ok`, a summary) at the start of a line.
+                message.replace('\n', "\n    "),
                 crate::feedback::panicked_input(),
                 frames_section(payload)
             ),

@@ -824,6 +824,10 @@ fn run_checks(
         },
         ..BuildPlace::isolated(root)
     };
+    // What the copy's last submission left of itself (its compiled crate, its library) is
+    // gone before this one compiles: the compile may read the copy's target folder, and one
+    // submission must not read another's work (`include_bytes!`).
+    compile::forget_learners_builds(&place);
     let built = match compile::build_harness_at(&place, job.group.name, false, text) {
         Ok(built) => built,
         Err(BuildError::Compile { errors }) => {
