@@ -60,9 +60,9 @@ impl CompileLimits {
 }
 
 /// Confines `command`, a compile in the kit copy at `root` that writes to `target`, with a
-/// [`grader_checks::sandbox::CompileLayer`]: it reads only the copy, the toolchain, cargo's
-/// home and the system's programs and libraries, and writes only `target` (its temporary
-/// files too) and cargo's home. Returns the protections the system could not give.
+/// [`grader_checks::sandbox::CompileLayer`]: it reads only the copy, the toolchain, the parts
+/// of cargo's home a build uses and the system's programs and libraries, and writes only
+/// `target` (its temporary files too) and cargo's registry and locks. Returns the protections the system could not give.
 pub(crate) fn confine(command: &mut Command, root: &Path, target: &Path) -> Vec<String> {
     let home = std::env::var_os("HOME").map(PathBuf::from);
     let from_env = |var: &str, default: &str| {
@@ -100,7 +100,35 @@ pub(crate) fn confine(command: &mut Command, root: &Path, target: &Path) -> Vec<
         }
     }
     let mut writable: Vec<PathBuf> = vec![target.to_path_buf()];
-    writable.extend(from_env("CARGO_HOME", ".cargo").filter(|p| p.is_dir()));
+    // Of cargo's home, only what a build uses: the registry's sources and index, git
+    // checkouts, cargo's programs, its configuration and the lock files at its top (made
+    // first if missing: a rule needs the file). Never the rest: `credentials.toml` holds a
+    // publishing token, and a compile quotes what `include_str!` reads.
+    if let Some(cargo_home) = from_env("CARGO_HOME", ".cargo").filter(|p| p.is_dir()) {
+        for dir in ["registry", "git"] {
+            let dir = cargo_home.join(dir);
+            if dir.is_dir() {
+                writable.push(dir);
+            }
+        }
+        for file in [".package-cache", ".package-cache-mutate", ".global-cache"] {
+            let file = cargo_home.join(file);
+            let made = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&file)
+                .is_ok();
+            if made {
+                writable.push(file);
+            }
+        }
+        for readable_part in ["bin", "config.toml", "config"] {
+            let part = cargo_home.join(readable_part);
+            if part.exists() {
+                readable.push(part);
+            }
+        }
+    }
     let readable: Vec<&Path> = readable.iter().map(PathBuf::as_path).collect();
     let writable: Vec<&Path> = writable.iter().map(PathBuf::as_path).collect();
     let layer = grader_checks::sandbox::CompileLayer::prepare(&readable, &writable);
