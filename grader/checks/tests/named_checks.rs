@@ -1,0 +1,73 @@
+//! Every lesson's named checks (all but the `exhaustive::…` ones) pass on the reference, run
+//! in this process: one test per lesson.
+//!
+//! This is also what `grader/benches/mutants.sh` judges each mutant of a reference with: it
+//! copies this file next to a copy of the reference's sources, where `reference` names that
+//! copy, so a mutant is killed exactly when some named check of its lesson fails. Set
+//! `KIT_NAMED_CHECKS=build2` (or a comma-separated list) to run only those lessons; the
+//! others then say that they were skipped.
+
+use grader_checks::groups::{build2, build3, stage8};
+use grader_checks::{Group, Job, Report};
+
+/// The named checks of `group` that fail on `run`, each with its report.
+fn failures(group: &Group, run: impl Fn(&Job) -> Report) -> Vec<String> {
+    let named: Vec<&str> = group
+        .checks
+        .iter()
+        .map(|c| c.name)
+        .filter(|name| !name.starts_with("exhaustive::"))
+        .collect();
+    assert!(!named.is_empty(), "{} has no named checks", group.name);
+    named
+        .into_iter()
+        .filter_map(|name| match run(&Job::Check(name.to_string())) {
+            Report::Passed => None,
+            other => Some(format!("{name}: {other:?}")),
+        })
+        .collect()
+}
+
+/// Whether `KIT_NAMED_CHECKS` (unset: every lesson) selects `lesson`; says so when not.
+fn selected(lesson: &str) -> bool {
+    let Ok(list) = std::env::var("KIT_NAMED_CHECKS") else {
+        return true;
+    };
+    let chosen = list.split(',').any(|name| name.trim() == lesson);
+    if !chosen {
+        eprintln!("skipped: KIT_NAMED_CHECKS={list:?} does not name {lesson}");
+    }
+    chosen
+}
+
+fn assert_all_pass(group: &Group, run: impl Fn(&Job) -> Report) {
+    if !selected(group.name) {
+        return;
+    }
+    let failed = failures(group, run);
+    assert!(
+        failed.is_empty(),
+        "{} named check(s) of {} failed:\n{}",
+        failed.len(),
+        group.name,
+        failed.join("\n")
+    );
+}
+
+#[test]
+fn build2_named_checks_pass() {
+    let learner = build2::Learner::Here(|m, u, t| reference::fetch(m, u, t));
+    assert_all_pass(&build2::GROUP, |job| build2::run(job, &learner));
+}
+
+#[test]
+fn build3_named_checks_pass() {
+    let learner = build3::Learner::Here(|p, r, s, l| reference::retry_request(p, r, s, l));
+    assert_all_pass(&build3::GROUP, |job| build3::run(job, &learner));
+}
+
+#[test]
+fn stage8_named_checks_pass() {
+    let learner = stage8::Learner::Here(reference::lookup_availability);
+    assert_all_pass(&stage8::GROUP, |job| stage8::run(job, &learner));
+}
