@@ -96,7 +96,15 @@ pub(crate) fn confine(command: &mut Command, root: &Path, target: &Path) -> Vec<
     {
         readable.extend(program.parent().map(Path::to_path_buf));
         if let Ok(real) = std::fs::canonicalize(&program) {
-            readable.extend(real.parent().and_then(Path::parent).map(Path::to_path_buf));
+            // A rustup proxy leads to rustup itself, in cargo's home: the toolchain it runs
+            // is under RUSTUP_HOME (readable above), and cargo's home is not opened whole.
+            let proxy = real
+                .file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("rustup"));
+            if !proxy {
+                readable.extend(real.parent().and_then(Path::parent).map(Path::to_path_buf));
+            }
         }
     }
     let mut writable: Vec<PathBuf> = vec![target.to_path_buf()];
@@ -527,6 +535,28 @@ mod tests {
         assert!(!ok, "a file outside the copy was read");
         assert!(said.contains("Permission denied"), "{said}");
         assert!(!said.contains("another learner's answer"), "{said}");
+        // Cargo's home is open only where a build needs it: its credentials are not.
+        let credentials = std::env::var_os("HOME")
+            .map(PathBuf::from)
+            .map(|home| home.join(".cargo"))
+            .filter(|home| std::env::var_os("CARGO_HOME").is_none() && home.is_dir())
+            .or_else(|| std::env::var_os("CARGO_HOME").map(PathBuf::from))
+            .map(|home| home.join("credentials.toml"));
+        if let Some(credentials) = credentials.filter(|c| c.parent().is_some_and(Path::is_dir)) {
+            let made = !credentials.exists();
+            if made {
+                std::fs::write(&credentials, "token = \"kit-test-not-a-token\"\n").unwrap();
+            }
+            let (ok, said) = compile(format!(
+                "pub const TOKEN: &str = include_str!({:?});\n",
+                credentials.display()
+            ));
+            if made {
+                let _ = std::fs::remove_file(&credentials);
+            }
+            assert!(!ok && said.contains("Permission denied"), "{said}");
+            assert!(!said.contains("token ="), "{said}");
+        }
         // It writes nowhere but its target folder: not beside the file it names either.
         let (ok, said) = compile(format!(
             "#[path = {:?}] mod theirs;\n",
