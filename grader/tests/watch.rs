@@ -234,25 +234,36 @@ fn a_save_or_q_stops_a_run_that_loops() {
     let mut watch = Watch::start(root, &["build3", "--timeout", "60"]);
     watch.wait_for("running 40 checks of build3");
 
-    // h during the run, then a save of another lesson's file, which stops the run: the
-    // help comes once a run has ended, and it is build3's, where it was asked for.
-    // Pressed twice: once is enough (each level shown is recorded), and it says so.
+    // h during the run, then a save of another lesson's file, which stops the run: what h
+    // says comes once a run has ended, and it is about build3, where it was asked for.
+    // Pressed twice: once is enough, and it says so.
     watch.key("hh");
     watch.wait_for("(build3's next help level comes when this run ends)");
     let stage8 = learner_file(root, "stage8");
     let stub8 = std::fs::read_to_string(&stage8).unwrap();
     std::fs::write(&stage8, format!("{stub8}\n// started\n")).unwrap();
+    // The watch's first h says that the next one records, and for which lesson.
+    let told = watch.run_showing("Press h again to see it");
+    assert!(told.contains("h shows build3's next help level"), "{told}");
+    let log = std::fs::read_to_string(root.join(grader::guidance::LOG_FILE)).unwrap();
+    assert_eq!(
+        log.matches("| help |").count(),
+        0,
+        "nothing recorded yet: {log}"
+    );
+    // The save made stage8 the lesson at hand: the next h is its help, recorded first.
+    watch.key("h");
     let shown = watch.run_showing("help, level 1 of 3");
     assert!(
-        shown.trim_start().starts_with("Retry transient failures"),
-        "build3's help: {shown}"
+        shown.trim_start().starts_with("One lookup, one budget"),
+        "stage8's help: {shown}"
     );
     let all = watch.seen.join("\n");
     assert!(all.contains("stage8 · "), "stage8 ran first: {all}");
     let log = std::fs::read_to_string(root.join(grader::guidance::LOG_FILE)).unwrap();
-    assert!(log.contains("| build3 | help | level 1"), "{log}");
+    assert!(log.contains("| stage8 | help | level 1"), "{log}");
     assert_eq!(log.matches("| help |").count(), 1, "one level shown: {log}");
-    assert!(!log.contains("| stage8 | help"), "{log}");
+    assert!(!log.contains("| build3 | help"), "{log}");
 
     // A save during a run: the fix's verdict comes now, not after the loops time out.
     std::fs::write(&file, format!("{looping}\n// again\n")).unwrap();

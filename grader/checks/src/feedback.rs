@@ -19,7 +19,7 @@
 //! ```
 //!
 //! The first line stands alone: the grader's one-line list of further failures shows it.
-//! This module depends only on [`crate::view`] and [`crate::panics`].
+//! This module depends only on [`crate::view`].
 
 use crate::view::{render_fields, Field};
 
@@ -119,18 +119,6 @@ thread_local! {
 /// that the runs that did not cost nothing.
 pub fn note_panicked_input(fields: Vec<Field>) {
     PANICKED_INPUT.with(|noted| *noted.borrow_mut() = Some(fields));
-}
-
-/// [`note_panicked_input`] of `fields()` when `payload` is a panic of the learner's code, not
-/// one of the kit's own (a check's verdict, its deliberate panic, a fake's loop guard).
-pub fn note_if_learners(payload: &(dyn std::any::Any + Send), fields: impl FnOnce() -> Vec<Field>) {
-    use crate::panics::{CheckFailure, DeliberatePanic};
-    let kits_own = payload.is::<CheckFailure>()
-        || payload.is::<DeliberatePanic>()
-        || payload.is::<kit_types::gateway::fakes::LoopGuard>();
-    if !kits_own {
-        note_panicked_input(fields());
-    }
 }
 
 /// The input [`note_panicked_input`] noted last on this thread, rendered as a failure's

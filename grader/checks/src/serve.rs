@@ -227,6 +227,21 @@ pub fn from_panic(payload: &(dyn std::any::Any + Send)) -> Report {
     }
 }
 
+/// [`crate::feedback::note_panicked_input`] of `fields()` when `payload` is a panic of the learner's code, not
+/// one of the kit's own (a check's verdict, its deliberate panic, a fake's loop guard).
+pub fn note_if_learners(
+    payload: &(dyn std::any::Any + Send),
+    fields: impl FnOnce() -> Vec<crate::view::Field>,
+) {
+    use crate::panics::{CheckFailure, DeliberatePanic};
+    let kits_own = payload.is::<CheckFailure>()
+        || payload.is::<DeliberatePanic>()
+        || payload.is::<kit_types::gateway::fakes::LoopGuard>();
+    if !kits_own {
+        crate::feedback::note_panicked_input(fields());
+    }
+}
+
 /// The calls of the learner's code that led to a panic reported by a runner, innermost
 /// first, when `RUST_BACKTRACE` asked for them; otherwise how to ask.
 fn frames_section(payload: &(dyn std::any::Any + Send)) -> String {

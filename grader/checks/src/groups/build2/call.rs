@@ -76,7 +76,7 @@ pub fn record_all(learner: &Learner, calls: &[Call]) -> Vec<Ran> {
 
 /// Notes `call` as the input a panic of the learner's shows, when `payload` is one.
 fn note_input(payload: &(dyn std::any::Any + Send), call: &Call) {
-    crate::feedback::note_if_learners(payload, || {
+    crate::serve::note_if_learners(payload, || {
         vec![crate::view::Field::line("call", call.describe())]
     });
 }

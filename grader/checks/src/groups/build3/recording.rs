@@ -47,9 +47,7 @@ pub fn record_into(
             let payload =
                 kit_runner::build3::recording::record_into(rec, *f, policy, script, panic_in);
             if let Some(p) = &payload {
-                crate::feedback::note_if_learners(p.as_ref(), || {
-                    super::checks::input(policy, script)
-                });
+                crate::serve::note_if_learners(p.as_ref(), || super::checks::input(policy, script));
             }
             return payload;
         }

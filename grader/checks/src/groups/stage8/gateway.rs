@@ -139,7 +139,7 @@ impl Observed {
         };
         drop(place);
         if let Err(payload) = &ran {
-            crate::feedback::note_if_learners(payload.as_ref(), || {
+            crate::serve::note_if_learners(payload.as_ref(), || {
                 vec![
                     crate::view::Field::line("gateway", super::config_line(&self.config)),
                     crate::view::Field::line(
