@@ -25,10 +25,21 @@ use std::process::Command;
 /// What a fresh copy holds: relative path → content.
 pub type Files = BTreeMap<PathBuf, Vec<u8>>;
 
+/// Whether a copy takes the kit's untracked files (those git does not ignore).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Untracked {
+    /// Taken: the kit's own tests, so that a change not yet committed is tested.
+    Taken,
+    /// Left out: a grading copy or a bundle, which a submission's compile can read and which
+    /// leaves the machine. Whatever else lies in an instructor's kit folder (a roster,
+    /// another class's grades) stays there.
+    Left,
+}
+
 /// The files of a fresh clone of the kit at `source`, with the pristine stubs in the
 /// learner's place and an empty guidance log.
-pub fn fresh_files(source: &Path) -> io::Result<Files> {
-    let tracked = git_tracked(source);
+pub fn fresh_files(source: &Path, untracked: Untracked) -> io::Result<Files> {
+    let tracked = git_tracked(source, untracked);
     let listed: Vec<PathBuf> = match &tracked {
         Some(list) => list.clone(),
         None => walk(source)?,
@@ -87,7 +98,7 @@ fn exercises(root: &Path) -> Vec<Exercise> {
 /// The files of the kit by git: those it tracks, and new ones it does not ignore (a change to
 /// the kit not yet committed) except in `practice/`, where an untracked file is the
 /// learner's. `None` when `root` is not a git checkout.
-fn git_tracked(root: &Path) -> Option<Vec<PathBuf>> {
+fn git_tracked(root: &Path, untracked: Untracked) -> Option<Vec<PathBuf>> {
     let list = |extra: &[&str]| -> Option<Vec<PathBuf>> {
         let out = Command::new("git")
             .arg("-C")
@@ -119,7 +130,19 @@ fn git_tracked(root: &Path) -> Option<Vec<PathBuf>> {
     let tracked: BTreeSet<PathBuf> = list(&["--cached"])?.into_iter().collect();
     let new = list(&["--others", "--exclude-standard"])?;
     let mut files: Vec<PathBuf> = tracked.iter().cloned().collect();
-    files.extend(new.into_iter().filter(|p| !p.starts_with("practice")));
+    let new: Vec<PathBuf> = new
+        .into_iter()
+        .filter(|p| !p.starts_with("practice"))
+        .collect();
+    match untracked {
+        Untracked::Taken => files.extend(new),
+        Untracked::Left if !new.is_empty() => eprintln!(
+            "note: {} file(s) in the kit that git does not track are left out of the copy \
+             (commit a file of the kit's to have it there)",
+            new.len()
+        ),
+        Untracked::Left => {}
+    }
     Some(files)
 }
 
@@ -280,6 +303,34 @@ mod tests {
         drop(first);
         let again = Slot::try_acquire(&pool, 2, &files).unwrap().expect("freed");
         assert_eq!(again.root(), pool.join("slot-0"));
+    }
+
+    /// A grading copy or a bundle takes only what git tracks: an instructor's own files in
+    /// the kit folder stay out of every copy a submission can read.
+    #[test]
+    fn only_the_kits_own_tests_take_untracked_files() {
+        let kit = tempfile::tempdir().unwrap();
+        let git = |args: &[&str]| {
+            let ok = Command::new("git")
+                .arg("-C")
+                .arg(kit.path())
+                .args(["-c", "user.name=k", "-c", "user.email=k@k"])
+                .args(args)
+                .output()
+                .map(|o| o.status.success())
+                .unwrap_or(false);
+            assert!(ok, "git {args:?}");
+        };
+        git(&["init", "-q"]);
+        std::fs::write(kit.path().join("Cargo.toml"), "[workspace]\n").unwrap();
+        git(&["add", "Cargo.toml"]);
+        git(&["commit", "-q", "-m", "kit"]);
+        std::fs::write(kit.path().join("roster.csv"), "alice,bob\n").unwrap();
+        let left = fresh_files(kit.path(), Untracked::Left).unwrap();
+        assert!(left.contains_key(Path::new("Cargo.toml")), "{left:?}");
+        assert!(!left.contains_key(Path::new("roster.csv")), "{left:?}");
+        let taken = fresh_files(kit.path(), Untracked::Taken).unwrap();
+        assert!(taken.contains_key(Path::new("roster.csv")), "{taken:?}");
     }
 
     #[test]

@@ -262,7 +262,7 @@ fn gradescope_bundle_sets_up_and_grades_a_submission_end_to_end() {
     // leaves in the kit's target folder (which `grade` warms its copies from) is taken from
     // the kit's own build, as a copy of the kit is warmed for every end-to-end test.
     let kit = source.join("kit");
-    let kit_files = grader::kitcopy::fresh_files(&kit).unwrap();
+    let kit_files = grader::kitcopy::fresh_files(&kit, grader::kitcopy::Untracked::Left).unwrap();
     warm_from_kit(&kit, &kit_files);
     // And its grading copy (`--one`: one), which setup.sh and run_autograder grade in.
     warm_pool(&grading_pool(&kit), 1, &kit_files);

@@ -472,9 +472,11 @@ impl Header {
 /// The kit's files and facts, leaving out `out` (when it is inside the kit) and any bundle
 /// folder inside the kit.
 fn read_kit(root: &Path, out: Option<&Path>) -> Result<Kit, BundleError> {
-    let fresh = kitcopy::fresh_files(root).map_err(|source| BundleError::Kit {
-        root: root.to_path_buf(),
-        source,
+    let fresh = kitcopy::fresh_files(root, kitcopy::Untracked::Left).map_err(|source| {
+        BundleError::Kit {
+            root: root.to_path_buf(),
+            source,
+        }
     })?;
     let mut leave_out: Vec<PathBuf> = fresh
         .keys()

@@ -93,10 +93,34 @@ pub struct Gradebook {
     pub rows: Vec<Row>,
 }
 
+/// The most characters of a row's note kept in the gradebook.
+pub const NOTE_KEPT: usize = 300;
+
+/// `note` cut to [`NOTE_KEPT`] characters, ending in "… (see the report)" when cut.
+///
+/// ```
+/// use grader::grade::gradebook::{cut_note, NOTE_KEPT};
+/// assert_eq!(cut_note("short".into()), "short");
+/// let long = cut_note("é".repeat(1000));
+/// assert!(long.chars().count() <= NOTE_KEPT + 20 && long.ends_with("… (see the report)"));
+/// ```
+pub fn cut_note(note: String) -> String {
+    if note.chars().count() <= NOTE_KEPT {
+        return note;
+    }
+    let kept: String = note.chars().take(NOTE_KEPT).collect();
+    format!("{kept}… (see the report)")
+}
+
 impl Gradebook {
     /// A gradebook of `rows`, sorted.
     pub fn new(mut rows: Vec<Row>) -> Gradebook {
         rows.sort_by(|a, b| (&a.submission, &a.group).cmp(&(&b.submission, &b.group)));
+        // A note is a line of a spreadsheet: the learner's code chooses much of it (a
+        // compiler's or a panic's text), and the reports hold the whole of it.
+        for row in &mut rows {
+            row.note = cut_note(std::mem::take(&mut row.note));
+        }
         Gradebook {
             schema: SCHEMA.to_string(),
             version: VERSION,

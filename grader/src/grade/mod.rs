@@ -159,7 +159,7 @@ pub fn grade(
         })
         .collect();
     let submissions = submissions.as_slice();
-    let mut base = kitcopy::fresh_files(kit).map_err(GradeError::Copy)?;
+    let mut base = kitcopy::fresh_files(kit, kitcopy::Untracked::Left).map_err(GradeError::Copy)?;
     // Submissions or reports kept inside the kit are not part of it.
     for dir in submissions
         .iter()

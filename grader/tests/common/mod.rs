@@ -40,7 +40,9 @@ pub fn target() -> PathBuf {
 /// The files of a fresh clone, read once per test binary.
 pub fn files() -> &'static Files {
     static FILES: OnceLock<Files> = OnceLock::new();
-    FILES.get_or_init(|| fresh_files(&kit_root()).expect("the kit's files read"))
+    FILES.get_or_init(|| {
+        fresh_files(&kit_root(), grader::kitcopy::Untracked::Taken).expect("the kit's files read")
+    })
 }
 
 /// A copy of the kit as a fresh clone has it, held until dropped. A copy that has never
