@@ -213,6 +213,26 @@ pub fn every_case(results: impl IntoIterator<Item = Result<(), String>>) -> Resu
 /// scenario file; the grader saves what follows it.
 pub const CASE_MARKER: &str = "----- the case as a scenario file -----";
 
+/// The case number of `text` when it is exactly the file an exhaustive check saves: its
+/// first line reads `# Case N{check}` and `saved(N)`, the file the check writes for case N,
+/// is `text` byte for byte. (Each group's `saved_case` hook.)
+///
+/// ```
+/// use grader_checks::feedback::saved_case_number;
+/// let saved = |n: usize| Some(format!("# Case {n} of the check: replay it\n[x]\n"));
+/// assert_eq!(saved_case_number("# Case 7 of the check: replay it\n[x]\n", " of the check:", saved), Some(7));
+/// assert_eq!(saved_case_number("# Case 7 of the check: replay it\n[y]\n", " of the check:", saved), None);
+/// ```
+pub fn saved_case_number(
+    text: &str,
+    check: &str,
+    saved: impl FnOnce(usize) -> Option<String>,
+) -> Option<usize> {
+    let first = text.lines().next()?.strip_prefix("# Case ")?;
+    let number: usize = first.split_once(check)?.0.parse().ok()?;
+    (saved(number)? == text).then_some(number)
+}
+
 /// The scenario file in a failure message, if it has one.
 ///
 /// ```

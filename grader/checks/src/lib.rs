@@ -15,6 +15,7 @@
 //!   shares), [`limits`] (what a child may use), [`sandbox`] (what it may still do) and
 //!   [`group`] (what a group is).
 
+pub mod digests;
 pub mod feedback;
 pub mod forks;
 pub mod group;

@@ -634,11 +634,6 @@ pub fn build_practice(root: &Path, exercise: &Exercise) -> Result<Built, NotBuil
     Ok(built)
 }
 
-/// `text` without its colour codes.
-fn strip(text: &str) -> String {
-    compile::strip_ansi(text)
-}
-
 /// `text` with each line indented by four spaces.
 fn indent(text: &str) -> String {
     text.lines()
@@ -657,8 +652,11 @@ fn compile_failure(root: &Path, exercise: &Exercise, errors: &[String]) -> Failu
         "{} does not compile: the compiler's messages above name the line.",
         exercise.file.display()
     );
-    if let Some(glue) = errors.iter().find(|e| compile::is_glue_error(&strip(e))) {
-        let plain = strip(glue);
+    if let Some(glue) = errors
+        .iter()
+        .find(|e| compile::is_glue_error(&compile::strip_ansi(e)))
+    {
+        let plain = compile::strip_ansi(glue);
         let first = plain.lines().next().unwrap_or_default().trim();
         let first = first.split_once("]: ").map_or(first, |(_, rest)| rest);
         let first = first.strip_prefix("error: ").unwrap_or(first);

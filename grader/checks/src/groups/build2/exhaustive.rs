@@ -83,13 +83,9 @@ pub fn case_text(case: &Call, number: usize) -> String {
 /// Whether `text` is exactly the file the check saves for some case of the space: that
 /// case's number ([`crate::group::Group::saved_case`]).
 pub fn saved_case(text: &str) -> Option<usize> {
-    let number = crate::groups::build3::exhaustive::number_in_header(
-        text,
-        "Case ",
-        " of build2's exhaustive check:",
-    )?;
-    let case = cases().nth(number.checked_sub(1)?)?;
-    (case_text(&case, number) == text).then_some(number)
+    crate::feedback::saved_case_number(text, " of build2's exhaustive check:", |n| {
+        Some(case_text(&cases().nth(n.checked_sub(1)?)?, n))
+    })
 }
 
 /// The first case where the learner's fetcher differs from the reference's.

@@ -91,19 +91,9 @@ pub fn case_text(case: &Case, number: usize) -> String {
 /// Whether `text` is exactly the file the check saves for some case of the space: that
 /// case's number ([`crate::group::Group::saved_case`]).
 pub fn saved_case(text: &str) -> Option<usize> {
-    let number = number_in_header(text, "Case ", " of the exhaustive check:")?;
-    (case_text(&case(number)?, number) == text).then_some(number)
-}
-
-/// The number between `before` and `after` on the first line of `text` (a comment).
-pub(crate) fn number_in_header(text: &str, before: &str, after: &str) -> Option<usize> {
-    let first = text.lines().next()?.strip_prefix("# ")?;
-    first
-        .strip_prefix(before)?
-        .split_once(after)?
-        .0
-        .parse()
-        .ok()
+    crate::feedback::saved_case_number(text, " of the exhaustive check:", |n| {
+        Some(case_text(&case(n)?, n))
+    })
 }
 
 /// The first case where the learner's run differs from the reference's.
@@ -133,8 +123,7 @@ pub fn compare(imp: &Learner) -> Result<usize, Box<Difference>> {
 /// once ([`reference_digests`]) and hands them to the check, which then runs only the
 /// learner's code on a case whose digest matches. Without them (a harness run by hand, the
 /// kit's own tests), the check runs the reference itself, as it always did.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Digests(Vec<u64>);
+pub use crate::digests::Digests;
 
 /// The first line of [`reference_digests`]' bytes: what they are, in which layout, and
 /// from which state of the checks and the reference (see `grader/checks/build.rs`).
@@ -145,47 +134,12 @@ const DIGESTS_HEADER: &[u8] = concat!(
 )
 .as_bytes();
 
-/// How many cases, spread over the space, a harness runs on the reference to check handed
-/// digests before trusting them.
-const SPOT_CHECKS: usize = 32;
-
-impl Digests {
-    /// The digest of the reference's run of 0-based case `index`; `None` when it has none (a
-    /// recording with a NaN, or a run that did not end normally).
-    fn get(&self, index: usize) -> Option<u64> {
-        self.0.get(index).copied().filter(|d| *d != 0)
-    }
-
-    /// Reads bytes made by [`reference_digests`]; `None` unless they were made from the same
-    /// state of the checks and the reference as this code (the header says), they are
-    /// digests of exactly this space, and the reference's runs of a sample of cases, made
-    /// here, have the same digests (a last guard against a digest that changed).
-    pub fn decode(bytes: &[u8]) -> Option<Digests> {
-        let body = bytes.strip_prefix(DIGESTS_HEADER)?;
-        let blocks = blocks();
-        let total: usize = blocks.iter().map(|b| b.count).sum();
-        if body.len() != total * 8 {
-            return None;
-        }
-        let digests = Digests(
-            body.chunks_exact(8)
-                .map(|c| u64::from_le_bytes(c.try_into().unwrap_or_default()))
-                .collect(),
-        );
-        let reference = super::reference();
-        let mut sample = (0..SPOT_CHECKS).map(|k| k * total / SPOT_CHECKS);
-        let agrees = sample.all(|index| {
-            let number = index + 1;
-            let Some(case) = case(number) else {
-                return false;
-            };
-            guarded_record(&reference, &case)
-                .ok()
-                .and_then(|r| r.digest())
-                == digests.get(index)
-        });
-        agrees.then_some(digests)
-    }
+/// Reads the bytes [`reference_digests`] made ([`Digests::decode`]).
+pub fn decode_digests(bytes: &[u8]) -> Option<Digests> {
+    let reference = super::reference();
+    Digests::decode(bytes, DIGESTS_HEADER, space::total(&blocks()), |index| {
+        guarded_record(&reference, &case(index + 1)?).ok()?.digest()
+    })
 }
 
 /// Runs the reference on every case and returns the digests of its runs as bytes for
@@ -193,25 +147,25 @@ impl Digests {
 /// (about 0.07 s), keeps the bytes, and writes them to the exhaustive check's standard input.
 pub fn reference_digests() -> Vec<u8> {
     let blocks = blocks();
-    let total: usize = blocks.iter().map(|b| b.count).sum();
-    let mut bytes = Vec::with_capacity(DIGESTS_HEADER.len() + total * 8);
-    bytes.extend_from_slice(DIGESTS_HEADER);
+    let total = space::total(&blocks);
     let reference = super::reference();
     let mut rec = Recording::empty();
     let mut script = Script::repeating(Vec::new());
+    let mut digests = Vec::with_capacity(total);
     for block in &blocks {
         let mut previous = None;
         for index in 0..block.count {
             block.script_into(index, &mut script.steps, previous);
             previous = Some(index);
-            let digest = match guarded_into(&mut rec, &reference, &block.policy, &script) {
-                Ok(()) => rec.digest().unwrap_or(0),
-                Err(_) => 0,
-            };
-            bytes.extend_from_slice(&digest.to_le_bytes());
+            digests.push(
+                match guarded_into(&mut rec, &reference, &block.policy, &script) {
+                    Ok(()) => rec.digest().unwrap_or(0),
+                    Err(_) => 0,
+                },
+            );
         }
     }
-    bytes
+    crate::digests::encode(DIGESTS_HEADER, total, digests.into_iter())
 }
 
 /// How many threads the comparison uses: the cases are split between them.
@@ -619,7 +573,7 @@ mod tests {
     #[test]
     fn handed_digests_give_the_same_verdicts() {
         let bytes = reference_digests();
-        let known = Digests::decode(&bytes).expect("the reference's own digests are taken");
+        let known = decode_digests(&bytes).expect("the reference's own digests are taken");
         let run = |imp: &Learner| {
             compare_tracked(imp, &AtomicUsize::new(0), &Default::default(), Some(&known))
         };
@@ -635,7 +589,7 @@ mod tests {
     #[test]
     fn a_digest_that_does_not_match_is_compared_in_full() {
         let bytes = reference_digests();
-        let mut known = Digests::decode(&bytes).expect("taken");
+        let mut known = decode_digests(&bytes).expect("taken");
         // Digests that match nothing, none, and the next case's: the correct code still
         // passes (each case is then compared with a run of the reference).
         for (index, digest) in [
@@ -658,31 +612,28 @@ mod tests {
     #[test]
     fn digests_of_another_space_or_another_reference_are_refused() {
         let bytes = reference_digests();
-        assert!(Digests::decode(&bytes).is_some());
-        assert!(Digests::decode(&bytes[1..]).is_none(), "no header");
+        assert!(decode_digests(&bytes).is_some());
+        assert!(decode_digests(&bytes[1..]).is_none(), "no header");
         // Made from another state of the checks or the reference: another header.
         let header = DIGESTS_HEADER.len();
         let mut other = b"kit build3 exhaustive reference digests v1 0123456789abcdef\n".to_vec();
         assert_eq!(other.len(), header, "a state is 16 hex digits");
         assert_ne!(&other[..], DIGESTS_HEADER);
         other.extend_from_slice(&bytes[header..]);
+        assert!(decode_digests(&other).is_none(), "another state of the kit");
         assert!(
-            Digests::decode(&other).is_none(),
-            "another state of the kit"
-        );
-        assert!(
-            Digests::decode(&bytes[..bytes.len() - 8]).is_none(),
+            decode_digests(&bytes[..bytes.len() - 8]).is_none(),
             "a case short"
         );
         let mut longer = bytes.clone();
         longer.extend_from_slice(&[0; 8]);
-        assert!(Digests::decode(&longer).is_none(), "a case more");
+        assert!(decode_digests(&longer).is_none(), "a case more");
         // Every digest shifted by one case: digests of other runs under the right header. The
         // spot checks catch it.
         let mut shifted = bytes[..header].to_vec();
         shifted.extend_from_slice(&bytes[header + 8..]);
         shifted.extend_from_slice(&bytes[header..header + 8]);
-        assert!(Digests::decode(&shifted).is_none(), "digests of other runs");
+        assert!(decode_digests(&shifted).is_none(), "digests of other runs");
     }
 
     #[test]

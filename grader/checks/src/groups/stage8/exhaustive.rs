@@ -62,12 +62,9 @@ pub fn case_text(case: &Case, number: usize) -> String {
 /// Whether `text` is exactly the file the check saves for some case of the space: that
 /// case's number ([`crate::group::Group::saved_case`]).
 pub fn saved_case(text: &str) -> Option<usize> {
-    let number = crate::groups::build3::exhaustive::number_in_header(
-        text,
-        "Case ",
-        " of stage8's exhaustive check:",
-    )?;
-    (case_text(&case(number)?, number) == text).then_some(number)
+    crate::feedback::saved_case_number(text, " of stage8's exhaustive check:", |n| {
+        Some(case_text(&case(n)?, n))
+    })
 }
 
 /// A case as a scenario file's contents (`cargo run -p grader -- scenario FILE` replays it).
@@ -104,8 +101,7 @@ pub struct Difference {
 /// once ([`reference_digests`]) and hands them to the check, which then runs only the
 /// learner's code on a case whose digest matches. Without them (a harness run by hand, the
 /// kit's own tests) the check runs the reference itself.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Digests(Vec<u64>);
+pub use crate::digests::Digests;
 
 /// The first line of [`reference_digests`]' bytes: what they are, in which layout, and
 /// from which state of the checks and the reference (see `grader/checks/build.rs`).
@@ -116,37 +112,12 @@ const DIGESTS_HEADER: &[u8] = concat!(
 )
 .as_bytes();
 
-/// How many cases, spread over the space, a harness runs on the reference to check handed
-/// digests before trusting them.
-const SPOT_CHECKS: usize = 32;
-
-impl Digests {
-    /// The digest of the reference's run of 0-based case `index`; `None` when it has none.
-    fn get(&self, index: usize) -> Option<u64> {
-        self.0.get(index).copied().filter(|d| *d != 0)
-    }
-
-    /// Reads bytes made by [`reference_digests`]; `None` unless they were made from the same
-    /// state of the checks and the reference as this code (the header says), they are
-    /// digests of exactly this space, and the reference's runs of a sample of cases, made
-    /// here, have the same digests.
-    pub fn decode(bytes: &[u8]) -> Option<Digests> {
-        let body = bytes.strip_prefix(DIGESTS_HEADER)?;
-        let space = Space::new();
-        let total = space.total();
-        if body.len() != total * 8 {
-            return None;
-        }
-        let digests = Digests(
-            body.chunks_exact(8)
-                .map(|c| u64::from_le_bytes(c.try_into().unwrap_or_default()))
-                .collect(),
-        );
-        let agrees = (0..SPOT_CHECKS)
-            .map(|k| k * total / SPOT_CHECKS)
-            .all(|index| reference_digest_of(&space, index) == digests.get(index));
-        agrees.then_some(digests)
-    }
+/// Reads the bytes [`reference_digests`] made ([`Digests::decode`]).
+pub fn decode_digests(bytes: &[u8]) -> Option<Digests> {
+    let space = Space::new();
+    Digests::decode(bytes, DIGESTS_HEADER, space.total(), |index| {
+        reference_digest_of(&space, index)
+    })
 }
 
 /// The reference's digest of 0-based case `index`, made here.
@@ -156,18 +127,13 @@ fn reference_digest_of(space: &Space, index: usize) -> Option<u64> {
 }
 
 /// Runs the reference on every case and returns the digests of its runs as bytes for
-/// [`Digests::decode`]. The grader calls it once per state of the checks and the reference,
+/// [`decode_digests`]. The grader calls it once per state of the checks and the reference,
 /// keeps the bytes, and writes them to the exhaustive check's standard input.
 pub fn reference_digests() -> Vec<u8> {
     let space = Space::new();
     let total = space.total();
-    let mut bytes = Vec::with_capacity(DIGESTS_HEADER.len() + total * 8);
-    bytes.extend_from_slice(DIGESTS_HEADER);
-    for index in 0..total {
-        let digest = reference_digest_of(&space, index).unwrap_or(0);
-        bytes.extend_from_slice(&digest.to_le_bytes());
-    }
-    bytes
+    let digests = (0..total).map(|index| reference_digest_of(&space, index).unwrap_or(0));
+    crate::digests::encode(DIGESTS_HEADER, total, digests)
 }
 
 /// How many cases the learner's side is asked for at a time: a runner's answer to one
@@ -641,7 +607,7 @@ mod tests {
     #[test]
     fn handed_digests_are_taken_and_guarded() {
         let bytes = reference_digests();
-        let known = Digests::decode(&bytes).expect("the reference's own digests are taken");
+        let known = decode_digests(&bytes).expect("the reference's own digests are taken");
         let n = compare(
             &super::super::reference(),
             &AtomicUsize::new(0),
@@ -649,9 +615,9 @@ mod tests {
             Some(&known),
         );
         assert_eq!(n.ok(), Some(total()));
-        assert!(Digests::decode(&bytes[1..]).is_none(), "no header");
+        assert!(decode_digests(&bytes[1..]).is_none(), "no header");
         assert!(
-            Digests::decode(&bytes[..bytes.len() - 8]).is_none(),
+            decode_digests(&bytes[..bytes.len() - 8]).is_none(),
             "a case short"
         );
         // Every digest shifted by one case: the spot checks catch it.
@@ -659,7 +625,7 @@ mod tests {
         let mut shifted = bytes[..header].to_vec();
         shifted.extend_from_slice(&bytes[header + 8..]);
         shifted.extend_from_slice(&bytes[header..header + 8]);
-        assert!(Digests::decode(&shifted).is_none(), "digests of other runs");
+        assert!(decode_digests(&shifted).is_none(), "digests of other runs");
     }
 
     /// Reports a rejected lookup as the provider's unavailability: a difference only where
