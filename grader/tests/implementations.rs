@@ -743,14 +743,25 @@ fn grade_settled(
     format: FormatSetting,
     settings: &RunSettings,
 ) -> (Summary, String) {
-    let launcher = launcher.env(IMPL_VAR, label);
     let args = Arguments {
         filter: (!filter.is_empty()).then(|| filter.to_string()),
         format: Some(format),
         ..Arguments::default()
     };
+    grade_with_args(group, launcher, label, &args, settings)
+}
+
+/// Runs `group`'s checks that `args` select against `label`.
+fn grade_with_args(
+    group: &Group,
+    launcher: Launcher,
+    label: &str,
+    args: &Arguments,
+    settings: &RunSettings,
+) -> (Summary, String) {
+    let launcher = launcher.env(IMPL_VAR, label);
     let mut out = Vec::new();
-    let summary = suite::run(group, &launcher, &args, settings, &mut out)
+    let summary = suite::run(group, &launcher, args, settings, &mut out)
         .expect("printing into memory cannot fail");
     (summary, String::from_utf8_lossy(&out).into_owned())
 }
@@ -2297,7 +2308,6 @@ fn mistake_trial(m: &'static Mistake) -> Trial {
                 grade_group(m.group, m.label, "", 10.0, FormatSetting::Pretty)
             } else {
                 let me = std::env::current_exe().expect("the test binary knows its own path");
-                let launcher = Launcher::new(me).env(IMPL_VAR, m.label);
                 let args = Arguments {
                     skip: vec!["exhaustive::".to_string()],
                     format: Some(FormatSetting::Pretty),
@@ -2307,10 +2317,7 @@ fn mistake_trial(m: &'static Mistake) -> Trial {
                     unfinished_hint: "Write its body.".into(),
                     ..RunSettings::new(m.label, Duration::from_secs(10))
                 };
-                let mut out = Vec::new();
-                let summary = suite::run(m.group, &launcher, &args, &settings, &mut out)
-                    .expect("printing into memory cannot fail");
-                (summary, String::from_utf8_lossy(&out).into_owned())
+                grade_with_args(m.group, Launcher::new(me), m.label, &args, &settings)
             };
             let failing: Vec<&str> = summary
                 .runs
