@@ -130,10 +130,18 @@ pub(crate) fn confine(command: &mut Command, root: &Path, target: &Path) -> Vec<
                 writable.push(file);
             }
         }
-        for readable_part in ["bin", "config.toml", "config"] {
-            let part = cargo_home.join(readable_part);
-            if part.exists() {
-                readable.push(part);
+        let bin = cargo_home.join("bin");
+        if bin.is_dir() {
+            readable.push(bin);
+        }
+        // Cargo's configuration may hold a registry token too (`[registry] token`): read
+        // only when it holds none.
+        for config in ["config.toml", "config"] {
+            let config = cargo_home.join(config);
+            let tokenless = std::fs::read_to_string(&config)
+                .is_ok_and(|text| !text.to_ascii_lowercase().contains("token"));
+            if tokenless {
+                readable.push(config);
             }
         }
     }
@@ -556,6 +564,18 @@ mod tests {
             }
             assert!(!ok && said.contains("Permission denied"), "{said}");
             assert!(!said.contains("token ="), "{said}");
+            // Nor a configuration that holds a registry token.
+            let config = credentials.with_file_name("config.toml");
+            if !config.exists() {
+                std::fs::write(&config, "[registry]\ntoken = \"kit-test-not-a-token\"\n").unwrap();
+                let (ok, said) = compile(format!(
+                    "pub const CONFIG: &str = include_str!({:?});\n",
+                    config.display()
+                ));
+                let _ = std::fs::remove_file(&config);
+                assert!(!ok && said.contains("Permission denied"), "{said}");
+                assert!(!said.contains("token ="), "{said}");
+            }
         }
         // It writes nowhere but its target folder: not beside the file it names either.
         let (ok, said) = compile(format!(
