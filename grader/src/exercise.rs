@@ -26,6 +26,10 @@ pub struct Exercise {
     pub group: String,
     /// The lesson's title.
     pub title: String,
+    /// A few words that say what the lesson's function is, after the title in the README's
+    /// table of lessons (`dev update` writes it).
+    #[serde(default)]
+    pub summary: Option<String>,
     /// The function the learner writes.
     pub function: String,
     /// The learner's file, relative to the kit folder.
@@ -267,126 +271,8 @@ mod tests {
         }
     }
 
-    /// The paragraphs, list items and table rows of a Markdown text, each as one string.
-    fn units(text: &str) -> Vec<String> {
-        let mut units = Vec::new();
-        let mut current = String::new();
-        for line in text.lines() {
-            let trimmed = line.trim_start();
-            let starts_unit = trimmed.is_empty()
-                || trimmed.starts_with('|')
-                || trimmed.starts_with("- ")
-                || trimmed.starts_with('#')
-                || trimmed
-                    .split_once(". ")
-                    .is_some_and(|(n, _)| n.parse::<u32>().is_ok());
-            if starts_unit && !current.trim().is_empty() {
-                units.push(std::mem::take(&mut current));
-            }
-            if trimmed.starts_with('|') || trimmed.starts_with('#') {
-                units.push(line.to_string());
-            } else if !trimmed.is_empty() {
-                current.push_str(line);
-                current.push('\n');
-            }
-        }
-        if !current.trim().is_empty() {
-            units.push(current);
-        }
-        units
-    }
-
-    /// Every rule a lesson states with "must" or "never" names the check that enforces it,
-    /// and its table of rules and checks names every check of the group, and only those.
-    #[test]
-    fn every_must_and_never_names_its_check() {
-        let root = build_root();
-        for group in GROUPS {
-            let exercise = Exercise::load(&root, group.name).unwrap();
-            let lesson =
-                std::fs::read_to_string(exercise.dir(&root).join(&exercise.lesson)).unwrap();
-            let names: Vec<&str> = group.checks.iter().map(|c| c.name).collect();
-            let named = |unit: &str| names.iter().any(|n| unit.contains(&format!("`{n}`")));
-            for unit in units(&lesson) {
-                let lower = unit.to_lowercase();
-                let words: Vec<&str> = lower
-                    .split(|c: char| !c.is_alphanumeric() && c != '_')
-                    .collect();
-                if (words.contains(&"must") || words.contains(&"never")) && !named(&unit) {
-                    panic!(
-                        "exercises/{}/lesson.md states a rule without naming its check:\n{unit}",
-                        group.name
-                    );
-                }
-            }
-            let table = lesson
-                .split("## The rules and the checks that enforce them")
-                .nth(1)
-                .unwrap_or_else(|| panic!("{}: no table of rules and checks", group.name));
-            let table = table.split("\n## ").next().unwrap_or_default();
-            for name in &names {
-                assert!(
-                    table.contains(&format!("`{name}`")),
-                    "{}: the table of rules does not name {name}",
-                    group.name
-                );
-            }
-            for word in table.split('`').skip(1).step_by(2) {
-                let is_name = word.split_once("::").is_some_and(|(m, n)| {
-                    !m.is_empty()
-                        && !n.is_empty()
-                        && (m.to_string() + n)
-                            .chars()
-                            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
-                });
-                if is_name {
-                    assert!(
-                        names.contains(&word),
-                        "{}: the table names {word}, which is not a check of the group",
-                        group.name
-                    );
-                }
-            }
-        }
-    }
-
-    /// Each situation a lesson's `info.toml` declares has its predicate in the group's code,
-    /// and each predicate its declaration, in the same order; the lesson names the folder of
-    /// the learner's scenarios and says each situation in the words `info.toml` gives.
-    #[test]
-    fn every_declared_situation_has_its_predicate_and_the_lesson_says_it() {
-        let root = build_root();
-        for group in GROUPS {
-            let review = Review::load(&root, group.name)
-                .unwrap()
-                .unwrap_or_else(|| panic!("{}: no [review] in info.toml", group.name));
-            let declared: Vec<&str> = review.situations.iter().map(|s| s.id.as_str()).collect();
-            assert_eq!(
-                declared,
-                (group.situations)(),
-                "{}: the situations info.toml declares, and those the group's code recognises",
-                group.name
-            );
-            let exercise = Exercise::load(&root, group.name).unwrap();
-            let lesson =
-                std::fs::read_to_string(exercise.dir(&root).join(&exercise.lesson)).unwrap();
-            let folder = review.scenarios.display().to_string();
-            assert!(
-                lesson.contains(&format!("{folder}/")),
-                "{}: the lesson names {folder}/",
-                group.name
-            );
-            let flat = lesson.split_whitespace().collect::<Vec<_>>().join(" ");
-            for situation in &review.situations {
-                assert!(
-                    flat.contains(&situation.words),
-                    "{}: the lesson says {:?}",
-                    group.name,
-                    situation.words
-                );
-            }
-        }
-    }
+    // The lesson's rules, its table of checks and its review situations: `crate::authoring`
+    // (`dev check`), whose tests run it on the kit.
 
     #[test]
     fn the_review_table_is_read_apart_and_its_keys_checked() {

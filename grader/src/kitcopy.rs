@@ -51,26 +51,14 @@ pub fn fresh_files(source: &Path, untracked: Untracked) -> io::Result<Files> {
         if lesson_files.contains(&path) || path == Path::new(LOG_FILE) {
             continue;
         }
-        // What a learner may change is taken as committed.
-        let learners = path.starts_with("practice") || path == Path::new("Cargo.lock");
-        let content = match (learners, tracked.is_some()) {
-            (true, true) => {
-                let committed = git_show(source, &path)?;
-                if std::fs::read(source.join(&path)).is_ok_and(|now| now != committed) {
-                    eprintln!(
-                        "note: kit copies take {} as committed; the working tree's differs \
-                         (a learner's change, or a change to the kit not committed yet)",
-                        path.display()
-                    );
-                }
-                committed
-            }
-            _ => match std::fs::read(source.join(&path)) {
-                Ok(content) => content,
-                // Tracked but deleted in the working tree: the copy does not have it either.
-                Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
-                Err(e) => return Err(e),
-            },
+        // Every kit-owned file as the working tree has it (an author's change not yet
+        // committed is what a copy tests); the learners' files are the stubs (below), and
+        // files git does not track in practice/ are left out (they are the learner's).
+        let content = match std::fs::read(source.join(&path)) {
+            Ok(content) => content,
+            // Tracked but deleted in the working tree: the copy does not have it either.
+            Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(e),
         };
         files.insert(path, content);
     }
@@ -144,21 +132,6 @@ fn git_tracked(root: &Path, untracked: Untracked) -> Option<Vec<PathBuf>> {
         Untracked::Left => {}
     }
     Some(files)
-}
-
-fn git_show(root: &Path, path: &Path) -> io::Result<Vec<u8>> {
-    let spec = format!("HEAD:{}", path.to_string_lossy().replace('\\', "/"));
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(root)
-        .args(["show", &spec])
-        .output()?;
-    if out.status.success() {
-        Ok(out.stdout)
-    } else {
-        // A file added but not committed yet: the working tree's.
-        std::fs::read(root.join(path))
-    }
 }
 
 /// Every file under `root` but build output, git's folder and the learner's backups.

@@ -17,6 +17,7 @@
 //! `grader-checks` crate, which runs inside the child processes. The project's own tests
 //! drive all of this with test-only implementations; see `grader/tests/implementations.rs`.
 
+pub mod authoring;
 pub mod borrowed;
 mod bounded;
 pub mod bundle;
@@ -36,11 +37,13 @@ pub mod replay;
 pub mod reports;
 pub mod reset;
 pub mod sanitise;
+pub mod scaffold;
 pub mod scratch;
 pub mod seed;
 pub mod self_review;
 pub mod suite;
 pub mod toml_file;
+pub mod wiring;
 pub mod workspace;
 
 pub use child::{output_section, stop_running_checks, JobEnd, Launcher, Ran, Session};

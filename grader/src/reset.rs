@@ -271,6 +271,7 @@ mod tests {
         let exercise = Exercise {
             group: "build3".into(),
             title: "t".into(),
+            summary: None,
             function: "f".into(),
             file: "practice/src/lib.rs".into(),
             stub: "stub.rs".into(),

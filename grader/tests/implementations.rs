@@ -59,7 +59,19 @@ fn serve(group: &str, job: &grader_checks::Job) -> Option<grader_checks::Report>
             }))
         }
         "stage8" => Some(stage8::run(job, &impls::stage8(label)?)),
-        _ => None,
+        // A lesson that keeps its trials in its own folder.
+        name => {
+            let trials = groups::group(name)?.trials?;
+            if in_runner(group) {
+                (trials.function)(label)?;
+                match runner() {
+                    Ok(runner) => (trials.run)(label, job, Some(runner)),
+                    Err(message) => Some(kit_bug(message)),
+                }
+            } else {
+                (trials.run)(label, job, None)
+            }
+        }
     }
 }
 
@@ -78,7 +90,7 @@ const IN_PROCESS_LABELS: [&str; 3] = ["names_its_parent", "kills_its_parent", "s
 
 /// Whether this harness runs `group`'s learner's code in a runner.
 fn in_runner(group: &str) -> bool {
-    matches!(group, "build2" | "build3" | "stage8")
+    groups::group(group).is_some()
         && std::env::var_os(IN_PROCESS_VAR).is_none()
         && !LABEL
             .get()
@@ -109,7 +121,9 @@ fn runner_function(group: &str) -> Result<kit_runner::runner::Function, String> 
             Some(stage8::Learner::Here(f)) => Some(kit_runner::runner::Function::Stage8(f)),
             _ => None,
         },
-        _ => None,
+        name => groups::group(name)
+            .and_then(|g| g.trials)
+            .and_then(|trials| (trials.function)(label)),
     };
     function.ok_or_else(|| format!("no {group} implementation {label:?} for a runner"))
 }
@@ -142,7 +156,9 @@ fn main() -> ExitCode {
     let mut all = trials();
     all.extend(stage8_trials());
     all.extend(build2_trials());
+    all.extend(lesson_trials());
     all.extend(MISTAKES.iter().map(mistake_trial));
+    all.extend(lesson_mistake_trials());
     #[cfg(target_os = "linux")]
     all.extend(fork_trials());
     #[cfg(target_os = "linux")]
@@ -1359,6 +1375,7 @@ fn trials() -> Vec<Trial> {
                 let exercise = grader::Exercise {
                     group: "build3".into(),
                     title: build3::GROUP.title.into(),
+                    summary: None,
                     function: build3::GROUP.function.into(),
                     file: "practice/src/lib.rs".into(),
                     stub: "stub.rs".into(),
@@ -1630,42 +1647,82 @@ fn grade2(label: &str, filter: &str) -> (Summary, String) {
     grade_group(&build2::GROUP, label, filter, 10.0, FormatSetting::Pretty)
 }
 
+/// Every registered lesson, with no list to extend: the reference and the correct test
+/// implementation pass every check, the stub is unfinished on every check, and code that
+/// spins, panics or aborts never passes, each named for what it did.
+fn lesson_trials() -> Vec<Trial> {
+    let mut trials = Vec::new();
+    for group in groups::GROUPS {
+        let total = group.checks.len();
+        trials.push(Trial::test(
+            format!("{}_reference_and_correct_pass_every_check", group.name),
+            move || {
+                for label in ["reference", "correct"] {
+                    let (summary, out) = grade_group(group, label, "", 30.0, FormatSetting::Pretty);
+                    ensure(summary.all_passed() && summary.runs.len() == total, || {
+                        format!("{label}:\n{out}")
+                    })?;
+                }
+                Ok(())
+            },
+        ));
+        trials.push(Trial::test(
+            format!("{}_stub_is_unfinished_everywhere", group.name),
+            move || {
+                let (summary, out) = grade_group(group, "stub", "", 30.0, FormatSetting::Pretty);
+                ensure(summary.count(Status::Unfinished) == total, || out.clone())?;
+                ensure(
+                    out.contains(&format!("{} reached todo!() at ", group.function)),
+                    || out.clone(),
+                )
+            },
+        ));
+        trials.push(Trial::test(
+            format!("{}_hostile_code_never_passes", group.name),
+            move || {
+                let first = group.checks[0].name;
+                for (label, kind) in [
+                    ("spins", FailureKind::Timeout),
+                    ("aborts", FailureKind::Crash),
+                    ("panics", FailureKind::Panic),
+                ] {
+                    let (summary, out) =
+                        grade_group(group, label, first, 0.5, FormatSetting::Pretty);
+                    expect_failed(&summary, first, kind, &[]).map_err(|e| {
+                        format!("{label}: {}\n{out}", e.message().unwrap_or_default())
+                    })?;
+                }
+                Ok(())
+            },
+        ));
+    }
+    trials
+}
+
+/// The realistic mistakes of every lesson that keeps its trials in its own folder
+/// ([`grader_checks::group::Trials`]), each graded as a row of [`MISTAKES`] is.
+fn lesson_mistake_trials() -> Vec<Trial> {
+    groups::GROUPS
+        .iter()
+        .filter_map(|group| Some((*group, group.trials?)))
+        .flat_map(|(group, trials)| {
+            trials.mistakes.iter().map(move |m| {
+                let row: &'static Mistake = Box::leak(Box::new(Mistake {
+                    group,
+                    label: m.label,
+                    first: (m.first, m.says),
+                    also: &[],
+                }));
+                mistake_trial(row)
+            })
+        })
+        .collect()
+}
+
 fn build2_trials() -> Vec<Trial> {
-    let total = build2::GROUP.checks.len();
-    vec![
-        Trial::test("build2_reference_and_correct_pass_every_check", move || {
-            for label in ["reference", "correct"] {
-                let (summary, out) = grade2(label, "");
-                ensure(summary.all_passed() && summary.runs.len() == total, || {
-                    out.clone()
-                })?;
-            }
-            Ok(())
-        }),
-        Trial::test("build2_stub_is_unfinished_everywhere", move || {
-            let (summary, out) = grade2("stub", "");
-            ensure(summary.count(Status::Unfinished) == total, || out.clone())?;
-            ensure(out.contains("fetch reached todo!() at "), || out.clone())
-        }),
-        Trial::test("build2_hostile_code_never_passes", || {
-            for (label, kind) in [
-                ("spins", FailureKind::Timeout),
-                ("aborts", FailureKind::Crash),
-                ("panics", FailureKind::Panic),
-            ] {
-                let (summary, out) = grade_group(
-                    &build2::GROUP,
-                    label,
-                    "statuses::server",
-                    0.5,
-                    FormatSetting::Pretty,
-                );
-                expect_failed(&summary, "statuses::server_errors_are_transient", kind, &[])
-                    .map_err(|e| format!("{label}: {}\n{out}", e.message().unwrap_or_default()))?;
-            }
-            Ok(())
-        }),
-        Trial::test("build2_exhaustive_check_prints_a_replayable_case", || {
+    vec![Trial::test(
+        "build2_exhaustive_check_prints_a_replayable_case",
+        || {
             let (summary, out) = grade2("parses_fractions", "exhaustive::");
             let Some(Outcome::Failed { message, .. }) =
                 summary.outcome("exhaustive::matches_reference_on_every_case")
@@ -1684,8 +1741,8 @@ fn build2_trials() -> Vec<Trial> {
             ensure(theirs != ours, || {
                 format!("the printed case does not reproduce the difference:\n{file}")
             })
-        }),
-    ]
+        },
+    )]
 }
 
 /// The processes whose command line holds `arg` (Linux: read from /proc).

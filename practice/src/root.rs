@@ -1,4 +1,5 @@
-//! The practice crate's root. The kit owns this file; you write in the lesson files:
+//! The practice crate's root. The kit owns this file (`cargo run -p grader -- dev update`
+//! writes it from `exercises/lessons.toml`); you write in the lesson files:
 //!
 //! | lesson | your file | your function |
 //! |---|---|---|
@@ -7,9 +8,8 @@
 //! | stage8 | `src/gateway.rs` | `lookup_availability` |
 //!
 //! Each lesson's file is a module named after its lesson, compiled only when the lesson's
-//! feature is on. The grader turns on one
-//! lesson at a time, so a half-written file never blocks another lesson; your editor and a
-//! plain `cargo build` turn them all on.
+//! feature is on. The grader turns on one lesson at a time, so a half-written file never
+//! blocks another lesson; your editor and a plain `cargo build` turn them all on.
 //!
 //! The shared types are re-exported here from `kit-types` (documented: `cargo doc --open -p
 //! kit-types`), so your files can name them as `kit_types::…` or `crate::…`.
@@ -40,12 +40,12 @@ pub use stage8::lookup_availability;
 // `cargo build` never compiles them.
 #[cfg(all(kit_glue, feature = "build2"))]
 #[unsafe(no_mangle)]
-static KIT_LEARNER_BUILD2: kit_types::graded::FetchFn = |m, u, t| build2::fetch(m, u, t);
+static KIT_LEARNER_BUILD2: kit_types::graded::FetchFn = |a0, a1, a2| build2::fetch(a0, a1, a2);
 #[cfg(all(kit_glue, feature = "build3"))]
 #[unsafe(no_mangle)]
 static KIT_LEARNER_BUILD3: kit_types::graded::RetryFn =
-    |p, r, s, l| build3::retry_request(p, r, s, l);
+    |a0, a1, a2, a3| build3::retry_request(a0, a1, a2, a3);
 #[cfg(all(kit_glue, feature = "stage8"))]
 #[unsafe(no_mangle)]
 static KIT_LEARNER_STAGE8: kit_types::graded::LookupFn =
-    |g, item| stage8::lookup_availability(g, item);
+    |a0, a1| stage8::lookup_availability(a0, a1);

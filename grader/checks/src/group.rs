@@ -87,6 +87,41 @@ pub struct Group {
     /// The ids of the situations the lesson asks the learner's own scenarios to cover, in
     /// order, as the group's code recognises them ([`situation_ids`]).
     pub situations: fn() -> Vec<&'static str>,
+    /// The lesson's test implementations, when it keeps them in its own folder: the kit's
+    /// tests grade each of them through the grader, with no list of lessons to extend.
+    pub trials: Option<Trials>,
+}
+
+/// A lesson's test implementations of its function, by label — at least `correct`, `stub`,
+/// `spins`, `panics` and `aborts`, and each realistic mistake — for the kit's own tests
+/// (`grader/tests/implementations.rs`), which grade each through the grader as a learner's
+/// code is graded. Never used to grade a learner.
+#[derive(Debug, Clone, Copy)]
+pub struct Trials {
+    /// Runs `job` on implementation `label`: in `runner` when one is given (started for
+    /// this check, it holds [`Trials::function`]'s side), otherwise in this process. `None`
+    /// for a label the lesson does not have.
+    pub run: fn(
+        label: &str,
+        job: &Job,
+        runner: Option<std::sync::Arc<kit_runner::remote::Runner>>,
+    ) -> Option<Report>,
+    /// Implementation `label` as a runner holds it.
+    pub function: fn(label: &str) -> Option<kit_runner::runner::Function>,
+    /// The realistic mistakes among the labels, each with the check that must catch it
+    /// first and the words its message must hold.
+    pub mistakes: &'static [Mistake],
+}
+
+/// A realistic mistake a lesson's test implementation makes, and how the checks must say so.
+#[derive(Debug, Clone, Copy)]
+pub struct Mistake {
+    /// The test implementation's label.
+    pub label: &'static str,
+    /// The first check, in the lesson's order, that fails.
+    pub first: &'static str,
+    /// Words its message holds.
+    pub says: &'static [&'static str],
 }
 
 /// Data the grader computes where no code under test runs, once per state of the checks and

@@ -5,6 +5,7 @@
 
 mod all;
 mod bundle;
+mod dev;
 mod grade;
 mod guide;
 mod list;
@@ -90,6 +91,9 @@ enum Command {
     Grade(grade::GradeArgs),
     /// For instructors: write a platform's autograder (gradescope, exercism, classroom).
     Bundle(bundle::BundleArgs),
+    /// For lesson authors: `dev update` writes the wiring from exercises/lessons.toml, `dev
+    /// check` checks every lesson, `dev new NAME` scaffolds one.
+    Dev(dev::DevArgs),
     /// Internal: run one job on the reference (the grader starts this itself).
     #[command(name = "__check", hide = true)]
     Check {
@@ -207,6 +211,7 @@ fn dispatch(matches: &clap::ArgMatches) -> Outcome {
         Command::Watch(args) => watch::watch(root, args),
         Command::Grade(args) => grade::grade(root, args),
         Command::Bundle(args) => bundle::bundle(root, args),
+        Command::Dev(args) => dev::dev(root, args),
     }
 }
 

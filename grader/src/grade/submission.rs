@@ -356,6 +356,7 @@ mod tests {
         Exercise {
             group: "build3".into(),
             title: "Retry".into(),
+            summary: None,
             function: "retry_request".into(),
             file: PathBuf::from(file),
             stub: PathBuf::from("stub.rs"),

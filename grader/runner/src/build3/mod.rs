@@ -376,8 +376,14 @@ impl Wire for Told {
     }
 }
 
+/// What a runner keeps between one check's questions: nothing.
+pub type State = ();
+
+/// How many threads besides the main one its questions run the function on.
+pub const WORKERS: usize = 1;
+
 /// [`serve`] on a request's bytes; `None` when they are not a request.
-pub fn serve_bytes(imp: RetryFn, ask: &[u8]) -> Option<Vec<u8>> {
+pub fn serve_bytes(imp: RetryFn, ask: &[u8], _: &mut State) -> Option<Vec<u8>> {
     let ask: Ask = wire::decode(ask)?;
     Some(wire::encode(&serve(imp, &ask)))
 }

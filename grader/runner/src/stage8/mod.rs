@@ -183,8 +183,15 @@ pub fn serve(f: LookupFn, ask: &Ask, session: &mut Option<Session>) -> Option<To
     })
 }
 
+/// What a runner keeps between one check's questions: the check's gateway.
+pub type State = Option<Session>;
+
+/// How many threads besides the main one its questions run the function on: the
+/// concurrent lookups'.
+pub const WORKERS: usize = session::THREADS;
+
 /// [`serve`] on a question's bytes; `None` when they are not a question it can answer.
-pub fn serve_bytes(f: LookupFn, ask: &[u8], session: &mut Option<Session>) -> Option<Vec<u8>> {
+pub fn serve_bytes(f: LookupFn, ask: &[u8], session: &mut State) -> Option<Vec<u8>> {
     let ask: Ask = wire::decode(ask)?;
     serve(f, &ask, session).map(|told| wire::encode(&told))
 }

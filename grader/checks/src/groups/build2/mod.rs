@@ -54,8 +54,8 @@ pub fn reference() -> Learner {
 /// The build2 group.
 pub const GROUP: Group = Group {
     name: "build2",
-    title: "Declared transient HTTP failures",
-    function: "fetch",
+    title: super::declared::build2::TITLE,
+    function: super::declared::build2::FUNCTION,
     checks: CHECK_INFO,
     saved_case: Some(exhaustive::saved_case),
     scenario_shape: "one [[call]] per call of fetch, each with a reply or a transport failure",
@@ -67,6 +67,7 @@ pub const GROUP: Group = Group {
     run_reference: |job| run(job, &reference()),
     check_input: None,
     situations: group::situation_ids::<scenario::FetchScenario>,
+    trials: None,
 };
 
 /// Runs one job of this group against `learner`, in this process.

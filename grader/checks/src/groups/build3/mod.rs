@@ -53,8 +53,8 @@ pub fn reference() -> Learner {
 /// The build3 group.
 pub const GROUP: Group = Group {
     name: "build3",
-    title: "Retry transient failures",
-    function: "retry_request",
+    title: super::declared::build3::TITLE,
+    function: super::declared::build3::FUNCTION,
     checks: CHECK_INFO,
     saved_case: Some(exhaustive::saved_case),
     scenario_shape: "optional [policy] settings and one [[outcome]] per call of request",
@@ -70,6 +70,7 @@ pub const GROUP: Group = Group {
         make: exhaustive::reference_digests,
     }),
     situations: group::situation_ids::<scenario::Scenario>,
+    trials: None,
 };
 
 /// Runs one job of this group against `learner`, in this process.

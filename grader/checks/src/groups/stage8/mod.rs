@@ -49,8 +49,8 @@ pub fn reference() -> Learner {
 /// The stage8 group.
 pub const GROUP: Group = Group {
     name: "stage8",
-    title: "One lookup, one budget",
-    function: "lookup_availability",
+    title: super::declared::stage8::TITLE,
+    function: super::declared::stage8::FUNCTION,
     checks: CHECK_INFO,
     saved_case: Some(exhaustive::saved_case),
     scenario_shape: "optional [gateway] settings, [[lookup]] tables for the lookups and one \
@@ -67,6 +67,7 @@ pub const GROUP: Group = Group {
         make: exhaustive::reference_digests,
     }),
     situations: group::situation_ids::<scenario::GatewayScenario>,
+    trials: None,
 };
 
 /// Every field of a gateway configuration, in one line: what a failure and a scenario run
