@@ -4,6 +4,7 @@
 //! | lesson | your file | your function |
 //! |---|---|---|
 //! | build2 | `src/fetch.rs` | `fetch` |
+//! | narrow | `src/narrow.rs` | `handle_attempt` |
 //! | build3 | `src/lib.rs` | `retry_request` |
 //! | stage8 | `src/gateway.rs` | `lookup_availability` |
 //!
@@ -21,6 +22,13 @@ pub use kit_types::*;
 mod build2;
 #[cfg(feature = "build2")]
 pub use build2::fetch;
+
+#[cfg(feature = "narrow")]
+#[path = "narrow.rs"]
+#[allow(hidden_glob_reexports)]
+mod narrow;
+#[cfg(feature = "narrow")]
+pub use narrow::handle_attempt;
 
 #[cfg(feature = "build3")]
 #[path = "lib.rs"]
@@ -41,6 +49,9 @@ pub use stage8::lookup_availability;
 #[cfg(all(kit_glue, feature = "build2"))]
 #[unsafe(no_mangle)]
 static KIT_LEARNER_BUILD2: kit_types::graded::FetchFn = |a0, a1, a2| build2::fetch(a0, a1, a2);
+#[cfg(all(kit_glue, feature = "narrow"))]
+#[unsafe(no_mangle)]
+static KIT_LEARNER_NARROW: kit_types::narrow::AttemptFn = |a0| narrow::handle_attempt(a0);
 #[cfg(all(kit_glue, feature = "build3"))]
 #[unsafe(no_mangle)]
 static KIT_LEARNER_BUILD3: kit_types::graded::RetryFn =

@@ -1,0 +1,71 @@
+//! narrow · Narrow exception handling: `handle_attempt`, one attempt's result handled
+//! narrowly.
+//!
+//! - `checks`: one named check per rule of the lesson, then an exhaustive comparison with
+//!   the reference ([`exhaustive`]).
+//! - [`attempt`]: hands an implementation one attempt and records what it did, here or in
+//!   the runner that holds the learner's code.
+//! - [`scenario`]: the narrow scenario format (a list of attempts) and its runner;
+//!   `situations`: what the lesson asks the learner's own scenarios to cover.
+
+pub mod attempt;
+mod checks;
+pub mod exhaustive;
+pub mod scenario;
+mod situations;
+#[doc(hidden)]
+pub mod trials;
+
+use crate::group::{self, Group, Job};
+use crate::report::Report;
+
+pub use checks::{CHECKS, CHECK_INFO};
+pub use kit_types::narrow::{AttemptFn, Request};
+
+/// The `handle_attempt` the checks judge, and where it runs.
+#[derive(Debug, Clone)]
+pub enum Learner {
+    /// In this process: the reference, the kit's own tests, a harness cargo linked with the
+    /// practice crate.
+    Here(AttemptFn),
+    /// In a runner process that holds the learner's code and nothing of the checks'.
+    Runner(std::sync::Arc<kit_runner::remote::Runner>),
+}
+
+impl Learner {
+    /// The learner's function in a runner started for this check ([`kit_runner::remote`]).
+    pub fn in_runner() -> Result<Learner, String> {
+        kit_runner::remote::Runner::from_env(GROUP.name)
+            .map(|runner| Learner::Runner(std::sync::Arc::new(runner)))
+    }
+}
+
+/// The kit's finished handler.
+pub fn reference() -> Learner {
+    Learner::Here(|request| reference::handle_attempt(request))
+}
+
+/// The narrow group.
+pub const GROUP: Group = Group {
+    name: "narrow",
+    title: super::declared::narrow::TITLE,
+    function: super::declared::narrow::FUNCTION,
+    checks: CHECK_INFO,
+    saved_case: Some(exhaustive::saved_case),
+    scenario_shape: "one [[attempt]] per call of handle_attempt, each with what its request does",
+    stop_hint:
+        "handle_attempt calls its request once and returns: it has no loop of its own to stop.",
+    parse_scenario: group::scenario_summary::<scenario::AttemptScenario>,
+    run_scenario_on_reference: |path, text| {
+        group::run_scenario_text::<scenario::AttemptScenario>(&reference(), path, text)
+    },
+    run_reference: |job| run(job, &reference()),
+    check_input: None,
+    situations: group::situation_ids::<scenario::AttemptScenario>,
+    trials: Some(trials::TRIALS),
+};
+
+/// Runs one job of this group against `learner`, in this process.
+pub fn run(job: &Job, learner: &Learner) -> Report {
+    crate::serve::run_job::<scenario::AttemptScenario>(CHECKS, job, learner)
+}
