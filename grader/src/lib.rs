@@ -25,6 +25,7 @@ pub mod cache;
 pub mod check_input;
 mod child;
 pub mod compile;
+pub mod events;
 pub mod exercise;
 pub mod fast;
 #[cfg(target_os = "linux")]
@@ -33,6 +34,7 @@ pub mod grade;
 pub mod guidance;
 pub mod help;
 pub mod kitcopy;
+pub mod printers;
 pub mod replay;
 pub mod reports;
 pub mod reset;

@@ -616,8 +616,14 @@ fn fork_trials() -> Vec<Trial> {
                 };
                 let settings = RunSettings::new("fouls", Duration::from_secs(10));
                 let mut out = Vec::new();
-                let summary = suite::run(&build3::GROUP, &launcher, &args, &settings, &mut out)
-                    .expect("printing into memory cannot fail");
+                let summary = suite::run(
+                    &build3::GROUP,
+                    &launcher,
+                    &args,
+                    &settings,
+                    &mut *grader::printers::for_args(&args, &mut out),
+                )
+                .expect("printing into memory cannot fail");
                 let out = String::from_utf8_lossy(&out).into_owned();
                 ensure(marker.path().join("fouled.folder").exists(), || {
                     format!("no check fouled its folder twice\n{out}")
@@ -777,8 +783,14 @@ fn grade_with_args(
 ) -> (Summary, String) {
     let launcher = launcher.env(IMPL_VAR, label);
     let mut out = Vec::new();
-    let summary = suite::run(group, &launcher, args, settings, &mut out)
-        .expect("printing into memory cannot fail");
+    let summary = suite::run(
+        group,
+        &launcher,
+        args,
+        settings,
+        &mut *grader::printers::for_args(args, &mut out),
+    )
+    .expect("printing into memory cannot fail");
     (summary, String::from_utf8_lossy(&out).into_owned())
 }
 
@@ -1538,7 +1550,13 @@ fn trials() -> Vec<Trial> {
                     ..RunSettings::new("extra_attempt", Duration::from_secs(10))
                 };
                 let mut out = Vec::new();
-                let summary = suite::run(&build3::GROUP, &launcher, &args, &settings, &mut out)?;
+                let summary = suite::run(
+                    &build3::GROUP,
+                    &launcher,
+                    &args,
+                    &settings,
+                    &mut *grader::printers::for_args(&args, &mut out),
+                )?;
                 let out = String::from_utf8(out)?;
                 ensure(summary.count(Status::Failed) == 1, || out.clone())?;
                 ensure(summary.not_run > 0 && !summary.all_passed(), || out.clone())?;
@@ -1567,8 +1585,13 @@ fn trials() -> Vec<Trial> {
                         ..RunSettings::new("extra_attempt", Duration::from_secs(10))
                     };
                     let mut out = Vec::new();
-                    let summary =
-                        suite::run(&build3::GROUP, &launcher, &args, &settings, &mut out)?;
+                    let summary = suite::run(
+                        &build3::GROUP,
+                        &launcher,
+                        &args,
+                        &settings,
+                        &mut *grader::printers::for_args(&args, &mut out),
+                    )?;
                     let out = String::from_utf8(out)?;
                     let failed: Vec<&str> = summary
                         .runs
@@ -1616,7 +1639,13 @@ fn trials() -> Vec<Trial> {
             };
             let settings = RunSettings::new("none", Duration::from_secs(1));
             let mut out = Vec::new();
-            let summary = suite::run(&build3::GROUP, &launcher, &args, &settings, &mut out)?;
+            let summary = suite::run(
+                &build3::GROUP,
+                &launcher,
+                &args,
+                &settings,
+                &mut *grader::printers::for_args(&args, &mut out),
+            )?;
             let out = String::from_utf8(out)?;
             ensure(summary.listed_only && summary.runs.is_empty(), || {
                 out.clone()
@@ -1719,10 +1748,70 @@ fn lesson_mistake_trials() -> Vec<Trial> {
         .collect()
 }
 
+/// What a run sent its reporter, one word per event.
+struct Recorder(Vec<String>);
+
+impl grader::events::Reporter for Recorder {
+    fn report(&mut self, event: &grader::events::Event<'_>) -> std::io::Result<()> {
+        use grader::events::Event;
+        self.0.push(match event {
+            Event::Listed { .. } => "listed".into(),
+            Event::Started { checks, .. } => format!("started {checks}"),
+            Event::CheckStarted { .. } => "check started".into(),
+            Event::CheckFinished { run } => format!("finished {}", run.name),
+            Event::Finished { summary, .. } => format!("end {}", summary.runs.len()),
+        });
+        Ok(())
+    }
+}
+
 fn build2_trials() -> Vec<Trial> {
-    vec![Trial::test(
-        "build2_exhaustive_check_prints_a_replayable_case",
-        || {
+    vec![
+        Trial::test(
+            "the_executor_sends_its_events_in_the_documented_order",
+            || {
+                // A failing implementation, so that checks end at different times: the finished
+                // events still come in the lesson's order.
+                let me = std::env::current_exe().map_err(|e| e.to_string())?;
+                let launcher = Launcher::new(me).env(IMPL_VAR, "treats_500_as_transient");
+                let settings = RunSettings::new("test", Duration::from_secs(10));
+                let mut recorder = Recorder(Vec::new());
+                let summary = suite::run(
+                    &build2::GROUP,
+                    &launcher,
+                    &Arguments::default(),
+                    &settings,
+                    &mut recorder,
+                )
+                .map_err(|e| e.to_string())?;
+                let n = build2::GROUP.checks.len();
+                let events = &recorder.0;
+                let mut want = vec![format!("started {n}")];
+                want.extend(
+                    build2::GROUP
+                        .checks
+                        .iter()
+                        .map(|c| format!("finished {}", c.name)),
+                );
+                want.push(format!("end {n}"));
+                let without_starts: Vec<&String> =
+                    events.iter().filter(|e| *e != "check started").collect();
+                ensure(
+                    without_starts
+                        .iter()
+                        .map(|s| s.as_str())
+                        .eq(want.iter().map(|s| s.as_str())),
+                    || format!("{events:#?}"),
+                )?;
+                ensure(
+                    events.iter().filter(|e| *e == "check started").count() == n
+                        && events.first() == Some(&want[0]),
+                    || format!("{events:#?}"),
+                )?;
+                ensure(!summary.all_passed(), || "the mistake passed".into())
+            },
+        ),
+        Trial::test("build2_exhaustive_check_prints_a_replayable_case", || {
             let (summary, out) = grade2("parses_fractions", "exhaustive::");
             let Some(Outcome::Failed { message, .. }) =
                 summary.outcome("exhaustive::matches_reference_on_every_case")
@@ -1741,8 +1830,8 @@ fn build2_trials() -> Vec<Trial> {
             ensure(theirs != ours, || {
                 format!("the printed case does not reproduce the difference:\n{file}")
             })
-        },
-    )]
+        }),
+    ]
 }
 
 /// The processes whose command line holds `arg` (Linux: read from /proc).

@@ -236,10 +236,16 @@ fn all_reruns_the_started_groups() {
             )),
         "{stdout}"
     );
+    let others: Vec<&str> = grader::groups::GROUPS
+        .iter()
+        .map(|g| g.name)
+        .filter(|n| *n != "build2")
+        .collect();
     assert!(
-        stdout.contains(
-            "total: 1 of 1 started group(s) passing; skipped as not started: build3, stage8"
-        ),
+        stdout.contains(&format!(
+            "total: 1 of 1 started group(s) passing; skipped as not started: {}",
+            others.join(", ")
+        )),
         "{stdout}"
     );
 

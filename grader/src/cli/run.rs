@@ -315,31 +315,40 @@ pub fn run_group(root: Option<PathBuf>, group: &Group, args: GroupArgs) -> Outco
         ),
         None => Box::new(Out),
     };
-    let summary = suite::run(group, &launcher, &libtest, &settings, &mut out)
-        .map_err(|e| Failure::new(format!("could not run the checks: {e}")))?;
-    drop(built);
-    if args.against == Against::Practice
-        && !summary.listed_only
-        && summary.filtered_out == 0
-        && summary.not_run == 0
-    {
-        remember(
+    // One stream, three reporters: the terminal's printer, the standing `list` shows next
+    // time (a whole run of the learner's own code only), and the report files.
+    let own = args.against == Against::Practice;
+    let mut keep = grader::events::OnFinished(|group: &Group, summary: &Summary| {
+        if own && !summary.listed_only && summary.filtered_out == 0 && summary.not_run == 0 {
+            remember(
+                &root,
+                group,
+                &exercise,
+                &Standing::of(summary),
+                Some(summary),
+            );
+        }
+    });
+    let mut reports_written: Result<(), Failure> = Ok(());
+    let mut report_files = grader::events::OnFinished(|group: &Group, summary: &Summary| {
+        reports_written = write_reports(
             &root,
             group,
             &exercise,
-            &Standing::of(&summary),
-            Some(&summary),
+            &specs,
+            Some(summary),
+            None,
+            started,
         );
-    }
-    write_reports(
-        &root,
-        group,
-        &exercise,
-        &specs,
-        Some(&summary),
-        None,
-        started,
-    )?;
+    });
+    let summary = {
+        let mut printer = grader::printers::for_args(&libtest, &mut out);
+        let mut reporters = grader::events::Tee(vec![&mut *printer, &mut keep, &mut report_files]);
+        suite::run(group, &launcher, &libtest, &settings, &mut reporters)
+            .map_err(|e| Failure::new(format!("could not run the checks: {e}")))?
+    };
+    drop(built);
+    reports_written?;
     let json = libtest.format == Some(FormatSetting::Json);
     save_case(
         &root,

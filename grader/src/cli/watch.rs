@@ -343,7 +343,11 @@ fn run_lesson(
         ..RunSettings::new(Against::Practice.name(), timeout)
     };
     let mut out = super::output::Out;
-    let summary = match suite::run(group, &launcher, &args, &settings, &mut out) {
+    let ran = {
+        let mut printer = grader::printers::for_args(&args, &mut out);
+        suite::run(group, &launcher, &args, &settings, &mut *printer)
+    };
+    let summary = match ran {
         Ok(summary) => summary,
         // Stopped for a newer run or for q: the terse marks so far end their line.
         Err(RunError::Cancelled) => {

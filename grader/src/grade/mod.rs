@@ -868,7 +868,8 @@ fn run_checks(
         all_in_full: true,
         ..RunSettings::new(job.submission.name.clone(), settings.timeout)
     };
-    suite::run(job.group, &launcher, &args, &run_settings, text)
+    let mut printer = crate::printers::Human::pretty(text);
+    suite::run(job.group, &launcher, &args, &run_settings, &mut printer)
         .map_err(|e| Stopped::Kit(format!("could not run the checks: {e}")))
 }
 
