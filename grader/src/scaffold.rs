@@ -211,7 +211,12 @@ pub fn write(root: &Path, lesson: &NewLesson) -> Result<Vec<PathBuf>, ScaffoldEr
     };
     let mut written = Vec::new();
     for (path, text) in &files {
-        write(path, text)?;
+        // Laid out as `cargo fmt` lays it out (as written, where rustfmt is missing).
+        let text = match path.extension().is_some_and(|e| e == "rs") {
+            true => crate::wiring::rustfmt(text).unwrap_or_else(|_| text.clone()),
+            false => text.clone(),
+        };
+        write(path, &text)?;
         written.push(path.clone());
     }
     let line_start = current[..end].rfind('\n').map_or(0, |i| i + 1);

@@ -264,7 +264,7 @@ impl Generated {
 }
 
 /// `text` as rustfmt lays it out, with the workspace's edition.
-fn rustfmt(text: &str) -> Result<String, String> {
+pub(crate) fn rustfmt(text: &str) -> Result<String, String> {
     use std::io::Write;
     use std::process::{Command, Stdio};
     let mut child = Command::new(std::env::var_os("RUSTFMT").unwrap_or_else(|| "rustfmt".into()))
