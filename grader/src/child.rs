@@ -1335,8 +1335,8 @@ fn proc_pids() -> impl Iterator<Item = u32> {
 
 /// The processes of group `pgid` (Linux; nothing elsewhere). Each process's group is asked of
 /// the kernel (`getpgid`, the same value as field 5 of `/proc/N/stat`): reading every
-/// process's `stat` file instead cost about 50 µs a process, 5 ms a scan of a shared machine's
-/// hundred processes, and a check that runs past the first count scans several times.
+/// process's `stat` file instead costs a read per process, per scan, and a check that runs
+/// past the first count scans several times (figures: grader/benches/README.md).
 fn group_pids(pgid: u32) -> impl Iterator<Item = u32> {
     proc_pids().filter(move |pid| {
         #[cfg(target_os = "linux")]

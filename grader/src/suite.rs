@@ -48,7 +48,7 @@ pub fn default_threads() -> usize {
 }
 
 /// A worker thread's working folder, for its checks one after the other: making a folder
-/// costs about 0.35 ms on ext4, as much as a small check's own run, so one is kept while the
+/// costs as much as a small check's own run (grader/benches/README.md), so one is kept while the
 /// checks leave it as they found it. A check that leaves anything but its report there, or
 /// makes the folder unusable (a `report.json` that is a folder, the folder removed or made
 /// read-only), gets the next check a new folder: nothing of one check reaches another.

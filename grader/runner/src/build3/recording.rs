@@ -353,7 +353,7 @@ mod digest {
     use kit_types::{PermanentError, PolicyError, RetryError, RetryEvent};
 
     /// Words folded into 64 bits. Each step is a multiply and a rotate (the digest runs once
-    /// per case, next to a run of the code that costs about 0.2 µs), and the end is
+    /// per case, beside a run of the code that is itself cheap: grader/benches/README.md), and the end is
     /// splitmix64's finalizer, so that every input bit reaches every output bit.
     pub(super) struct Digest(u64);
 

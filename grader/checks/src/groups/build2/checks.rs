@@ -1,5 +1,5 @@
 //! build2: `fetch`. One named check per rule of the fetcher's table (the contract is
-//! `../shared/spec/build2-declared-failures.md`), then an exhaustive comparison with the
+//! `exercises/build2/lesson.md`, "The rules"), then an exhaustive comparison with the
 //! reference.
 //!
 //! Each check scripts one exchange — the method and URL given to `fetch`, and what the

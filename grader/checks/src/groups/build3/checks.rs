@@ -1,7 +1,7 @@
 //! build3: `retry_request`. Every fixture of the lesson's table, then the edges between them.
 //!
 //! Each check scripts the request's outcomes, records calls, waits and events (nothing really
-//! sleeps) and compares them with what the rules of `../shared/spec/build3-retry-request.md`
+//! sleeps) and compares them with what the rules of `exercises/build3/lesson.md`
 //! demand. Failure messages say what was observed, what was expected, and the rule behind it.
 
 use super::recording::{

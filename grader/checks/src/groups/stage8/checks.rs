@@ -2,7 +2,7 @@
 //!
 //! Each check builds a gateway on a scripted provider and a fake clock (nothing really
 //! sleeps), runs the learner's lookups, and compares outcomes, attempts, provider calls,
-//! sleeps, counters and the breaker with `../shared/spec/stage8-gateway.md`. A failure shows
+//! sleeps, counters and the breaker with `exercises/stage8/lesson.md`. A failure shows
 //! the gateway's configuration and the provider's script, what the learner's lookups did,
 //! what the rule expects, and where they first part. Last, an exhaustive comparison with the
 //! reference ([`super::exhaustive`]) covers what the named checks sample.
