@@ -1406,7 +1406,7 @@ fn trials() -> Vec<Trial> {
                     std::time::SystemTime::now(),
                 )
                 .map_err(|e| e.to_string())?;
-                for format in grader::reports::Format::ALL {
+                for format in grader::reports::ReportFormat::ALL {
                     let text = format.render(&report);
                     no_raw_controls(format.name(), &text)?;
                     // JUnit is text; the others are JSON, whose strings a platform decodes.

@@ -11,7 +11,7 @@
 mod platforms;
 
 use grader::reports::weights::{self, Weights};
-use grader::reports::{CheckReport, Format, Guidance, RunReport};
+use grader::reports::{CheckReport, Guidance, ReportFormat, RunReport};
 use grader::{FailureKind, Status};
 use platforms::{exercism_problems, gradescope_problems, EXERCISM_OUTPUT_NOTICE};
 use serde_json::{Map, Value};
@@ -397,10 +397,10 @@ fn exercism_validator_rejects_what_the_rules_forbid() {
 #[test]
 fn exercism_every_report_follows_the_rules() {
     for (what, r) in every_report() {
-        let text = Format::Exercism.render(&r);
+        let text = ReportFormat::Exercism.render(&r);
         assert_eq!(
             text,
-            Format::Exercism.render(&r),
+            ReportFormat::Exercism.render(&r),
             "{what}: not deterministic"
         );
         assert_exercism_matches(&text, &r);
@@ -409,7 +409,7 @@ fn exercism_every_report_follows_the_rules() {
 
 #[test]
 fn exercism_all_passed_is_pass_with_tasks_by_module() {
-    let doc = json(&Format::Exercism.render(&all_passed()));
+    let doc = json(&ReportFormat::Exercism.render(&all_passed()));
     assert_eq!(doc["status"], "pass");
     assert!(doc.get("message").is_none_or(Value::is_null));
     let tasks: Vec<u64> = doc["tests"]
@@ -428,7 +428,7 @@ fn exercism_all_passed_is_pass_with_tasks_by_module() {
 
 #[test]
 fn exercism_mixed_run_fails_and_revisited_modules_keep_their_task() {
-    let doc = json(&Format::Exercism.render(&mixed()));
+    let doc = json(&ReportFormat::Exercism.render(&mixed()));
     assert_eq!(doc["status"], "fail");
     let tests = doc["tests"].as_array().unwrap();
     let statuses: Vec<&str> = tests
@@ -461,7 +461,7 @@ fn exercism_mixed_run_fails_and_revisited_modules_keep_their_task() {
 #[test]
 fn exercism_compile_error_is_an_error_with_the_compiler_output() {
     let r = compile_error();
-    let doc = json(&Format::Exercism.render(&r));
+    let doc = json(&ReportFormat::Exercism.render(&r));
     assert_eq!(doc["status"], "error");
     assert_eq!(doc["version"], 3);
     assert_eq!(
@@ -476,7 +476,7 @@ fn exercism_compile_error_is_an_error_with_the_compiler_output() {
     // the platform may count either.
     let mut big = report(Vec::new());
     big.compile_error = Some("é".repeat(70_000));
-    let text = Format::Exercism.render(&big);
+    let text = ReportFormat::Exercism.render(&big);
     assert_exercism_matches(&text, &big);
     let message = json(&text)["message"].as_str().unwrap().to_string();
     assert!(message.len() <= 65_535, "{} bytes", message.len());
@@ -486,12 +486,15 @@ fn exercism_compile_error_is_an_error_with_the_compiler_output() {
     // The same compile error with checks in the report: still an error, no tests.
     let mut both = mixed();
     both.compile_error = r.compile_error.clone();
-    assert_eq!(json(&Format::Exercism.render(&both))["status"], "error");
+    assert_eq!(
+        json(&ReportFormat::Exercism.render(&both))["status"],
+        "error"
+    );
 }
 
 #[test]
 fn exercism_output_is_cut_to_500_characters_with_the_notice() {
-    let doc = json(&Format::Exercism.render(&hostile()));
+    let doc = json(&ReportFormat::Exercism.render(&hostile()));
     let tests = doc["tests"].as_array().unwrap();
     assert_eq!(
         tests[3]["output"].as_str().unwrap(),
@@ -506,7 +509,7 @@ fn exercism_output_is_cut_to_500_characters_with_the_notice() {
     );
     assert!(over.starts_with("ppp"));
     // Multibyte output is counted in characters.
-    let doc = json(&Format::Exercism.render(&unicode()));
+    let doc = json(&ReportFormat::Exercism.render(&unicode()));
     let crab = doc["tests"][0]["output"].as_str().unwrap();
     assert_eq!(crab.chars().count(), 500);
     assert!(crab.starts_with("🦀🦀") && crab.contains(EXERCISM_OUTPUT_NOTICE));
@@ -524,7 +527,7 @@ fn exercism_stays_under_500_kb_when_every_message_is_huge() {
         })
         .collect();
     let r = report(checks);
-    let text = Format::Exercism.render(&r);
+    let text = ReportFormat::Exercism.render(&r);
     assert!(text.len() <= 500_000, "{} bytes", text.len());
     assert_exercism_matches(&text, &r);
     let doc = json(&text);
@@ -541,7 +544,7 @@ fn exercism_stays_under_500_kb_when_every_message_is_huge() {
 #[test]
 fn exercism_hostile_text_survives_json() {
     let r = hostile();
-    let text = Format::Exercism.render(&r);
+    let text = ReportFormat::Exercism.render(&r);
     assert_exercism_matches(&text, &r);
     assert!(
         !text.chars().any(|c| c < ' ' && c != '\n'),
@@ -689,10 +692,10 @@ fn gradescope_validator_rejects_what_the_rules_forbid() {
 #[test]
 fn gradescope_every_report_follows_the_rules() {
     for (what, r) in every_report() {
-        let text = Format::Gradescope.render(&r);
+        let text = ReportFormat::Gradescope.render(&r);
         assert_eq!(
             text,
-            Format::Gradescope.render(&r),
+            ReportFormat::Gradescope.render(&r),
             "{what}: not deterministic"
         );
         assert_gradescope_matches(&text, &r);
@@ -701,14 +704,14 @@ fn gradescope_every_report_follows_the_rules() {
 
 #[test]
 fn gradescope_scores_by_weight() {
-    let doc = json(&Format::Gradescope.render(&all_passed()));
+    let doc = json(&ReportFormat::Gradescope.render(&all_passed()));
     assert_eq!(
         doc["score"].as_f64(),
         Some(9.0),
         "four 1-point checks and a 5-point one"
     );
     assert_eq!(doc["execution_time"].as_f64(), Some(12.5));
-    let doc = json(&Format::Gradescope.render(&mixed()));
+    let doc = json(&ReportFormat::Gradescope.render(&mixed()));
     assert_eq!(
         doc["score"].as_f64(),
         Some(6.0),
@@ -745,7 +748,7 @@ fn gradescope_scores_by_weight() {
 #[test]
 fn gradescope_compile_error_scores_zero_and_never_above_max() {
     let r = compile_error();
-    let text = Format::Gradescope.render(&r);
+    let text = ReportFormat::Gradescope.render(&r);
     assert_gradescope_matches(&text, &r);
     let doc = json(&text);
     let compile = &doc["tests"][0];
@@ -763,14 +766,14 @@ fn gradescope_compile_error_scores_zero_and_never_above_max() {
         "no negative zero in a score:\n{text}"
     );
     assert!(
-        !Format::Json.render(&r).contains(": -0"),
+        !ReportFormat::Json.render(&r).contains(": -0"),
         "nor in the kit's JSON"
     );
 
     // With the group's checks listed, the compile test stands for all their points.
     let mut listed = all_passed();
     listed.compile_error = r.compile_error.clone();
-    let text = Format::Gradescope.render(&listed);
+    let text = ReportFormat::Gradescope.render(&listed);
     assert_gradescope_matches(&text, &listed);
     let doc = json(&text);
     assert_eq!(doc["score"].as_f64(), Some(0.0));
@@ -785,7 +788,7 @@ fn gradescope_weights_that_are_not_numbers_do_not_break_the_file() {
         weighing(passed("a::negative"), -3.0),
         weighing(failed("a::fail", FailureKind::Mismatch, "no"), 2.0),
     ]);
-    let text = Format::Gradescope.render(&r);
+    let text = ReportFormat::Gradescope.render(&r);
     assert!(
         gradescope_problems(&text).is_empty(),
         "{:?}",
@@ -805,7 +808,7 @@ fn gradescope_weights_that_are_not_numbers_do_not_break_the_file() {
 #[test]
 fn gradescope_hostile_text_is_kept_and_capped() {
     let r = hostile();
-    let text = Format::Gradescope.render(&r);
+    let text = ReportFormat::Gradescope.render(&r);
     assert_gradescope_matches(&text, &r);
     let doc = json(&text);
     let first = doc["tests"][0]["output"].as_str().unwrap();
@@ -1387,15 +1390,19 @@ fn xml_check_rejects_malformed_documents() {
 #[test]
 fn junit_every_report_follows_the_rules() {
     for (what, r) in every_report() {
-        let doc = Format::Junit.render(&r);
-        assert_eq!(doc, Format::Junit.render(&r), "{what}: not deterministic");
+        let doc = ReportFormat::Junit.render(&r);
+        assert_eq!(
+            doc,
+            ReportFormat::Junit.render(&r),
+            "{what}: not deterministic"
+        );
         assert_junit_matches(&doc, &r);
     }
 }
 
 #[test]
 fn junit_counts_unfinished_as_failures_and_kit_bugs_as_errors() {
-    let root = parse_xml(&Format::Junit.render(&mixed())).unwrap();
+    let root = parse_xml(&ReportFormat::Junit.render(&mixed())).unwrap();
     assert_eq!(root.attr("tests"), Some("10"));
     assert_eq!(root.attr("failures"), Some("7"), "6 failed + 1 unfinished");
     assert_eq!(root.attr("errors"), Some("1"));
@@ -1425,7 +1432,7 @@ fn junit_counts_unfinished_as_failures_and_kit_bugs_as_errors() {
 #[test]
 fn junit_compile_error_is_one_errored_testcase() {
     let r = compile_error();
-    let doc = Format::Junit.render(&r);
+    let doc = ReportFormat::Junit.render(&r);
     assert_junit_matches(&doc, &r);
     let root = parse_xml(&doc).unwrap();
     assert_eq!(root.attr("tests"), Some("1"));
@@ -1442,7 +1449,7 @@ fn junit_compile_error_is_one_errored_testcase() {
 #[test]
 fn junit_hostile_text_is_escaped_not_lost() {
     let r = hostile();
-    let doc = Format::Junit.render(&r);
+    let doc = ReportFormat::Junit.render(&r);
     assert_junit_matches(&doc, &r);
     assert!(
         !doc.contains("<script>"),
@@ -1524,7 +1531,7 @@ fn junit_hostile_text_is_escaped_not_lost() {
 #[test]
 fn junit_unicode_is_kept() {
     let r = unicode();
-    let doc = Format::Junit.render(&r);
+    let doc = ReportFormat::Junit.render(&r);
     assert_junit_matches(&doc, &r);
     let root = parse_xml(&doc).unwrap();
     let failure = testcases(&root)[0].child("failure").unwrap().text();
@@ -1741,7 +1748,7 @@ fn kit_json_problems(text: &str) -> Vec<String> {
 
 #[test]
 fn kit_json_validator_rejects_what_the_schema_forbids() {
-    let good = Format::Json.render(&mixed());
+    let good = ReportFormat::Json.render(&mixed());
     assert!(
         kit_json_problems(&good).is_empty(),
         "{:?}",
@@ -1764,8 +1771,12 @@ fn kit_json_validator_rejects_what_the_schema_forbids() {
 #[test]
 fn kit_json_every_report_follows_the_schema() {
     for (what, r) in every_report() {
-        let text = Format::Json.render(&r);
-        assert_eq!(text, Format::Json.render(&r), "{what}: not deterministic");
+        let text = ReportFormat::Json.render(&r);
+        assert_eq!(
+            text,
+            ReportFormat::Json.render(&r),
+            "{what}: not deterministic"
+        );
         let problems = kit_json_problems(&text);
         assert!(problems.is_empty(), "{what}: {problems:#?}\n{text:.2000}");
         let doc = json(&text);
@@ -1784,7 +1795,7 @@ fn kit_json_every_report_follows_the_schema() {
 #[test]
 fn kit_json_keeps_every_field_exactly() {
     let r = hostile();
-    let doc = json(&Format::Json.render(&r));
+    let doc = json(&ReportFormat::Json.render(&r));
     for (c, check) in doc["checks"].as_array().unwrap().iter().zip(&r.checks) {
         assert_eq!(
             c["message"].as_str(),
@@ -1795,7 +1806,7 @@ fn kit_json_keeps_every_field_exactly() {
         assert_eq!(c["location"].as_str(), check.location.as_deref());
     }
     let r = mixed();
-    let doc = json(&Format::Json.render(&r));
+    let doc = json(&ReportFormat::Json.render(&r));
     assert_eq!(doc["summary"]["score"].as_f64(), Some(6.0));
     assert_eq!(doc["summary"]["max_score"].as_f64(), Some(14.0));
     assert_eq!(doc["guidance"]["by_kind"]["help"], 2);
@@ -1833,7 +1844,7 @@ fn kit_json_keeps_every_field_exactly() {
     unknown.guidance = Guidance::default();
     unknown.learner_file = None;
     unknown.learner_file_hash = None;
-    let doc = json(&Format::Json.render(&unknown));
+    let doc = json(&ReportFormat::Json.render(&unknown));
     assert_eq!(doc["guidance"]["known"], false);
     assert!(doc["learner_file"].is_null() && doc["compile_error"].is_null());
 }
@@ -1943,14 +1954,14 @@ fn weights_refuse_bad_files_naming_file_and_key() {
 #[test]
 fn formats_dispatch_by_name() {
     let r = mixed();
-    for format in Format::ALL {
+    for format in ReportFormat::ALL {
         let text = format.render(&r);
         assert!(text.ends_with('\n'), "{format}");
         match format {
-            Format::Junit => assert!(text.starts_with("<?xml")),
-            Format::Json => assert_eq!(json(&text)["schema"], "retry-kit/report"),
-            Format::Exercism => assert_eq!(json(&text)["version"], 3),
-            Format::Gradescope => assert!(json(&text)["tests"].is_array()),
+            ReportFormat::Junit => assert!(text.starts_with("<?xml")),
+            ReportFormat::Json => assert_eq!(json(&text)["schema"], "retry-kit/report"),
+            ReportFormat::Exercism => assert_eq!(json(&text)["version"], 3),
+            ReportFormat::Gradescope => assert!(json(&text)["tests"].is_array()),
         }
     }
 }

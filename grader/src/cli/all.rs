@@ -3,7 +3,7 @@
 
 use super::output::say;
 use super::standing::{measure, Standing};
-use super::{kit_root, load_exercise, Outcome, EXIT_NOT_ALL_PASSED};
+use super::{kit_root, load_exercise, CommandResult, EXIT_NOT_ALL_PASSED};
 use clap::Args;
 use grader::groups::GROUPS;
 use grader::Status;
@@ -13,7 +13,7 @@ use std::process::ExitCode;
 #[derive(Args)]
 pub struct AllArgs {}
 
-pub fn all(root: Option<PathBuf>, _args: AllArgs) -> Outcome {
+pub fn all(root: Option<PathBuf>, _args: AllArgs) -> CommandResult {
     let root = kit_root(root)?;
     let mut skipped = Vec::new();
     let (mut started, mut passing) = (0, 0);

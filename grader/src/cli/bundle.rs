@@ -2,7 +2,7 @@
 //! (see `grader::bundle`).
 
 use super::output::say;
-use super::{kit_root, resolve_group, Failure, Outcome};
+use super::{kit_root, resolve_group, CommandError, CommandResult};
 use clap::{Args, ValueEnum};
 use grader::bundle::{self, BundleError, Options, Per, Platform};
 use std::path::{Path, PathBuf};
@@ -88,11 +88,11 @@ enum PerArg {
     Group,
 }
 
-pub fn bundle(root: Option<PathBuf>, args: BundleArgs) -> Outcome {
+pub fn bundle(root: Option<PathBuf>, args: BundleArgs) -> CommandResult {
     let platform = Platform::from(args.platform);
     let group = resolve_group(&args.group)?;
     let only = |option: &str, wanted: Platform| {
-        Failure::new(format!("{option} is for {wanted} bundles, not {platform}"))
+        CommandError::new(format!("{option} is for {wanted} bundles, not {platform}"))
             .hint(format!("leave {option} out"))
     };
     if platform != Platform::Classroom {
@@ -104,7 +104,7 @@ pub fn bundle(root: Option<PathBuf>, args: BundleArgs) -> Outcome {
         }
     }
     if platform == Platform::Classroom && args.toolchain.is_some() {
-        return Err(Failure::new(
+        return Err(CommandError::new(
             "--toolchain is for gradescope and exercism bundles, not classroom",
         )
         .hint(
@@ -115,7 +115,7 @@ pub fn bundle(root: Option<PathBuf>, args: BundleArgs) -> Outcome {
         return Err(only("--no-zip", Platform::Gradescope));
     }
     if platform == Platform::Classroom && args.allow_weak_sandbox {
-        return Err(Failure::new(
+        return Err(CommandError::new(
             "--allow-weak-sandbox is for gradescope and exercism bundles, not classroom",
         )
         .hint(
@@ -227,7 +227,7 @@ fn next_steps(platform: Platform, group: &str, out: &Path, points: f64) -> Vec<S
 }
 
 /// `e` as one line and a hint.
-fn failure(e: BundleError, platform: Platform, group: &grader::Group) -> Failure {
+fn failure(e: BundleError, platform: Platform, group: &grader::Group) -> CommandError {
     let hint = match &e {
         BundleError::NotEmpty { .. } => Some(
             "choose a new folder, or add --force to replace the bundle in it (only the files \
@@ -277,7 +277,7 @@ fn failure(e: BundleError, platform: Platform, group: &grader::Group) -> Failure
             Some("use --no-zip and zip the bundle with a zip64-capable tool".into())
         }
     };
-    let failure = Failure::new(e.to_string());
+    let failure = CommandError::new(e.to_string());
     match hint {
         Some(hint) => failure.hint(hint),
         None => failure,

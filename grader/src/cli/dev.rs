@@ -4,7 +4,7 @@
 //! paths on and off; `dev new NAME` scaffolds a lesson's whole slice (`grader::scaffold`).
 
 use super::output::say;
-use super::{kit_root, Failure, Outcome, EXIT_NOT_ALL_PASSED};
+use super::{kit_root, CommandError, CommandResult, EXIT_NOT_ALL_PASSED};
 use clap::{Args, Subcommand};
 use colored::Colorize;
 use grader::authoring::Problem;
@@ -54,7 +54,7 @@ struct CheckArgs {
     lesson: Option<String>,
 }
 
-pub fn dev(root: Option<PathBuf>, args: DevArgs) -> Outcome {
+pub fn dev(root: Option<PathBuf>, args: DevArgs) -> CommandResult {
     let root = kit_root(root)?;
     match args.command {
         DevCommand::Update => update(&root),
@@ -64,9 +64,9 @@ pub fn dev(root: Option<PathBuf>, args: DevArgs) -> Outcome {
 }
 
 /// Writes every generated file and block; says which changed.
-pub fn update(root: &Path) -> Outcome {
+pub fn update(root: &Path) -> CommandResult {
     let lessons = wiring::load(root).map_err(|e| {
-        Failure::new(e.to_string()).hint(format!("correct {}", wiring::LESSONS_FILE))
+        CommandError::new(e.to_string()).hint(format!("correct {}", wiring::LESSONS_FILE))
     })?;
     let mut written = 0;
     for generated in wiring::generate(root, &lessons) {
@@ -77,7 +77,7 @@ pub fn update(root: &Path) -> Outcome {
             }
             Ok(Applied::Unchanged) => {}
             Err(e) => {
-                return Err(Failure::new(e.to_string())
+                return Err(CommandError::new(e.to_string())
                     .hint("`git diff` shows what changed; `git checkout -- FILE` puts it back"))
             }
         }
@@ -96,7 +96,7 @@ pub fn update(root: &Path) -> Outcome {
     Ok(ExitCode::SUCCESS)
 }
 
-fn new(root: &Path, args: NewArgs) -> Outcome {
+fn new(root: &Path, args: NewArgs) -> CommandResult {
     let lesson = grader::scaffold::NewLesson {
         function: args
             .function
@@ -105,7 +105,7 @@ fn new(root: &Path, args: NewArgs) -> Outcome {
         title: args.title,
     };
     let written = grader::scaffold::write(root, &lesson).map_err(|e| {
-        Failure::new(e.to_string())
+        CommandError::new(e.to_string())
             .hint("`cargo run -p grader -- dev new --help` says what a name may be")
     })?;
     for path in &written {
@@ -123,13 +123,13 @@ fn new(root: &Path, args: NewArgs) -> Outcome {
     Ok(ExitCode::SUCCESS)
 }
 
-fn check(root: &Path, args: &CheckArgs) -> Outcome {
+fn check(root: &Path, args: &CheckArgs) -> CommandResult {
     let mut problems: Vec<Problem> = grader::authoring::problems(root);
     if let Some(only) = &args.lesson {
         if grader::groups::group(only).is_none() {
             return Err(super::resolve_group(only)
                 .err()
-                .unwrap_or_else(|| Failure::new(format!("there is no lesson {only:?}"))));
+                .unwrap_or_else(|| CommandError::new(format!("there is no lesson {only:?}"))));
         }
         problems.retain(|p| p.lesson.as_deref().is_none_or(|l| l == only));
     }
@@ -174,15 +174,15 @@ fn show(problem: &Problem) {
 /// Runs each lesson in a scratch copy of the kit as the author's working tree has it: the
 /// stub with the fast paths on (cargo's build, then an edit replayed) and off, every check
 /// unfinished and the same both ways; then against the reference, every check passing.
-fn run_all(root: &Path, lessons: &[&grader::Group]) -> Result<Vec<Problem>, Failure> {
+fn run_all(root: &Path, lessons: &[&grader::Group]) -> Result<Vec<Problem>, CommandError> {
     let files = kitcopy::fresh_files(root, Untracked::Taken)
-        .map_err(|e| Failure::new(format!("cannot read the kit's files: {e}")))?;
+        .map_err(|e| CommandError::new(format!("cannot read the kit's files: {e}")))?;
     let target = grader::workspace::target_dir(root);
     let slot = Slot::acquire(&target.join("kit-dev"), 1, &files)
-        .map_err(|e| Failure::new(format!("cannot make a scratch copy of the kit: {e}")))?;
+        .map_err(|e| CommandError::new(format!("cannot make a scratch copy of the kit: {e}")))?;
     if !grader::seed::is_warm(slot.root()) && grader::seed::is_warm_target(&target) {
         let _lock = grader::compile::lock_builds(&target)
-            .map_err(|e| Failure::new(format!("cannot take the kit's build lock: {e}")))?;
+            .map_err(|e| CommandError::new(format!("cannot take the kit's build lock: {e}")))?;
         if grader::seed::seed(root, &target.join("debug"), slot.root(), &files).is_err() {
             let _ = std::fs::remove_dir_all(slot.root().join("target/debug"));
         }

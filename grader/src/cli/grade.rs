@@ -4,11 +4,11 @@
 
 use super::output::{say, tell};
 use super::run::parse_timeout;
-use super::{kit_root, resolve_group, Failure, Outcome, EXIT_ERROR};
+use super::{kit_root, resolve_group, CommandError, CommandResult, EXIT_ERROR};
 use clap::Args;
 use grader::compile::CompileLimits;
 use grader::grade::{self, Event, Row, RowStatus, Settings, Submission};
-use grader::reports::Format;
+use grader::reports::ReportFormat;
 use grader_checks::limits::Limits;
 use grader_checks::sandbox::Mode;
 use std::io::IsTerminal;
@@ -40,8 +40,8 @@ pub struct GradeArgs {
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
     /// A report written for each submission: json, exercism, gradescope or junit (repeatable).
-    #[arg(long = "report", value_name = "FORMAT", default_values_t = [Format::Json])]
-    reports: Vec<Format>,
+    #[arg(long = "report", value_name = "FORMAT", default_values_t = [ReportFormat::Json])]
+    reports: Vec<ReportFormat>,
     /// Grade again even the submissions unchanged since the last run.
     #[arg(long)]
     force: bool,
@@ -67,20 +67,20 @@ pub struct GradeArgs {
     allow_weak_sandbox: bool,
 }
 
-pub fn grade(root: Option<PathBuf>, args: GradeArgs) -> Outcome {
+pub fn grade(root: Option<PathBuf>, args: GradeArgs) -> CommandResult {
     let root = kit_root(root)?;
     let group = args.group.as_deref().map(resolve_group).transpose()?;
     let path = &args.submissions;
     if !path.exists() {
         return Err(
-            Failure::new(format!("{} does not exist", path.display())).hint(
+            CommandError::new(format!("{} does not exist", path.display())).hint(
                 "name a folder of submissions (one folder or .rs file per learner), or one \
                  submission with --one",
             ),
         );
     }
     if path.is_file() && !args.one {
-        return Err(Failure::new(format!(
+        return Err(CommandError::new(format!(
             "{} is a file, not a folder of submissions",
             path.display()
         ))
@@ -91,13 +91,13 @@ pub fn grade(root: Option<PathBuf>, args: GradeArgs) -> Outcome {
         vec![Submission::at(path)]
     } else {
         grade::submission::list(path, std::slice::from_ref(&out)).map_err(|e| {
-            Failure::new(e.to_string())
+            CommandError::new(e.to_string())
                 .hint("each learner's submission is a folder or a .rs file inside it")
         })?
     };
     let sandbox_off = grader_checks::sandbox::probe();
     if !sandbox_off.is_empty() && !args.allow_weak_sandbox {
-        return Err(Failure::new(format!(
+        return Err(CommandError::new(format!(
             "this system cannot sandbox the learners' code: {}",
             sandbox_off.join("; ")
         ))
@@ -150,7 +150,7 @@ pub fn grade(root: Option<PathBuf>, args: GradeArgs) -> Outcome {
         }
     })
     .map_err(|e| {
-        Failure::new(e.to_string()).hint(
+        CommandError::new(e.to_string()).hint(
             "nothing was graded; the kit's own build must work first: \
              `cargo build -p practice-harness --features practice-harness/build3`",
         )

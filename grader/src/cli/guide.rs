@@ -1,7 +1,9 @@
 //! `help`, `note` and `log`: guidance, always recorded before it is shown.
 
 use super::output::{say, tell};
-use super::{kit_root, load_exercise, resolve_group, Failure, Outcome, EXIT_NOT_ALL_PASSED};
+use super::{
+    kit_root, load_exercise, resolve_group, CommandError, CommandResult, EXIT_NOT_ALL_PASSED,
+};
 use clap::Args;
 use grader::guidance::{GuidanceError, GuidanceLog, Kind};
 use grader::help::Help;
@@ -38,27 +40,27 @@ pub struct LogArgs {
     check: bool,
 }
 
-fn record_failure(e: GuidanceError, what: &str) -> Failure {
-    Failure::new(format!("{e}; {what}")).hint(
+fn record_failure(e: GuidanceError, what: &str) -> CommandError {
+    CommandError::new(format!("{e}; {what}")).hint(
         "guidance is recorded before it is shown: make GUIDANCE_LOG.md a writable file, \
          or delete it and it is recreated",
     )
 }
 
-pub fn help(root: Option<PathBuf>, args: HelpArgs) -> Outcome {
+pub fn help(root: Option<PathBuf>, args: HelpArgs) -> CommandResult {
     let name = args.group.unwrap_or_default();
     let group = resolve_group(&name)?;
     let root = kit_root(root)?;
     let exercise = load_exercise(&root, group)?;
     let help = Help::load(&exercise.dir(&root)).map_err(|e| {
-        Failure::new(e.to_string()).hint(format!(
+        CommandError::new(e.to_string()).hint(format!(
             "restore it from git: `git checkout -- exercises/{}`",
             group.name
         ))
     })?;
     let level = help
         .level(args.level)
-        .map_err(|e| Failure::new(e.to_string()))?;
+        .map_err(|e| CommandError::new(e.to_string()))?;
     let record = GuidanceLog::in_kit(&root)
         .append(
             group.name,
@@ -90,11 +92,11 @@ pub fn help(root: Option<PathBuf>, args: HelpArgs) -> Outcome {
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn note(root: Option<PathBuf>, args: NoteArgs) -> Outcome {
+pub fn note(root: Option<PathBuf>, args: NoteArgs) -> CommandResult {
     let group = resolve_group(&args.group)?;
     let text = args.text.join(" ");
     if text.trim().is_empty() {
-        return Err(Failure::new("the note is empty")
+        return Err(CommandError::new("the note is empty")
             .hint("say what guidance you used, e.g. \"read reference/src/retry.rs\""));
     }
     let root = kit_root(root)?;
@@ -109,11 +111,11 @@ pub fn note(root: Option<PathBuf>, args: NoteArgs) -> Outcome {
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn log(root: Option<PathBuf>, args: LogArgs) -> Outcome {
+pub fn log(root: Option<PathBuf>, args: LogArgs) -> CommandResult {
     let only = args.group.as_deref().map(resolve_group).transpose()?;
     let root = kit_root(root)?;
     let log = GuidanceLog::in_kit(&root);
-    let contents = log.read().map_err(|e| Failure::new(e.to_string()))?;
+    let contents = log.read().map_err(|e| CommandError::new(e.to_string()))?;
     let shown = |group: &str| only.is_none_or(|g| g.name == group);
     let mut per_group: BTreeMap<&str, BTreeMap<Kind, usize>> = BTreeMap::new();
     for record in contents.records.iter().filter(|r| shown(&r.group)) {

@@ -5,14 +5,14 @@
 
 use super::output::say;
 use super::standing::{remembered, Standing};
-use super::{kit_root, load_exercise, Failure, Outcome};
+use super::{kit_root, load_exercise, CommandError, CommandResult};
 use grader::groups::GROUPS;
 use grader::guidance::GuidanceLog;
 use grader::Group;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-pub fn list(root: Option<PathBuf>) -> Outcome {
+pub fn list(root: Option<PathBuf>) -> CommandResult {
     let root = kit_root(root)?;
     let next = table(&root)?;
     match next {
@@ -32,7 +32,7 @@ pub fn list(root: Option<PathBuf>) -> Outcome {
 
 /// The table `list` prints (a watch's `l` too): each lesson, where the learner stands, and
 /// the guidance used. Returns the first lesson, in course order, that does not pass yet.
-pub fn table(root: &Path) -> Result<Option<&'static Group>, Failure> {
+pub fn table(root: &Path) -> Result<Option<&'static Group>, CommandError> {
     let mut next = None;
     let guidance = GuidanceLog::in_kit(root).read().ok();
     say!(

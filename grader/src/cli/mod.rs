@@ -103,14 +103,14 @@ enum Command {
 }
 
 /// A failure of the command itself: one line, plus a hint.
-struct Failure {
+struct CommandError {
     message: String,
     hint: Option<String>,
 }
 
-impl Failure {
+impl CommandError {
     fn new(message: impl Into<String>) -> Self {
-        Failure {
+        CommandError {
             message: message.into(),
             hint: None,
         }
@@ -122,7 +122,7 @@ impl Failure {
     }
 }
 
-type Outcome = Result<ExitCode, Failure>;
+type CommandResult = Result<ExitCode, CommandError>;
 
 /// The command line with one subcommand per group of the registry, in course order.
 fn command() -> clap::Command {
@@ -170,8 +170,8 @@ pub fn main() -> ExitCode {
     }
 }
 
-fn dispatch(matches: &clap::ArgMatches) -> Outcome {
-    let bad_args = |e: clap::Error| Failure::new(e.to_string().trim().to_string());
+fn dispatch(matches: &clap::ArgMatches) -> CommandResult {
+    let bad_args = |e: clap::Error| CommandError::new(e.to_string().trim().to_string());
     if let Some((name, sub)) = matches.subcommand() {
         if let Some(group) = grader::groups::group(name) {
             let root = matches.get_one::<PathBuf>("root").cloned();
@@ -198,7 +198,7 @@ fn dispatch(matches: &clap::ArgMatches) -> Outcome {
                 command()
                     .write_long_help(&mut out)
                     .map(|()| ExitCode::SUCCESS)
-                    .map_err(|e| Failure::new(format!("cannot print the help: {e}")))
+                    .map_err(|e| CommandError::new(format!("cannot print the help: {e}")))
             }
         },
         Command::Note(args) => guide::note(root, args),
@@ -215,24 +215,24 @@ fn dispatch(matches: &clap::ArgMatches) -> Outcome {
     }
 }
 
-fn kit_root(explicit: Option<PathBuf>) -> Result<PathBuf, Failure> {
+fn kit_root(explicit: Option<PathBuf>) -> Result<PathBuf, CommandError> {
     if let Some(root) = explicit {
         return if root.join("exercises").is_dir() {
             Ok(root)
         } else {
             Err(
-                Failure::new(format!("{} has no exercises/ folder", root.display()))
+                CommandError::new(format!("{} has no exercises/ folder", root.display()))
                     .hint("--root names the kit's folder, the one with Cargo.toml and exercises/"),
             )
         };
     }
     let here = std::env::current_dir()
-        .map_err(|e| Failure::new(format!("cannot read the current folder: {e}")))?;
+        .map_err(|e| CommandError::new(format!("cannot read the current folder: {e}")))?;
     Ok(grader::workspace::find_root(&here).unwrap_or_else(grader::workspace::build_root))
 }
 
 /// The group called `name`, or an error that lists the groups and the nearest name.
-fn resolve_group(name: &str) -> Result<&'static Group, Failure> {
+fn resolve_group(name: &str) -> Result<&'static Group, CommandError> {
     if let Some(group) = grader::groups::group(name) {
         return Ok(group);
     }
@@ -243,7 +243,7 @@ fn resolve_group(name: &str) -> Result<&'static Group, Failure> {
         .min()
         .filter(|(distance, _)| *distance <= 3)
         .map(|(_, n)| n);
-    let mut failure = Failure::new(format!(
+    let mut failure = CommandError::new(format!(
         "there is no group {name:?}; the groups are: {}",
         names.join(", ")
     ));
@@ -253,9 +253,9 @@ fn resolve_group(name: &str) -> Result<&'static Group, Failure> {
     Err(failure)
 }
 
-fn load_exercise(root: &std::path::Path, group: &Group) -> Result<Exercise, Failure> {
+fn load_exercise(root: &std::path::Path, group: &Group) -> Result<Exercise, CommandError> {
     Exercise::load(root, group.name).map_err(|e| {
-        Failure::new(e.to_string()).hint(format!(
+        CommandError::new(e.to_string()).hint(format!(
             "restore the exercise folder from git: `git checkout -- exercises/{}`",
             group.name
         ))

@@ -1,7 +1,7 @@
 //! `reset`: put the pristine stub back, keeping a backup; list and restore backups.
 
 use super::output::say;
-use super::{kit_root, load_exercise, resolve_group, Failure, Outcome};
+use super::{kit_root, load_exercise, resolve_group, CommandError, CommandResult};
 use clap::Args;
 use grader::reset::{Done, ResetError, Resetter};
 use std::io::{BufRead, IsTerminal, Write};
@@ -24,7 +24,7 @@ pub struct ResetArgs {
     restore: Option<String>,
 }
 
-fn failure(e: ResetError, root: &Path) -> Failure {
+fn failure(e: ResetError, root: &Path) -> CommandError {
     let hint = match &e {
         ResetError::Backup { .. } => {
             "nothing was changed: make the backup folder writable and try again".to_string()
@@ -40,10 +40,10 @@ fn failure(e: ResetError, root: &Path) -> Failure {
             root.display()
         ),
     };
-    Failure::new(e.to_string()).hint(hint)
+    CommandError::new(e.to_string()).hint(hint)
 }
 
-pub fn reset(root: Option<PathBuf>, args: ResetArgs) -> Outcome {
+pub fn reset(root: Option<PathBuf>, args: ResetArgs) -> CommandResult {
     let group = resolve_group(&args.group)?;
     let root = kit_root(root)?;
     let exercise = load_exercise(&root, group)?;

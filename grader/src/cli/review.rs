@@ -9,7 +9,7 @@
 
 use super::output::say;
 use super::scenario::{build_learner, load, run_on_learner};
-use super::{kit_root, load_exercise, resolve_group, Failure, Outcome};
+use super::{kit_root, load_exercise, resolve_group, CommandError, CommandResult};
 use clap::Args;
 use colored::Colorize;
 use grader::exercise::{Review, SituationInfo};
@@ -57,7 +57,7 @@ struct Missing {
 }
 
 /// Shows the checklist of `args.group`; exit status 0 whatever it finds missing.
-pub fn review(root: Option<PathBuf>, args: ReviewArgs) -> Outcome {
+pub fn review(root: Option<PathBuf>, args: ReviewArgs) -> CommandResult {
     let group = resolve_group(&args.group).map_err(|f| match f.hint {
         Some(_) => f,
         None => f.hint("`cargo run -p grader -- list` shows every lesson"),
@@ -71,9 +71,9 @@ pub fn review(root: Option<PathBuf>, args: ReviewArgs) -> Outcome {
         )
     };
     let review = Review::load(&root, group.name)
-        .map_err(|e| Failure::new(e.to_string()).hint(restore()))?
+        .map_err(|e| CommandError::new(e.to_string()).hint(restore()))?
         .ok_or_else(|| {
-            Failure::new(format!(
+            CommandError::new(format!(
                 "KIT BUG: exercises/{}/info.toml has no [review] table",
                 group.name
             ))

@@ -2,7 +2,9 @@
 
 use super::output::Out;
 use super::standing::{remember, Standing};
-use super::{kit_root, load_exercise, Failure, Outcome, EXIT_ERROR, EXIT_NOT_ALL_PASSED};
+use super::{
+    kit_root, load_exercise, CommandError, CommandResult, EXIT_ERROR, EXIT_NOT_ALL_PASSED,
+};
 use clap::{Args, ValueEnum};
 use colored::Colorize;
 use grader::borrowed;
@@ -165,7 +167,7 @@ pub fn setup_color(setting: Option<ColorSetting>) {
 }
 
 /// Refuses `--report` where a report would not be a grade of the learner's whole work.
-fn check_reports(args: &GroupArgs) -> Result<(), Failure> {
+fn check_reports(args: &GroupArgs) -> Result<(), CommandError> {
     if args.reports.is_empty() {
         return Ok(());
     }
@@ -177,7 +179,7 @@ fn check_reports(args: &GroupArgs) -> Result<(), Failure> {
         (args.libtest.list, "--list"),
     ];
     match partial.iter().find(|(on, _)| *on) {
-        Some((_, what)) => Err(Failure::new(format!(
+        Some((_, what)) => Err(CommandError::new(format!(
             "--report writes a grade of your own code on every check; it cannot go with {what}"
         ))
         .hint(format!("run once without {what} to write the report"))),
@@ -195,19 +197,19 @@ fn write_reports(
     summary: Option<&Summary>,
     why: Option<String>,
     started: std::time::SystemTime,
-) -> Result<(), Failure> {
+) -> Result<(), CommandError> {
     if specs.is_empty() {
         return Ok(());
     }
     let report = RunReport::new(root, group, exercise, "practice", summary, why, started)
-        .map_err(|e| Failure::new(format!("cannot write the reports: {e}")))?;
+        .map_err(|e| CommandError::new(format!("cannot write the reports: {e}")))?;
     reports::write_all(specs, &report).map_err(|e| {
-        Failure::new(format!("cannot write the reports: {e}"))
+        CommandError::new(format!("cannot write the reports: {e}"))
             .hint("check that each report's folder can be written")
     })
 }
 
-pub fn run_group(root: Option<PathBuf>, group: &Group, args: GroupArgs) -> Outcome {
+pub fn run_group(root: Option<PathBuf>, group: &Group, args: GroupArgs) -> CommandResult {
     check_reports(&args)?;
     let started = std::time::SystemTime::now();
     let limits = args.limits();
@@ -260,11 +262,11 @@ pub fn run_group(root: Option<PathBuf>, group: &Group, args: GroupArgs) -> Outco
                     &format!("{} --against reference{filter}", group.name),
                 )
                 .map_err(|e| {
-                    Failure::new(format!("{e}; the reference was not run"))
+                    CommandError::new(format!("{e}; the reference was not run"))
                         .hint("guidance is recorded before it is shown: make the log writable")
                 })?;
                 let me = std::env::current_exe().map_err(|e| {
-                    Failure::new(format!("cannot find the grader's own program: {e}"))
+                    CommandError::new(format!("cannot find the grader's own program: {e}"))
                 })?;
                 Launcher::new(me).arg("__check")
             }
@@ -311,7 +313,7 @@ pub fn run_group(root: Option<PathBuf>, group: &Group, args: GroupArgs) -> Outco
     let mut out: Box<dyn Write> = match &libtest.logfile {
         Some(path) => Box::new(
             std::fs::File::create(path)
-                .map_err(|e| Failure::new(format!("cannot write the log file {path}: {e}")))?,
+                .map_err(|e| CommandError::new(format!("cannot write the log file {path}: {e}")))?,
         ),
         None => Box::new(Out),
     };
@@ -329,7 +331,7 @@ pub fn run_group(root: Option<PathBuf>, group: &Group, args: GroupArgs) -> Outco
             );
         }
     });
-    let mut reports_written: Result<(), Failure> = Ok(());
+    let mut reports_written: Result<(), CommandError> = Ok(());
     let mut report_files = grader::events::OnFinished(|group: &Group, summary: &Summary| {
         reports_written = write_reports(
             &root,
@@ -345,7 +347,7 @@ pub fn run_group(root: Option<PathBuf>, group: &Group, args: GroupArgs) -> Outco
         let mut printer = grader::printers::for_args(&libtest, &mut out);
         let mut reporters = grader::events::Tee(vec![&mut *printer, &mut keep, &mut report_files]);
         suite::run(group, &launcher, &libtest, &settings, &mut reporters)
-            .map_err(|e| Failure::new(format!("could not run the checks: {e}")))?
+            .map_err(|e| CommandError::new(format!("could not run the checks: {e}")))?
     };
     drop(built);
     reports_written?;
@@ -358,25 +360,25 @@ pub fn run_group(root: Option<PathBuf>, group: &Group, args: GroupArgs) -> Outco
         json,
         &mut out,
     )
-    .map_err(|e| Failure::new(format!("could not write the results: {e}")))?;
+    .map_err(|e| CommandError::new(format!("could not write the results: {e}")))?;
     if !summary.listed_only && libtest.format != Some(FormatSetting::Json) {
         let full = args.against == Against::Practice && summary.filtered_out == 0;
         guidance_line(&log, group, summary.all_passed(), full, &mut out)
-            .map_err(|e| Failure::new(format!("could not write the results: {e}")))?;
+            .map_err(|e| CommandError::new(format!("could not write the results: {e}")))?;
         // A lesson whose every check is unfinished, while an earlier one in course order is
         // not started: a newcomer may have come in at the wrong end.
         if args.against == Against::Practice && Standing::of(&summary) == Standing::Unfinished {
             course_start(&root, group, &mut out)
-                .map_err(|e| Failure::new(format!("could not write the results: {e}")))?;
+                .map_err(|e| CommandError::new(format!("could not write the results: {e}")))?;
         }
         // The next steps follow a whole pass of the learner's own code.
         if args.against == Against::Practice && summary.all_passed() && summary.filtered_out == 0 {
             next_steps(&root, group, &exercise, &mut out)
-                .map_err(|e| Failure::new(format!("could not write the results: {e}")))?;
+                .map_err(|e| CommandError::new(format!("could not write the results: {e}")))?;
         }
     }
     out.flush()
-        .map_err(|e| Failure::new(format!("could not write the results: {e}")))?;
+        .map_err(|e| CommandError::new(format!("could not write the results: {e}")))?;
     Ok(exit_code(&summary))
 }
 
@@ -583,7 +585,7 @@ pub fn next_steps(
 /// Why the learner's harness is not there to run.
 pub struct NotBuilt {
     /// The command's error.
-    pub failure: Failure,
+    pub failure: CommandError,
     /// Where that leaves the learner (for `list`).
     pub standing: Standing,
     /// For a report: why no check ran, when it is the learner's code (the compiler's
@@ -608,7 +610,7 @@ pub fn build_practice(root: &Path, exercise: &Exercise) -> Result<Built, NotBuil
                 ))),
             },
             other => NotBuilt {
-                failure: Failure::new(other.to_string())
+                failure: CommandError::new(other.to_string())
                     .hint("is cargo on your PATH? `cargo --version` should answer"),
                 standing: Standing::NotRun,
                 why: None,
@@ -617,7 +619,7 @@ pub fn build_practice(root: &Path, exercise: &Exercise) -> Result<Built, NotBuil
     )?;
     let found =
         borrowed::inspect(root, built.practice_dep_info.as_deref()).map_err(|e| NotBuilt {
-            failure: Failure::new(format!(
+            failure: CommandError::new(format!(
                 "cannot check what was compiled into the practice crate: {e}"
             ))
             .hint("nothing was run; build it again with `cargo build -p practice`"),
@@ -630,7 +632,7 @@ pub fn build_practice(root: &Path, exercise: &Exercise) -> Result<Built, NotBuil
             .map(|b| format!("\n  also: {}; {}", b.what(), b.undo()))
             .collect();
         return Err(NotBuilt {
-            failure: Failure::new(format!(
+            failure: CommandError::new(format!(
                 "nothing was run: {}. The checks grade your own code, and the kit's answers are \
                  out of the practice crate's reach on purpose.{more}",
                 first.what()
@@ -652,7 +654,7 @@ fn indent(text: &str) -> String {
 }
 
 /// The failure for a file that does not compile, with the likeliest way out.
-fn compile_failure(root: &Path, exercise: &Exercise, errors: &[String]) -> Failure {
+fn compile_failure(root: &Path, exercise: &Exercise, errors: &[String]) -> CommandError {
     let reaches_reference = errors.iter().any(|e| {
         e.contains("`reference`")
             && (e.contains("unresolved") || e.contains("undeclared") || e.contains("unlinked"))
@@ -682,7 +684,7 @@ fn compile_failure(root: &Path, exercise: &Exercise, errors: &[String]) -> Failu
             .stub_signature(root)
             .map(|s| format!(":\n\n{}\n", indent(&s)))
             .unwrap_or_else(|| format!(" (exercises/{}/stub.rs)", exercise.group));
-        return Failure::new(format!(
+        return CommandError::new(format!(
             "{} compiles, but the checks cannot call `{}`: keep the stub's signature{signature}\n\
              (the compiler, on the kit's call of it: {gist})",
             exercise.file.display(),
@@ -696,12 +698,12 @@ fn compile_failure(root: &Path, exercise: &Exercise, errors: &[String]) -> Failu
         ));
     }
     if reaches_reference {
-        return Failure::new(message).hint(
+        return CommandError::new(message).hint(
             "the practice crate cannot use `reference`: it holds the answers. The shared types \
              are in `kit_types` (e.g. `use kit_types::RetryPolicy;`); write the function yourself",
         );
     }
-    Failure::new(message).hint(format!(
+    CommandError::new(message).hint(format!(
         "fix the first error and run again, or start the file over from its stub (it is backed \
          up first): `cargo run -p grader -- reset {}`. Only {} is compiled for {}: your other \
          lessons' files do not matter here.",

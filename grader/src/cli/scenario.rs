@@ -2,7 +2,7 @@
 
 use super::output::say;
 use super::EXIT_NOT_ALL_PASSED;
-use super::{kit_root, load_exercise, run::build_practice, Failure, Outcome};
+use super::{kit_root, load_exercise, run::build_practice, CommandError, CommandResult};
 use clap::Args;
 use grader::compile::Built;
 use grader::guidance::{GuidanceLog, Kind};
@@ -102,7 +102,7 @@ fn show(title: &str, settings: &str, run: &ScenarioRun) {
 }
 
 /// Builds the learner's code of `group` into the harness that runs their scenarios.
-pub(super) fn build_learner(root: &Path, group: &Group) -> Result<Built, Failure> {
+pub(super) fn build_learner(root: &Path, group: &Group) -> Result<Built, CommandError> {
     let exercise = load_exercise(root, group)?;
     build_practice(root, &exercise).map_err(|e| e.failure)
 }
@@ -145,15 +145,15 @@ fn run_practice(
     group: &Group,
     file: &Path,
     timeout: f64,
-) -> Result<Result<ScenarioRun, String>, Failure> {
+) -> Result<Result<ScenarioRun, String>, CommandError> {
     let built = build_learner(root, group)?;
     Ok(run_on_learner(&built, group, file, timeout))
 }
 
-pub fn scenario(root: Option<PathBuf>, args: ScenarioArgs) -> Outcome {
+pub fn scenario(root: Option<PathBuf>, args: ScenarioArgs) -> CommandResult {
     let root = kit_root(root)?;
-    let loaded =
-        load(&args.file).map_err(|e| Failure::new(e.to_string()).hint(shape_hint(&args.file)))?;
+    let loaded = load(&args.file)
+        .map_err(|e| CommandError::new(e.to_string()).hint(shape_hint(&args.file)))?;
     let group = loaded.group;
     let file = args.file.display();
     let shows_reference = args.compare || args.against == super::run::Against::Reference;
@@ -191,7 +191,7 @@ pub fn scenario(root: Option<PathBuf>, args: ScenarioArgs) -> Outcome {
                 &format!("scenario {file} {how}"),
             )
             .map_err(|e| {
-                Failure::new(format!("{e}; the reference was not run"))
+                CommandError::new(format!("{e}; the reference was not run"))
                     .hint("guidance is recorded before it is shown: make the log writable")
             })?;
         recorded = format!(
@@ -201,7 +201,7 @@ pub fn scenario(root: Option<PathBuf>, args: ScenarioArgs) -> Outcome {
     }
     let reference = || {
         (group.run_scenario_on_reference)(&args.file, &loaded.text)
-            .map_err(|e| Failure::new(e.to_string()))
+            .map_err(|e| CommandError::new(e.to_string()))
     };
     if !args.compare && args.against == super::run::Against::Reference {
         show(
@@ -251,12 +251,12 @@ pub fn scenario(root: Option<PathBuf>, args: ScenarioArgs) -> Outcome {
     }
 }
 
-pub fn trace(root: Option<PathBuf>, args: TraceArgs) -> Outcome {
+pub fn trace(root: Option<PathBuf>, args: TraceArgs) -> CommandResult {
     let group = super::resolve_group(&args.group)?;
     let root = kit_root(root)?;
     let exercise = load_exercise(&root, group)?;
     let Some(trace) = &exercise.trace else {
-        return Err(Failure::new(format!(
+        return Err(CommandError::new(format!(
             "{} has no worked example to trace",
             group.name
         )));
@@ -268,10 +268,10 @@ pub fn trace(root: Option<PathBuf>, args: TraceArgs) -> Outcome {
             group.name
         )
     };
-    let loaded = load(&path).map_err(|e| Failure::new(e.to_string()).hint(restore()))?;
+    let loaded = load(&path).map_err(|e| CommandError::new(e.to_string()).hint(restore()))?;
     // The lesson prints this trace in full, so running it is not guidance.
     let run = (group.run_scenario_on_reference)(&path, &loaded.text)
-        .map_err(|e| Failure::new(e.to_string()).hint(restore()))?;
+        .map_err(|e| CommandError::new(e.to_string()).hint(restore()))?;
     show(
         &format!(
             "The lesson's worked example ({}), run on the reference:",

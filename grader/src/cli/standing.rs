@@ -1,6 +1,6 @@
 //! Where a learner stands on one lesson, and the last result the grader remembers for it.
 
-use super::Failure;
+use super::CommandError;
 use colored::Colorize;
 use grader::cache::{self, LastResult};
 use grader::reset::Resetter;
@@ -87,10 +87,10 @@ impl Standing {
 }
 
 /// Whether the learner's file of `exercise` is still the pristine stub.
-pub fn started(root: &Path, exercise: &Exercise) -> Result<bool, Failure> {
+pub fn started(root: &Path, exercise: &Exercise) -> Result<bool, CommandError> {
     Resetter::new(root, exercise)
         .is_changed()
-        .map_err(|e| Failure::new(e.to_string()))
+        .map_err(|e| CommandError::new(e.to_string()))
 }
 
 /// Remembers how a run of every check of `group` ended, for `list`.
@@ -120,7 +120,11 @@ pub fn remember(
 
 /// Where the learner stands, from the last result the grader remembers: nothing is built
 /// or run. A file changed since then says so.
-pub fn remembered(root: &Path, group: &Group, exercise: &Exercise) -> Result<Standing, Failure> {
+pub fn remembered(
+    root: &Path,
+    group: &Group,
+    exercise: &Exercise,
+) -> Result<Standing, CommandError> {
     if !started(root, exercise)? {
         return Ok(Standing::NotStarted);
     }
@@ -142,7 +146,7 @@ pub fn measure(
     root: &Path,
     group: &Group,
     exercise: &Exercise,
-) -> Result<(Standing, Option<Summary>), Failure> {
+) -> Result<(Standing, Option<Summary>), CommandError> {
     if !started(root, exercise)? {
         return Ok((Standing::NotStarted, None));
     }
@@ -174,6 +178,6 @@ pub fn measure(
         &RunSettings::new("practice", Duration::from_secs(3)),
         &mut keep,
     )
-    .map_err(|e| Failure::new(format!("could not run the checks: {e}")))?;
+    .map_err(|e| CommandError::new(format!("could not run the checks: {e}")))?;
     Ok((Standing::of(&summary), Some(summary)))
 }

@@ -13,7 +13,7 @@
 use super::output::say;
 use super::run::{build_practice, guidance_line, next_steps, save_case, Against, NotBuilt};
 use super::standing::{remember, Standing};
-use super::{kit_root, load_exercise, resolve_group, Failure, Outcome};
+use super::{kit_root, load_exercise, resolve_group, CommandError, CommandResult};
 use clap::Args;
 use colored::Colorize;
 use grader::cache::learner_hash;
@@ -92,7 +92,7 @@ struct Lesson {
     exercise: Exercise,
 }
 
-pub fn watch(root: Option<PathBuf>, args: WatchArgs) -> Outcome {
+pub fn watch(root: Option<PathBuf>, args: WatchArgs) -> CommandResult {
     let root = kit_root(root)?;
     let lessons: Vec<Lesson> = GROUPS
         .iter()
@@ -109,7 +109,7 @@ pub fn watch(root: Option<PathBuf>, args: WatchArgs) -> Outcome {
         None
     } else {
         Some(watch_files(&root, &lessons, tx.clone()).map_err(|e| {
-            Failure::new(format!(
+            CommandError::new(format!(
                 "cannot watch {} for saves: {e}",
                 root.join("practice").join("src").display()
             ))

@@ -25,7 +25,7 @@ use crate::cache::content_hash;
 use crate::compile::{self, BuildError, BuildPlace, CompileLimits};
 use crate::guidance::LOG_FILE;
 use crate::kitcopy::{self, Files, Slot};
-use crate::reports::{self, Format, RunReport};
+use crate::reports::{self, ReportFormat, RunReport};
 use crate::seed;
 use crate::suite::{self, RunSettings, Summary};
 use crate::{Exercise, Group, Outcome, Status};
@@ -49,7 +49,7 @@ pub struct Settings {
     /// Where the reports and the gradebook go.
     pub out: PathBuf,
     /// The report formats written for each submission.
-    pub formats: Vec<Format>,
+    pub formats: Vec<ReportFormat>,
     /// Grade again even what is unchanged since the last run.
     pub force: bool,
     /// The batch is one submission: its reports go straight into `out`.
@@ -602,7 +602,12 @@ fn affects_grades(path: &Path) -> bool {
 }
 
 /// Where a submission's report in `format` goes.
-pub fn report_path(settings: &Settings, submission: &str, group: &str, format: Format) -> PathBuf {
+pub fn report_path(
+    settings: &Settings,
+    submission: &str,
+    group: &str,
+    format: ReportFormat,
+) -> PathBuf {
     submission_dir(settings, submission).join(format!("{group}.{}", format.file_suffix()))
 }
 

@@ -1,7 +1,7 @@
 //! Results that other tools read: the kit's own JSON, Exercism's `results.json` (version
 //! 3), Gradescope's `results.json`, and JUnit XML.
 //!
-//! A run of a group becomes one [`RunReport`]; each [`Format`] renders it as text. The
+//! A run of a group becomes one [`RunReport`]; each [`ReportFormat`] renders it as text. The
 //! renderers are pure functions, so the tests can hold each format to its platform's rules
 //! (field names, allowed values, order, length limits, escaping of learner text).
 
@@ -194,7 +194,7 @@ pub fn guidance(root: &Path, group: &str) -> Guidance {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReportSpec {
     /// The format.
-    pub format: Format,
+    pub format: ReportFormat,
     /// Where to write it.
     pub path: PathBuf,
 }
@@ -229,7 +229,7 @@ pub fn write_all(specs: &[ReportSpec], report: &RunReport) -> std::io::Result<()
 
 /// A format a run can be reported in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Format {
+pub enum ReportFormat {
     /// The kit's own JSON (schema `retry-kit/report`, version 1).
     Json,
     /// Exercism's test runner `results.json`, version 3.
@@ -240,60 +240,60 @@ pub enum Format {
     Junit,
 }
 
-impl Format {
+impl ReportFormat {
     /// Every format, in the order `--help` lists them.
-    pub const ALL: [Format; 4] = [
-        Format::Json,
-        Format::Exercism,
-        Format::Gradescope,
-        Format::Junit,
+    pub const ALL: [ReportFormat; 4] = [
+        ReportFormat::Json,
+        ReportFormat::Exercism,
+        ReportFormat::Gradescope,
+        ReportFormat::Junit,
     ];
 
     /// Its name on the command line.
     pub fn name(self) -> &'static str {
         match self {
-            Format::Json => "json",
-            Format::Exercism => "exercism",
-            Format::Gradescope => "gradescope",
-            Format::Junit => "junit",
+            ReportFormat::Json => "json",
+            ReportFormat::Exercism => "exercism",
+            ReportFormat::Gradescope => "gradescope",
+            ReportFormat::Junit => "junit",
         }
     }
 
     /// The end of a report file's name in this format, after the group: `build3.junit.xml`.
     pub fn file_suffix(self) -> &'static str {
         match self {
-            Format::Json => "json",
-            Format::Exercism => "exercism.json",
-            Format::Gradescope => "gradescope.json",
-            Format::Junit => "junit.xml",
+            ReportFormat::Json => "json",
+            ReportFormat::Exercism => "exercism.json",
+            ReportFormat::Gradescope => "gradescope.json",
+            ReportFormat::Junit => "junit.xml",
         }
     }
 
     /// `report` in this format.
     pub fn render(self, report: &RunReport) -> String {
         match self {
-            Format::Json => json::render(report),
-            Format::Exercism => exercism::render(report),
-            Format::Gradescope => gradescope::render(report),
-            Format::Junit => junit::render(report),
+            ReportFormat::Json => json::render(report),
+            ReportFormat::Exercism => exercism::render(report),
+            ReportFormat::Gradescope => gradescope::render(report),
+            ReportFormat::Junit => junit::render(report),
         }
     }
 }
 
-impl fmt::Display for Format {
+impl fmt::Display for ReportFormat {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
     }
 }
 
-impl FromStr for Format {
+impl FromStr for ReportFormat {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Format::ALL
+        ReportFormat::ALL
             .into_iter()
             .find(|f| f.name() == s)
             .ok_or_else(|| {
-                let names: Vec<&str> = Format::ALL.iter().map(|f| f.name()).collect();
+                let names: Vec<&str> = ReportFormat::ALL.iter().map(|f| f.name()).collect();
                 format!(
                     "unknown report format {s:?}: use one of {}",
                     names.join(", ")
