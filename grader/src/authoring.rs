@@ -386,8 +386,37 @@ mod tests {
 
     #[test]
     fn the_kit_has_no_problems() {
-        let problems = problems(&crate::workspace::build_root());
+        // In a copy as a fresh clone has it: a learner's state in the working tree (a file
+        // that is no longer the stub) is not the kit's problem.
+        let files = crate::kitcopy::fresh_files(
+            &crate::workspace::build_root(),
+            crate::kitcopy::Untracked::Taken,
+        )
+        .expect("the kit's files");
+        let copy = tempfile::tempdir().expect("a scratch folder");
+        crate::kitcopy::sync(copy.path(), &files).expect("the copy written");
+        let problems = problems(copy.path());
         assert!(problems.is_empty(), "{problems:#?}");
+    }
+
+    #[test]
+    fn a_practice_file_that_is_no_longer_the_stub_is_a_problem_with_its_fix() {
+        let root = crate::workspace::build_root();
+        let lessons = wiring::load(&root).expect("the list");
+        let files = crate::kitcopy::fresh_files(&root, crate::kitcopy::Untracked::Taken)
+            .expect("the kit's files");
+        let copy = tempfile::tempdir().expect("a scratch folder");
+        crate::kitcopy::sync(copy.path(), &files).expect("the copy written");
+        let lesson = &lessons[0];
+        std::fs::write(copy.path().join(&lesson.exercise.file), "pub fn x() {}\n").unwrap();
+        let found = lesson_problems(copy.path(), lesson);
+        assert!(
+            found
+                .iter()
+                .any(|p| p.what.contains("differs from the stub")
+                    && p.fix.starts_with("copy it: `cp exercises/")),
+            "{found:#?}"
+        );
     }
 
     #[test]

@@ -553,6 +553,14 @@ impl ServerSlot {
             // A request carries its arguments and folder as text.
             let request = request(args, envs, scratch).filter(|_| launcher.fork);
             let Some(request) = request else {
+                crate::fast::not_taken(
+                    "fork",
+                    if launcher.fork {
+                        "the check's arguments or folder are not text"
+                    } else {
+                        "forks are off for this run (GRADER_FAST_PATHS=off, or a harness without them)"
+                    },
+                );
                 return launcher.spawn(args, envs, scratch);
             };
             if matches!(self, ServerSlot::Unstarted) {
@@ -563,7 +571,13 @@ impl ServerSlot {
                     SERVER_ANSWER,
                 ) {
                     Some(server) => ServerSlot::Idle(server),
-                    None => ServerSlot::Unavailable,
+                    None => {
+                        crate::fast::not_taken(
+                            "fork",
+                            "the fork server did not start: this thread's checks start the program",
+                        );
+                        ServerSlot::Unavailable
+                    }
                 };
             }
             if let ServerSlot::Idle(_) = self {
@@ -578,7 +592,13 @@ impl ServerSlot {
                     }),
                     // The server is dropped (stopped); this check, and the session's next
                     // ones, start the program.
-                    Err(_) => launcher.spawn(args, envs, scratch),
+                    Err(e) => {
+                        crate::fast::not_taken(
+                            "fork",
+                            &format!("the fork server did not answer ({e})"),
+                        );
+                        launcher.spawn(args, envs, scratch)
+                    }
                 };
             }
         }

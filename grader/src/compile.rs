@@ -271,12 +271,26 @@ pub fn build_harness_at(
     crate::check_input::prepare(group, &cache_dir, true);
     // Only the learner's code changed since cargo last showed its commands: run them.
     let recipe_name = format!("replay-{group}.json");
-    let recipe = cache::load::<Recipe>(&cache_dir, &recipe_name)
-        .filter(|r| fast.replay && replay::fits(r, &key, root, &target, color));
+    let kept = cache::load::<Recipe>(&cache_dir, &recipe_name);
+    let misfit = match &kept {
+        _ if !fast.replay => Some("the fast paths are off (GRADER_FAST_PATHS=off)"),
+        None => Some("no recipe kept yet: cargo builds this once, and one is made"),
+        Some(r) => replay::misfit(r, &key, root, &target, color),
+    };
+    let recipe = kept.filter(|_| misfit.is_none());
     let replayed = match &recipe {
         Some(recipe) => replay::run(recipe, &place.limits),
-        None => Err(replay::Unreplayed::Cargo),
+        None => {
+            crate::fast::not_taken("replay", misfit.unwrap_or("no recipe"));
+            Err(replay::Unreplayed::Cargo)
+        }
     };
+    if recipe.is_some() && matches!(replayed, Err(replay::Unreplayed::Cargo)) {
+        crate::fast::not_taken(
+            "replay",
+            "the replayed compile did not end as cargo's would: cargo builds it",
+        );
+    }
     let harness = match replayed {
         Err(replay::Unreplayed::Exceeded(exceeded)) => {
             let text = exceeded.message();

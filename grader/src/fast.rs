@@ -28,3 +28,29 @@ impl FastPaths {
         }
     }
 }
+
+/// Whether `-v` asked to hear why a fast path was not taken.
+static VERBOSE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Turns on (or off) the notes of [`not_taken`]: the command line's `-v`.
+pub fn set_verbose(on: bool) {
+    VERBOSE.store(on, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Says, under `-v`, that fast path `which` (`replay`, `fork`) was not taken and why: the
+/// slow path gives the same results, only later, so this is never an error.
+pub(crate) fn not_taken(which: &str, why: &str) {
+    if !VERBOSE.load(std::sync::atomic::Ordering::Relaxed) {
+        return;
+    }
+    // Once per reason: every check of a run may take the same slow path.
+    static SAID: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+    let line = format!("note: fast path {which} not taken: {why}");
+    let mut said = SAID
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if !said.contains(&line) {
+        eprintln!("{line}");
+        said.push(line);
+    }
+}

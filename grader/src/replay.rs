@@ -586,19 +586,40 @@ fn compile(
 /// folder and colour; its compiler, harness and standard library are still there; and the
 /// crates the library links are the ones the harness was built with.
 pub fn fits(recipe: &Recipe, key: &Fingerprint, root: &Path, target: &Path, color: bool) -> bool {
-    recipe.format == RECIPE_FORMAT
-        && recipe.key == *key
-        && recipe.root == root
-        && recipe.target == target
-        && recipe.color == color
-        && Path::new(&recipe.library.program).is_file()
-        && recipe.harness.is_file()
-        && runner_of(&recipe.harness).is_file()
-        && recipe.std_library.is_file()
-        && recipe
-            .linked
-            .iter()
-            .all(|(file, stamp)| crate::cache::stamp(file) == *stamp)
+    misfit(recipe, key, root, target, color).is_none()
+}
+
+/// Why `recipe` does not fit (see [`fits`]), in a few words; `None` when it does.
+pub fn misfit(
+    recipe: &Recipe,
+    key: &Fingerprint,
+    root: &Path,
+    target: &Path,
+    color: bool,
+) -> Option<&'static str> {
+    Some(if recipe.format != RECIPE_FORMAT {
+        "the kept recipe was made by another version of the grader"
+    } else if recipe.key != *key {
+        "the kit or the toolchain changed since the recipe was made"
+    } else if recipe.root != root || recipe.target != target {
+        "the recipe was made for another folder"
+    } else if recipe.color != color {
+        "the recipe was made for the other colour setting"
+    } else if !Path::new(&recipe.library.program).is_file() {
+        "the compiler the recipe runs is gone"
+    } else if !recipe.harness.is_file() || !runner_of(&recipe.harness).is_file() {
+        "the harness or the runner the recipe loads into is gone"
+    } else if !recipe.std_library.is_file() {
+        "the standard library the recipe links is gone"
+    } else if !recipe
+        .linked
+        .iter()
+        .all(|(file, stamp)| crate::cache::stamp(file) == *stamp)
+    {
+        "a crate the library links was rebuilt since"
+    } else {
+        return None;
+    })
 }
 
 #[cfg(test)]

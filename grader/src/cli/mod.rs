@@ -62,6 +62,10 @@ struct GlobalArgs {
     /// The kit's folder (default: the nearest folder above the current one with exercises/).
     #[arg(long, global = true, value_name = "DIR")]
     root: Option<PathBuf>,
+    /// Say why a fast path (the replayed compile, checks forked from a server) was not
+    /// taken; results are the same either way.
+    #[arg(short, long, global = true)]
+    verbose: bool,
 }
 
 #[derive(Subcommand)]
@@ -171,6 +175,7 @@ pub fn main() -> ExitCode {
 }
 
 fn dispatch(matches: &clap::ArgMatches) -> CommandResult {
+    grader::fast::set_verbose(matches.get_flag("verbose"));
     let bad_args = |e: clap::Error| CommandError::new(e.to_string().trim().to_string());
     if let Some((name, sub)) = matches.subcommand() {
         if let Some(group) = grader::groups::group(name) {
