@@ -32,7 +32,7 @@ impl FastPaths {
 /// Whether `-v` asked to hear why a fast path was not taken.
 static VERBOSE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
-/// Turns on (or off) the notes of [`not_taken`]: the command line's `-v`.
+/// Turns on (or off) the notes that say why a fast path was not taken: the command line's `-v`.
 pub fn set_verbose(on: bool) {
     VERBOSE.store(on, std::sync::atomic::Ordering::Relaxed);
 }
