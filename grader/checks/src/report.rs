@@ -62,9 +62,9 @@ pub const PRIVATE_MARKER: &str = "kit-private-5e1c";
 pub const PRIVATE_PRINTED: &str = "your code printed a failure's private `detail` on standard \
 output or error (the check's detail holds the mark kit-private-5e1c, shown in the output \
 below). A detail may hold tokens, addresses and response bodies: it never leaves the function \
-— not in an event, not in a message, not printed.\n\nwhy: print nothing of a failure while \
-you work on the loop, or print only its controlled fields (attempt, reason, delay): a \
-`println!`, `eprintln!` or `dbg!` of the error, or of its `{:?}`, prints the detail too.";
+— not in an event, not in a message, not printed.\n\nwhy: print nothing of a failure, or \
+only its declared fields (its reason or kind, its status, its wait): a `println!`, \
+`eprintln!` or `dbg!` of the error's `{:?}` prints the detail too.";
 
 /// The most bytes of a report's message (or location) kept: the learner's code chooses much
 /// of what a message quotes (a panic's text, an item's name), and a report is written into

@@ -105,12 +105,26 @@ fn new(root: &Path, args: NewArgs) -> CommandResult {
         title: args.title,
     };
     let written = grader::scaffold::write(root, &lesson).map_err(|e| {
-        CommandError::new(e.to_string())
-            .hint("`cargo run -p grader -- dev new --help` says what a name may be")
+        let hint = match &e {
+            grader::scaffold::ScaffoldError::Exists { .. } => {
+                "choose another name, or go on with that lesson's files (`dev check NAME`)"
+            }
+            grader::scaffold::ScaffoldError::Name(_) => {
+                "`cargo run -p grader -- dev new --help` says what a name may be"
+            }
+            grader::scaffold::ScaffoldError::Write { .. } => {
+                "check that the kit's folders can be written"
+            }
+        };
+        CommandError::new(e.to_string()).hint(hint)
     })?;
     for path in &written {
         say!("wrote {}", path.display());
     }
+    say!(
+        "{} files of the lesson written; now the wiring:",
+        written.len()
+    );
     update(root)?;
     say!(
         "next: `cargo run -p grader -- dev check {0}` (cargo builds the lesson in), then make the \
@@ -141,6 +155,16 @@ fn check(root: &Path, args: &CheckArgs) -> CommandResult {
     for problem in &problems {
         show(problem);
     }
+    // Not a problem (a scaffolded lesson runs), but not finished either.
+    for group in &lessons {
+        for (file, words) in scaffold_words(root, group.name) {
+            say!(
+                "{} {}: {file} still has the scaffold's words ({words:?}): replace them with the lesson's own",
+                "note".yellow().bold(),
+                group.name
+            );
+        }
+    }
     if problems.is_empty() && !args.no_run {
         let runs = run_all(root, &lessons)?;
         for problem in &runs {
@@ -160,6 +184,24 @@ fn check(root: &Path, args: &CheckArgs) -> CommandResult {
         say!("{} problem(s)", problems.len());
         Ok(ExitCode::from(EXIT_NOT_ALL_PASSED))
     }
+}
+
+/// The files of lesson `name` that still hold text `dev new` wrote for the author to replace.
+fn scaffold_words(root: &Path, name: &str) -> Vec<(String, &'static str)> {
+    const LEFT: [(&str, &str); 2] = [
+        (
+            "lesson.md",
+            "(Scaffolded by `cargo run -p grader -- dev new",
+        ),
+        ("info.toml", "the lesson's function in a few words"),
+    ];
+    LEFT.iter()
+        .filter_map(|(file, words)| {
+            let path = format!("exercises/{name}/{file}");
+            let text = std::fs::read_to_string(root.join(&path)).ok()?;
+            text.contains(words).then_some((path, *words))
+        })
+        .collect()
 }
 
 fn show(problem: &Problem) {

@@ -107,17 +107,19 @@ pub(super) fn why(given: &Given, ran: &Ran) -> String {
         (Given::Fails(Permanent(p)), Ok(Handled::TryAgain { .. })) => match p.kind {
             PermanentKind::Unexpected => "an undeclared status (`unexpected`) is permanent: not \
                 knowing a status is no reason to retry it. Only `RequestError::Transient` means \
-                try again; a catch-all `Err(_)` arm catches this one too."
+                try again; a catch-all `Err(_)` arm, or an arm that guesses from the status, \
+                catches this one too."
                 .into(),
             PermanentKind::MalformedResponse => "a malformed reply is permanent: the same \
                 request gets the same body again. Only `RequestError::Transient` means try \
-                again; a catch-all `Err(_)` arm catches this one too."
+                again; a catch-all `Err(_)` arm, or an arm that guesses from the status, \
+                catches this one too."
                 .into(),
             kind => format!(
                 "a permanent failure ({kind}) is not worth another attempt: only \
-                 `RequestError::Transient` means try again. A catch-all arm (`Err(_) =>`) \
-                 catches the permanent failures too: match the transient variant alone, and \
-                 give every other error back."
+                 `RequestError::Transient` means try again. A catch-all arm (`Err(_) =>`), or \
+                 an arm that guesses from the status, catches the permanent failures too: match \
+                 the transient variant alone, and give every other error back."
             ),
         },
         (Given::Fails(Permanent(_)), Err(_)) => "the error came back changed: give back the \
@@ -136,8 +138,8 @@ pub(super) fn why(given: &Given, ran: &Ran) -> String {
         ) => {
             if *reason != t.reason {
                 format!(
-                    "the reason is the failure's own (`reason: failure.reason`): here {}, not \
-                     {reason}.",
+                    "the reason is the failure's own (`reason: t.reason`, for the \
+                     `RequestError::Transient(t)` you matched): here {}, not {reason}.",
                     t.reason
                 )
             } else {

@@ -39,13 +39,16 @@ const MISTAKES: &[Mistake] = &[
         says: &[
             "handle_attempt gave try again: server_error, no retry_after; the rule expects \
              back to the caller: permanent not_found, status 404",
-            "A catch-all arm (`Err(_) =>`) catches the permanent failures too",
+            "A catch-all arm (`Err(_) =>`), or an arm that guesses from the status",
         ],
     },
     Mistake {
         label: "unwrap_or_default",
         first: "permanent::permanent_failures_come_back_unchanged",
-        says: &["a failure came back as a success (null)", "`unwrap_or_default()`"],
+        says: &[
+            "a failure came back as a success (null)",
+            "`unwrap_or_default()`",
+        ],
     },
     Mistake {
         label: "catch_unwind",
@@ -60,7 +63,10 @@ const MISTAKES: &[Mistake] = &[
     Mistake {
         label: "rebuilds_the_error",
         first: "permanent::permanent_failures_come_back_unchanged",
-        says: &["the error came back changed", "not a new one built from its text"],
+        says: &[
+            "the error came back changed",
+            "not a new one built from its text",
+        ],
     },
     Mistake {
         label: "prints_detail",
@@ -80,12 +86,15 @@ const MISTAKES: &[Mistake] = &[
     Mistake {
         label: "one_reason",
         first: "transient::declared_transient_means_try_again",
-        says: &["the reason is the failure's own (`reason: failure.reason`): here timeout, not server_error"],
+        says: &["the reason is the failure's own (`reason: t.reason`"],
     },
     Mistake {
         label: "never_calls",
         first: "success::the_request_is_called_once",
-        says: &["the request was called 0 time(s)", "before it calls `request()`"],
+        says: &[
+            "the request was called 0 time(s)",
+            "before it calls `request()`",
+        ],
     },
 ];
 
