@@ -147,11 +147,7 @@ impl NewLesson {
 /// Whether `name` can be a lesson's: lower-case letters and digits, starting with a letter,
 /// and no Rust keyword or name the kit's crates use already.
 pub fn check_name(name: &str) -> Result<(), ScaffoldError> {
-    let plain = name.chars().next().is_some_and(|c| c.is_ascii_lowercase())
-        && name
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit());
-    if !plain {
+    if !crate::wiring::is_plain_name(name) {
         return Err(ScaffoldError::Name(format!(
             "{name:?} cannot be a lesson's name: use lower-case letters and digits, starting with a letter"
         )));

@@ -127,17 +127,22 @@ pub enum WiringError {
     },
 }
 
+/// Whether `name` can name a lesson (its folder, module, feature and command): lower-case
+/// ASCII letters and digits, starting with a letter.
+pub fn is_plain_name(name: &str) -> bool {
+    name.chars().next().is_some_and(|c| c.is_ascii_lowercase())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+}
+
 /// Reads the list and each lesson's `info.toml`, in course order.
 pub fn load(root: &Path) -> Result<Vec<Lesson>, WiringError> {
     let list: ListFile = crate::toml_file::read(&root.join(LESSONS_FILE))?;
     let mut lessons: Vec<Lesson> = Vec::new();
     for listed in list.lesson {
         let name = &listed.name;
-        let plain = name.chars().next().is_some_and(|c| c.is_ascii_lowercase())
-            && name
-                .chars()
-                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit());
-        if !plain {
+        if !is_plain_name(name) {
             return Err(WiringError::List(format!(
                 "lesson name {name:?}: use lower-case letters and digits, starting with a letter"
             )));

@@ -75,6 +75,22 @@ pub trait Format: Sized + 'static {
     }
 }
 
+/// `file` as scenario text under `comment` (each line a `# ` comment): the form in which an
+/// exhaustive check saves a case and a check's message quotes one.
+///
+/// ```
+/// #[derive(serde::Serialize)]
+/// struct File { exercise: &'static str }
+/// let text = grader_checks::scenario::commented_toml("Case 3.\nReplay it.", &File { exercise: "narrow" });
+/// assert_eq!(text, "# Case 3.\n# Replay it.\nexercise = \"narrow\"\n");
+/// ```
+pub fn commented_toml(comment: &str, file: &impl serde::Serialize) -> String {
+    let body =
+        toml::to_string(file).unwrap_or_else(|e| format!("# could not write this scenario: {e}\n"));
+    let header: String = comment.lines().map(|l| format!("# {l}\n")).collect();
+    format!("{header}{body}")
+}
+
 /// A situation a lesson asks the learner's own scenario files to cover ("success on the second
 /// call"), recognised in a parsed scenario of format `S`.
 ///

@@ -171,13 +171,13 @@ pub fn to_toml(call: &Call, comment: &str) -> String {
         exercise: &'static str,
         call: Vec<CallSpec>,
     }
-    let body = toml::to_string(&Out {
-        exercise: "build2",
-        call: vec![spec],
-    })
-    .unwrap_or_else(|e| format!("# could not write this scenario: {e}\n"));
-    let header: String = comment.lines().map(|l| format!("# {l}\n")).collect();
-    format!("{header}{body}")
+    crate::scenario::commented_toml(
+        comment,
+        &Out {
+            exercise: "build2",
+            call: vec![spec],
+        },
+    )
 }
 
 impl crate::scenario::Format for FetchScenario {

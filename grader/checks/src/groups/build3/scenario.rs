@@ -138,13 +138,13 @@ impl Scenario {
                 ..OutcomeSpec::from_outcome(step)
             })
             .collect();
-        let body = toml::to_string(&Out {
-            policy: &self.policy,
-            outcome,
-        })
-        .unwrap_or_else(|e| format!("# could not write this scenario: {e}\n"));
-        let header: String = comment.lines().map(|l| format!("# {l}\n")).collect();
-        format!("{header}{body}")
+        crate::scenario::commented_toml(
+            comment,
+            &Out {
+                policy: &self.policy,
+                outcome,
+            },
+        )
     }
 }
 

@@ -167,13 +167,13 @@ pub fn to_toml(given: &Given, comment: &str) -> String {
         exercise: &'static str,
         attempt: Vec<AttemptSpec>,
     }
-    let body = toml::to_string(&Out {
-        exercise: "narrow",
-        attempt: vec![spec],
-    })
-    .unwrap_or_else(|e| format!("# could not write this scenario: {e}\n"));
-    let header: String = comment.lines().map(|l| format!("# {l}\n")).collect();
-    format!("{header}{body}")
+    crate::scenario::commented_toml(
+        comment,
+        &Out {
+            exercise: "narrow",
+            attempt: vec![spec],
+        },
+    )
 }
 
 impl crate::scenario::Format for AttemptScenario {
