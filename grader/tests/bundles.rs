@@ -906,11 +906,14 @@ fn classroom_tests(workflow: &str) -> Vec<ClassroomTest> {
         );
         let id = step.at("id").text().to_string();
         assert!(
-            id.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
-                && id
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-'),
-            "a step id GitHub accepts: {id}"
+            id.starts_with(|c: char| c.is_ascii_alphabetic())
+                && id.chars().all(|c| c.is_ascii_alphanumeric()),
+            "a step id GitHub and the grading reporter both accept (its check is \
+             ^([a-zA-Z0-9]+,)*[a-zA-Z0-9]+$ over runners): {id}"
+        );
+        assert!(
+            !ids.iter().any(|i: &String| i.eq_ignore_ascii_case(&id)),
+            "ids are unique as the reporter's upper-case variables are: {id}"
         );
         assert!(!ids.contains(&id), "ids are unique: {id}");
         let with = step.at("with");
@@ -1052,6 +1055,130 @@ fn classroom_workflows_run_the_kits_own_checks_in_the_learners_repository() {
         text(&out.stdout).contains("unfinished"),
         "{}",
         text(&out.stdout)
+    );
+}
+
+/// The folder holding the two Classroom actions' own JavaScript, each with its dependencies
+/// (`autograding-command-grader/src/main.js`, `autograding-grading-reporter/src/main.js`),
+/// named by `KIT_CLASSROOM_ACTIONS` (`.ci/run` prepares it from the actions' sources when
+/// the machine has them). Their code is not the kit's to ship, so the kit holds none of it.
+fn classroom_actions() -> Option<PathBuf> {
+    let Some(dir) = std::env::var_os("KIT_CLASSROOM_ACTIONS") else {
+        let why = "KIT_CLASSROOM_ACTIONS is not set: the GitHub Classroom actions' own \
+                   JavaScript was not run on the bundle (see .ci/run for how to prepare it)";
+        assert!(
+            std::env::var_os("KIT_REQUIRE_CLASSROOM_ACTIONS").is_none(),
+            "{why}"
+        );
+        eprintln!("NOTICE: {why}");
+        return None;
+    };
+    let dir = PathBuf::from(dir);
+    for action in ["autograding-command-grader", "autograding-grading-reporter"] {
+        let main = dir.join(action).join("src/main.js");
+        assert!(
+            main.is_file(),
+            "KIT_CLASSROOM_ACTIONS has no {}",
+            main.display()
+        );
+    }
+    Some(dir)
+}
+
+/// The `${{ steps.ID.outputs.result }}` a workflow expression names: `ID`.
+fn step_named(expression: &str) -> &str {
+    expression
+        .strip_prefix("${{ steps.")
+        .and_then(|e| e.strip_suffix(".outputs.result }}"))
+        .unwrap_or_else(|| panic!("not a step's result: {expression}"))
+}
+
+/// Runs a Classroom workflow as GitHub would, with the actions' own JavaScript: each
+/// command-grader step in `repo` with the inputs the workflow gives it, then the reporter
+/// with the workflow's `runners` and environment. Returns the reporter's output.
+fn run_workflow_with_the_actions(actions: &Path, repo: &Path, workflow: &str) -> String {
+    let doc = parse_yaml(workflow).unwrap();
+    let jobs = doc.at("jobs").keys();
+    let steps = doc.at("jobs").at(jobs[0]).at("steps").list();
+    let mut outputs = BTreeMap::new();
+    for step in &steps[1..steps.len() - 1] {
+        let mut node = Command::new("node");
+        node.arg(actions.join("autograding-command-grader/src/main.js"))
+            .current_dir(repo)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", std::env::var_os("HOME").unwrap_or_default());
+        let with = step.at("with");
+        for key in with.keys() {
+            // What @actions/core's getInput reads.
+            node.env(format!("INPUT_{}", key.to_uppercase()), with.at(key).text());
+        }
+        let out = node.output().expect("node starts");
+        let stdout = text(&out.stdout);
+        let result = stdout
+            .lines()
+            .find_map(|l| l.strip_prefix("::set-output name=result::"))
+            .unwrap_or_else(|| panic!("no result from the command grader:\n{stdout}"))
+            .to_string();
+        outputs.insert(step.at("id").text().to_string(), result);
+    }
+    let reporter = steps.last().unwrap();
+    let mut node = Command::new("node");
+    node.arg(actions.join("autograding-grading-reporter/src/main.js"))
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("INPUT_RUNNERS", reporter.at("with").at("runners").text());
+    let env = reporter.at("env");
+    for key in env.keys() {
+        let id = step_named(env.at(key).text());
+        node.env(key, &outputs[id]);
+    }
+    let out = node.output().expect("node starts");
+    format!("{}{}", text(&out.stdout), text(&out.stderr))
+}
+
+/// The points the reporter sends to Classroom: `Points 43/43`.
+fn reported_points(output: &str) -> &str {
+    output
+        .lines()
+        .find_map(|l| l.strip_prefix("::notice title=Autograding complete::Points "))
+        .unwrap_or_else(|| panic!("the reporter sent no points:\n{output}"))
+}
+
+#[test]
+fn the_classroom_actions_own_javascript_scores_the_workflow_as_the_kit_does() {
+    let Some(actions) = classroom_actions() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let per_check = dir.path().join("per-check");
+    make_bundle("classroom", &per_check, &["--per", "check"]);
+    let per_group = dir.path().join("per-group");
+    make_bundle("classroom", &per_group, &["--per", "group"]);
+    let total = total_points();
+    let kit = fresh_kit();
+    let repo = kit.root();
+
+    write_learner(repo, GROUP, &stub_with(GROUP, CORRECT_BUILD3));
+    let workflow = read(&per_check.join(".github/workflows/classroom.yml"));
+    let output = run_workflow_with_the_actions(&actions, repo, &workflow);
+    assert_eq!(
+        reported_points(&output),
+        format!("{total}/{total}"),
+        "every check's points, as the reporter sums them:\n{output}"
+    );
+    assert!(
+        !output.contains("comma-separated list"),
+        "the reporter accepts the runners: {output}"
+    );
+
+    write_learner(repo, GROUP, &stub(GROUP));
+    let workflow = read(&per_group.join(".github/workflows/classroom.yml"));
+    let output = run_workflow_with_the_actions(&actions, repo, &workflow);
+    assert_eq!(
+        reported_points(&output),
+        format!("0/{total}"),
+        "the stub earns nothing:\n{output}"
     );
 }
 
