@@ -11,7 +11,7 @@
 mod platforms;
 
 use grader::reports::weights::{self, Weights};
-use grader::reports::{CheckReport, Guidance, ReportFormat, RunReport};
+use grader::reports::{CheckReport, Guidance, NotRun, ReportFormat, RunReport};
 use grader::{FailureKind, Status};
 use platforms::{exercism_problems, gradescope_problems, EXERCISM_OUTPUT_NOTICE};
 use serde_json::{Map, Value};
@@ -22,6 +22,7 @@ use std::collections::BTreeMap;
 // ======================================================================================
 
 fn report(checks: Vec<CheckReport>) -> RunReport {
+    let points_possible = checks.iter().map(|c| c.weight).sum();
     RunReport {
         kit_version: "0.1.0".into(),
         group: "build3".into(),
@@ -29,11 +30,13 @@ fn report(checks: Vec<CheckReport>) -> RunReport {
         against: "practice".into(),
         learner_file: Some("practice/src/lib.rs".into()),
         learner_file_hash: Some(grader::reports::content_hash(b"fn retry_request() {}")),
-        compile_error: None,
+        not_run: None,
+        points_possible,
         checks,
         guidance: Guidance {
             by_kind: BTreeMap::from([("help".to_string(), 2), ("note".to_string(), 1)]),
             known: true,
+            unverified: None,
         },
         started: "2026-08-20T10:00:00Z".into(),
         duration_secs: 12.5,
@@ -147,11 +150,17 @@ fn mixed() -> RunReport {
 
 fn compile_error() -> RunReport {
     let mut r = report(Vec::new());
-    r.compile_error = Some(
+    r.points_possible = 43.0;
+    r.not_run = Some(NotRun::DoesNotCompile(
         "error[E0308]: mismatched types\n --> practice/src/lib.rs:3:5\n  |\n3 |     \"x\" < 'y' && z\n  |     ^^^ expected `u32`, found `&str`\n"
             .into(),
-    );
+    ));
     r
+}
+
+/// The text of why no check ran, when none did.
+fn not_run_text(report: &RunReport) -> Option<&str> {
+    report.not_run.as_ref().map(NotRun::text)
 }
 
 /// What invalid UTF-8 becomes after lossy decoding.
@@ -260,15 +269,17 @@ fn assert_exercism_matches(text: &str, report: &RunReport) {
     assert!(problems.is_empty(), "{problems:#?}\n{text}");
     let doc = json(text);
     let top = obj(&doc, "results");
-    if report.compile_error.is_some() || report.checks.is_empty() {
+    if report.not_run.is_some() || report.checks.is_empty() {
         assert_eq!(top["status"], "error", "{text}");
         assert!(top
             .get("tests")
             .is_none_or(|t| t.as_array().is_some_and(Vec::is_empty)));
-        if let Some(compiler) = &report.compile_error {
+        if let Some(not_run) = &report.not_run {
             let m = top["message"].as_str().unwrap();
+            let (headline, text) = m.split_once(".\n\n").unwrap_or((m, ""));
+            assert_eq!(headline, not_run.headline(), "{m}");
             assert!(
-                compiler.starts_with(m.trim_end()) || m.contains("truncated"),
+                not_run.text().starts_with(text.trim_end()) || m.contains("truncated"),
                 "{m}"
             );
         }
@@ -466,7 +477,10 @@ fn exercism_compile_error_is_an_error_with_the_compiler_output() {
     assert_eq!(doc["version"], 3);
     assert_eq!(
         doc["message"].as_str().unwrap(),
-        r.compile_error.as_deref().unwrap().trim_end()
+        format!(
+            "Your code did not compile, so no check ran.\n\n{}",
+            not_run_text(&r).unwrap().trim_end()
+        )
     );
     assert!(doc
         .get("tests")
@@ -475,17 +489,17 @@ fn exercism_compile_error_is_an_error_with_the_compiler_output() {
     // A compiler output over the limit is cut to at most 65535 characters — and bytes, since
     // the platform may count either.
     let mut big = report(Vec::new());
-    big.compile_error = Some("é".repeat(70_000));
+    big.not_run = Some(NotRun::DoesNotCompile("é".repeat(70_000)));
     let text = ReportFormat::Exercism.render(&big);
     assert_exercism_matches(&text, &big);
     let message = json(&text)["message"].as_str().unwrap().to_string();
     assert!(message.len() <= 65_535, "{} bytes", message.len());
-    assert!(message.starts_with("éé"));
+    assert!(message.starts_with("Your code did not compile, so no check ran.\n\néé"));
     assert!(message.contains("truncated"), "a cut says so");
 
     // The same compile error with checks in the report: still an error, no tests.
     let mut both = mixed();
-    both.compile_error = r.compile_error.clone();
+    both.not_run = r.not_run.clone();
     assert_eq!(
         json(&ReportFormat::Exercism.render(&both))["status"],
         "error"
@@ -572,19 +586,31 @@ fn assert_gradescope_matches(text: &str, report: &RunReport) {
     assert!(problems.is_empty(), "{problems:#?}\n{text}");
     let doc = json(text);
     assert_eq!(doc["output_format"], "text");
-    assert_eq!(doc["stdout_visibility"], "visible");
+    assert_eq!(
+        doc["stdout_visibility"], "hidden",
+        "the autograder's log is for the staff"
+    );
     let summary = doc["output"].as_str().unwrap();
     assert!(summary.contains(&report.guidance.sentence()), "{summary}");
     assert!(summary.contains("unfinished"), "{summary}");
     let tests = doc["tests"].as_array().unwrap();
     let score = doc["score"].as_f64().unwrap();
-    if report.compile_error.is_some() {
+    if report.not_run.is_some() {
         assert_eq!(tests.len(), 1);
-        assert_eq!(tests[0]["name"], "compile");
+        let (name, said) = match &report.not_run {
+            Some(NotRun::Refused(_)) => ("refused", "was refused"),
+            _ => ("compile", "did not compile"),
+        };
+        assert_eq!(tests[0]["name"], name);
         assert_eq!(tests[0]["status"], "failed");
         assert_eq!(tests[0]["score"].as_f64(), Some(0.0));
+        assert_eq!(
+            tests[0]["max_score"].as_f64(),
+            Some(report.points_possible),
+            "worth the lesson's full points, as the gradebook says"
+        );
         assert_eq!(score, 0.0);
-        assert!(summary.contains("did not compile"), "{summary}");
+        assert!(summary.contains(said), "{summary}");
         return;
     }
     let names: Vec<&str> = tests.iter().map(|t| t["name"].as_str().unwrap()).collect();
@@ -758,9 +784,13 @@ fn gradescope_compile_error_scores_zero_and_never_above_max() {
         .contains("error[E0308]: mismatched types"));
     assert_eq!(
         compile["max_score"].as_f64(),
-        Some(0.0),
-        "no check listed: nothing possible"
+        Some(43.0),
+        "no check ran: the lesson's full points, as the gradebook has them"
     );
+    assert!(doc["output"]
+        .as_str()
+        .unwrap()
+        .contains("the score is 0 of 43 points"));
     assert!(
         !text.contains(": -0"),
         "no negative zero in a score:\n{text}"
@@ -772,12 +802,49 @@ fn gradescope_compile_error_scores_zero_and_never_above_max() {
 
     // With the group's checks listed, the compile test stands for all their points.
     let mut listed = all_passed();
-    listed.compile_error = r.compile_error.clone();
+    listed.not_run = r.not_run.clone();
     let text = ReportFormat::Gradescope.render(&listed);
     assert_gradescope_matches(&text, &listed);
     let doc = json(&text);
     assert_eq!(doc["score"].as_f64(), Some(0.0));
     assert_eq!(doc["tests"][0]["max_score"].as_f64(), Some(9.0));
+}
+
+#[test]
+fn a_refusal_is_its_own_test_in_every_format_never_a_compile_error() {
+    let mut r = report(Vec::new());
+    r.points_possible = 43.0;
+    r.not_run = Some(NotRun::Refused(
+        "refused: practice/src/lib.rs is a symbolic link; nothing was graded".into(),
+    ));
+    let text = ReportFormat::Gradescope.render(&r);
+    assert_gradescope_matches(&text, &r);
+    let doc = json(&text);
+    assert_eq!(doc["tests"][0]["name"], "refused");
+    assert_eq!(doc["tests"][0]["max_score"].as_f64(), Some(43.0));
+    let output = doc["tests"][0]["output"].as_str().unwrap();
+    assert!(output.starts_with("Your submission was refused, so no check ran."));
+    assert!(output.contains("is a symbolic link"), "{output}");
+    assert!(!text.contains("did not compile"), "{text}");
+
+    let junit = ReportFormat::Junit.render(&r);
+    assert_junit_matches(&junit, &r);
+    let root = parse_xml(&junit).unwrap();
+    let case = testcases(&root)[0];
+    assert_eq!(case.attr("name"), Some("refused"));
+    assert_eq!(case.child("error").unwrap().attr("type"), Some("refused"));
+    assert!(!junit.contains("compile_error"), "{junit}");
+
+    let exercism = json(&ReportFormat::Exercism.render(&r));
+    assert_eq!(exercism["status"], "error");
+    assert!(exercism["message"]
+        .as_str()
+        .unwrap()
+        .starts_with("Your submission was refused"));
+
+    let own = json(&ReportFormat::Json.render(&r));
+    assert!(own["compile_error"].is_null());
+    assert_eq!(own["refused"].as_str(), not_run_text(&r));
 }
 
 #[test]
@@ -1265,12 +1332,16 @@ fn assert_junit_matches(doc: &str, report: &RunReport) {
     assert_eq!(suites[0].attr("name"), Some(report.group.as_str()));
     assert_eq!(suites[0].attr("skipped"), Some("0"));
     let cases = testcases(&root);
-    if report.compile_error.is_some() {
+    if report.not_run.is_some() {
         assert_eq!(cases.len(), 1);
-        assert_eq!(cases[0].attr("name"), Some("compile"));
+        let name = match &report.not_run {
+            Some(NotRun::Refused(_)) => "refused",
+            _ => "compile",
+        };
+        assert_eq!(cases[0].attr("name"), Some(name));
         assert!(
             cases[0].child("error").is_some(),
-            "a compile error is an <error>"
+            "no check ran: an <error>"
         );
         return;
     }
@@ -1441,7 +1512,7 @@ fn junit_compile_error_is_one_errored_testcase() {
     let error = testcases(&root)[0].child("error").unwrap();
     assert_eq!(
         error.text(),
-        r.compile_error.as_deref().unwrap().trim_end(),
+        not_run_text(&r).unwrap().trim_end(),
         "quotes and < survive"
     );
 }
@@ -1588,6 +1659,7 @@ fn kit_json_problems(text: &str) -> Vec<String> {
         "learner_file",
         "learner_file_hash",
         "compile_error",
+        "refused",
         "summary",
         "guidance",
         "checks",
@@ -1608,7 +1680,12 @@ fn kit_json_problems(text: &str) -> Vec<String> {
             bad(format!("{key} is not a string"));
         }
     }
-    for key in ["learner_file", "learner_file_hash", "compile_error"] {
+    for key in [
+        "learner_file",
+        "learner_file_hash",
+        "compile_error",
+        "refused",
+    ] {
         if !top.get(key).is_some_and(is_string_or_null) {
             bad(format!("{key} is not a string or null"));
         }
@@ -1726,7 +1803,7 @@ fn kit_json_problems(text: &str) -> Vec<String> {
         Some(g) => {
             let mut k = keys(g);
             k.sort_unstable();
-            if k != sorted(vec!["known", "total", "by_kind", "sentence"]) {
+            if k != sorted(vec!["known", "total", "by_kind", "unverified", "sentence"]) {
                 bad(format!("guidance keys {k:?}"));
             }
             let by_kind_total: u64 = g
@@ -1788,7 +1865,7 @@ fn kit_json_every_report_follows_the_schema() {
             .collect();
         let expected: Vec<&str> = r.checks.iter().map(|c| c.name.as_str()).collect();
         assert_eq!(names, expected, "{what}: checks in order");
-        assert_eq!(doc["compile_error"].as_str(), r.compile_error.as_deref());
+        assert_eq!(doc["compile_error"].as_str(), not_run_text(&r));
     }
 }
 

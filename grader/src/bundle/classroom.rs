@@ -231,7 +231,7 @@ mod tests {
         );
         assert_eq!(
             step_id("fixturesthird::attemptsuccess", &mut used),
-            "fixturesthirdAttemptsuccess2",
+            "fixturesthirdAttemptsuccess3",
             "unique as the reporter's upper-case variable is"
         );
         assert_eq!(step_id("9lives", &mut used), "t9lives");

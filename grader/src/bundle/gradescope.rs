@@ -40,7 +40,7 @@ results="$root/results"
 
 # Writes a results.json for a submission that got no report: score 0, and why.
 no_report() {
-  printf '{\n  "score": 0,\n  "execution_time": 0,\n  "output": %s,\n  "output_format": "text",\n  "stdout_visibility": "visible",\n  "tests": []\n}\n' \
+  printf '{\n  "score": 0,\n  "execution_time": 0,\n  "output": %s,\n  "output_format": "text",\n  "stdout_visibility": "@LOG_VISIBILITY@",\n  "tests": []\n}\n' \
     "$(json_string "$1")" >"$results/results.json"
 }
 
@@ -54,7 +54,10 @@ status=$?
 cat "$work/log"
 report="$work/out/$group.gradescope.json"
 if [ "$status" -eq 0 ] && [ -s "$report" ]; then
-  cp "$report" "$results/results.json" || exit 1
+  # The report hides this log from students; the bundle says whether to show it. The line
+  # is the grader's own (learner text inside a JSON string cannot hold a bare quote).
+  sed 's/^  "stdout_visibility": "hidden",$/  "stdout_visibility": "@LOG_VISIBILITY@",/' \
+    "$report" >"$results/results.json" || exit 1
 elif [ "$status" -eq 0 ] && grep -q '"missing-file"' "$work/out/grades.json" 2>/dev/null; then
   no_report "Your submission holds no $lesson_file, so nothing was graded. Submit $lesson_file (at the top of your submission, in src/ or in practice/src/) and it will be graded." || exit 1
 else
@@ -93,6 +96,10 @@ pub(super) fn files(
             ("GROUP", group),
             ("FILE", lesson_file),
             ("GRADE_OPTIONS", header.grade_options()),
+            (
+                "LOG_VISIBILITY",
+                if header.show_log { "visible" } else { "hidden" },
+            ),
         ],
     );
     let mut files = kit_under(kit, "kit");

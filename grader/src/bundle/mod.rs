@@ -124,6 +124,9 @@ pub struct Options {
     /// sandbox (`grade --allow-weak-sandbox`: every report then says which protections were
     /// off). Off, such a platform grades nothing and says why.
     pub allow_weak_sandbox: bool,
+    /// Gradescope: show students the autograder's own log (hidden by default: it is for the
+    /// course staff, and each test's output already holds what a learner needs).
+    pub show_log: bool,
 }
 
 impl Options {
@@ -138,6 +141,7 @@ impl Options {
             zip: true,
             toolchain: DEFAULT_TOOLCHAIN.to_string(),
             allow_weak_sandbox: false,
+            show_log: false,
         }
     }
 }
@@ -377,6 +381,7 @@ pub fn build(root: &Path, options: &Options, out: Option<&Path>) -> Result<Bundl
         per: options.per,
         toolchain: options.toolchain.clone(),
         allow_weak_sandbox: options.allow_weak_sandbox,
+        show_log: options.show_log,
     };
     let (mut files, keep) = match options.platform {
         Platform::Gradescope => (
@@ -429,6 +434,7 @@ struct Header {
     per: Per,
     toolchain: String,
     allow_weak_sandbox: bool,
+    show_log: bool,
 }
 
 impl Header {
@@ -452,6 +458,9 @@ impl Header {
             options.push_str(&format!(" --toolchain {}", self.toolchain));
         }
         options.push_str(self.grade_options());
+        if self.show_log {
+            options.push_str(" --show-log");
+        }
         format!(
             "bundle {} {} --out DIR{options}",
             self.platform, self.group.name

@@ -58,6 +58,10 @@ pub struct BundleArgs {
     /// off. Without it such a platform grades nothing and says why.
     #[arg(long)]
     allow_weak_sandbox: bool,
+    /// gradescope only: show students the autograder's own log (hidden by default; each
+    /// test's output already holds what a learner needs).
+    #[arg(long)]
+    show_log: bool,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -114,6 +118,9 @@ pub fn bundle(root: Option<PathBuf>, args: BundleArgs) -> CommandResult {
     if platform != Platform::Gradescope && args.no_zip {
         return Err(only("--no-zip", Platform::Gradescope));
     }
+    if platform != Platform::Gradescope && args.show_log {
+        return Err(only("--show-log", Platform::Gradescope));
+    }
     if platform == Platform::Classroom && args.allow_weak_sandbox {
         return Err(CommandError::new(
             "--allow-weak-sandbox is for gradescope and exercism bundles, not classroom",
@@ -134,6 +141,7 @@ pub fn bundle(root: Option<PathBuf>, args: BundleArgs) -> CommandResult {
             .unwrap_or(bundle::DEFAULT_TIMEOUT_MINUTES),
         zip: !args.no_zip,
         allow_weak_sandbox: args.allow_weak_sandbox,
+        show_log: args.show_log,
         toolchain: args
             .toolchain
             .clone()

@@ -7,6 +7,7 @@ use super::run::parse_timeout;
 use super::{kit_root, resolve_group, CommandError, CommandResult, EXIT_ERROR};
 use clap::Args;
 use grader::compile::CompileLimits;
+use grader::grade::exports::Lms;
 use grader::grade::{self, Event, Row, RowStatus, Settings, Submission};
 use grader::reports::ReportFormat;
 use grader_checks::limits::Limits;
@@ -39,9 +40,20 @@ pub struct GradeArgs {
     /// Where the reports and the gradebook go (default: SUBMISSIONS-grades, next to it).
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
-    /// A report written for each submission: json, exercism, gradescope or junit (repeatable).
-    #[arg(long = "report", value_name = "FORMAT", default_values_t = [ReportFormat::Json])]
-    reports: Vec<ReportFormat>,
+    /// A report written for each submission: json, exercism, gradescope or junit; or a
+    /// class's gradebook as an LMS imports it: canvas or moodle (OUT/canvas.csv, needs
+    /// --roster). Repeatable.
+    #[arg(long = "report", value_name = "FORMAT", default_values = ["json"], value_parser = parse_report)]
+    reports: Vec<Report>,
+    /// The class's roster: a CSV with a header row and the columns id, name and submission
+    /// (the student's folder name; other columns are kept). Every student gets a row
+    /// (missing when they handed in nothing), and every export carries the id.
+    #[arg(long, value_name = "FILE.csv")]
+    roster: Option<PathBuf>,
+    /// After grading, list what changed since an earlier run: its name under OUT/runs/, or
+    /// "previous" for the last one kept.
+    #[arg(long, value_name = "RUN")]
+    diff: Option<String>,
     /// Grade again even the submissions unchanged since the last run.
     #[arg(long)]
     force: bool,
@@ -65,6 +77,25 @@ pub struct GradeArgs {
     /// seccomp): every row graded then names the protections that were off.
     #[arg(long)]
     allow_weak_sandbox: bool,
+}
+
+/// What one `--report` asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Report {
+    /// A report per submission.
+    Each(ReportFormat),
+    /// A class's LMS import.
+    Lms(Lms),
+}
+
+fn parse_report(text: &str) -> Result<Report, String> {
+    match text {
+        "canvas" => Ok(Report::Lms(Lms::Canvas)),
+        "moodle" => Ok(Report::Lms(Lms::Moodle)),
+        other => other.parse().map(Report::Each).map_err(|_| {
+            format!("{other:?} is no report format: json, exercism, gradescope, junit, canvas or moodle")
+        }),
+    }
 }
 
 pub fn grade(root: Option<PathBuf>, args: GradeArgs) -> CommandResult {
@@ -112,8 +143,44 @@ pub fn grade(root: Option<PathBuf>, args: GradeArgs) -> CommandResult {
             sandbox_off.join("; ")
         );
     }
-    let mut formats = args.reports.clone();
-    formats.dedup();
+    let mut formats: Vec<ReportFormat> = Vec::new();
+    let mut exports: Vec<Lms> = Vec::new();
+    for report in &args.reports {
+        match *report {
+            Report::Each(f) if !formats.contains(&f) => formats.push(f),
+            Report::Lms(l) if !exports.contains(&l) => exports.push(l),
+            _ => {}
+        }
+    }
+    let roster = args
+        .roster
+        .as_deref()
+        .map(grade::roster::load)
+        .transpose()
+        .map_err(|e| {
+            CommandError::new(e.to_string()).hint(
+                "a roster is a CSV with a header row id,name,submission (submission: the \
+                 student's folder name, empty when they handed in nothing)",
+            )
+        })?;
+    if let (Some(lms), None) = (exports.first(), &roster) {
+        return Err(CommandError::new(format!(
+            "--report {} writes the LMS's import, which matches students by id: it needs --roster",
+            lms.name()
+        ))
+        .hint("add --roster FILE.csv (columns id, name, submission)"));
+    }
+    let diff_with = args
+        .diff
+        .as_deref()
+        .map(|run| grade::history::resolve(&out, run))
+        .transpose()
+        .map_err(|e| {
+            CommandError::new(e.to_string()).hint(format!(
+                "each run keeps its gradebook under {}; name one of them, or \"previous\"",
+                out.join(grade::history::RUNS).display()
+            ))
+        })?;
     let settings = Settings {
         group,
         jobs: args.jobs.map_or_else(cores, usize::from),
@@ -134,6 +201,9 @@ pub fn grade(root: Option<PathBuf>, args: GradeArgs) -> CommandResult {
             ..Limits::default()
         },
         sandbox_off,
+        run: grade::history::run_name(&out, std::time::SystemTime::now()),
+        roster,
+        exports,
         compile: match args.compile_timeout {
             Some(secs) => CompileLimits {
                 time: Duration::from_secs_f64(secs),
@@ -163,6 +233,15 @@ pub fn grade(root: Option<PathBuf>, args: GradeArgs) -> CommandResult {
         Err(_) => 0,
     };
     summary(&book.rows, skipped, &out, started.elapsed(), &settings);
+    if let Some(run) = diff_with {
+        let before =
+            grade::history::load(&out, &run).map_err(|e| CommandError::new(e.to_string()))?;
+        let changes = grade::history::diff(&before, &book);
+        say!("since run {run}: {} row(s) changed", changes.len());
+        for change in changes {
+            say!("  {change}");
+        }
+    }
     let kit_errors = book
         .rows
         .iter()
@@ -204,6 +283,7 @@ fn summary(rows: &[Row], skipped: usize, out: &Path, elapsed: Duration, settings
         RowStatus::DoesNotCompile,
         RowStatus::Refused,
         RowStatus::MissingFile,
+        RowStatus::Missing,
         RowStatus::KitError,
     ]
     .into_iter()
@@ -233,6 +313,32 @@ fn summary(rows: &[Row], skipped: usize, out: &Path, elapsed: Duration, settings
         out.join("grades.json").display(),
         formats.join(",")
     );
+    for lms in &settings.exports {
+        say!(
+            "{:<10} {}",
+            format!("{}:", lms.name()),
+            out.join(format!("{}.csv", lms.name())).display()
+        );
+    }
+    say!(
+        "run:       {} (kept in {})",
+        settings.run,
+        out.join(grade::history::RUNS).join(&settings.run).display()
+    );
+    if settings.roster.is_some() {
+        let strangers: Vec<&str> = rows
+            .iter()
+            .filter(|r| r.student.is_none())
+            .map(|r| r.submission.as_str())
+            .collect();
+        if !strangers.is_empty() {
+            say!(
+                "not on the roster: {} (their rows have no id; add them to the roster or check \
+                 the folder names)",
+                strangers.join(", ")
+            );
+        }
+    }
 }
 
 /// What the terminal shows while a batch runs.

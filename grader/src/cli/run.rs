@@ -10,7 +10,7 @@ use colored::Colorize;
 use grader::borrowed;
 use grader::compile::{self, BuildError, Built};
 use grader::guidance::{GuidanceLog, Kind};
-use grader::reports::{self, ReportSpec, RunReport};
+use grader::reports::{self, NotRun, ReportSpec, RunReport};
 use grader::suite::{self, RunSettings, Summary};
 use grader::{Exercise, Group, Launcher};
 use grader_checks::limits::Limits;
@@ -195,7 +195,7 @@ fn write_reports(
     exercise: &Exercise,
     specs: &[ReportSpec],
     summary: Option<&Summary>,
-    why: Option<String>,
+    why: Option<NotRun>,
     started: std::time::SystemTime,
 ) -> Result<(), CommandError> {
     if specs.is_empty() {
@@ -590,7 +590,7 @@ pub struct NotBuilt {
     pub standing: Standing,
     /// For a report: why no check ran, when it is the learner's code (the compiler's
     /// errors, or the refusal); `None` when the kit or cargo failed.
-    pub why: Option<String>,
+    pub why: Option<NotRun>,
 }
 
 /// Builds the harness for `exercise`'s lesson, then refuses a practice crate that reaches
@@ -605,8 +605,8 @@ pub fn build_practice(root: &Path, exercise: &Exercise) -> Result<Built, NotBuil
                 failure: compile_failure(root, exercise, &errors),
                 standing: Standing::DoesNotCompile,
                 // For the reports: the compiler quotes the learner's source.
-                why: Some(grader::sanitise::escape_string(compile::errors_text(
-                    &errors,
+                why: Some(NotRun::DoesNotCompile(grader::sanitise::escape_string(
+                    compile::errors_text(&errors),
                 ))),
             },
             other => NotBuilt {
@@ -639,7 +639,10 @@ pub fn build_practice(root: &Path, exercise: &Exercise) -> Result<Built, NotBuil
             ))
             .hint(first.undo()),
             standing: Standing::Refused,
-            why: Some(format!("refused: {}; nothing was run", first.what())),
+            why: Some(NotRun::Refused(format!(
+                "refused: {}; nothing was run",
+                first.what()
+            ))),
         });
     }
     Ok(built)

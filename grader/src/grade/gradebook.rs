@@ -27,6 +27,8 @@ pub enum RowStatus {
     Refused,
     /// The submission holds no file for this lesson.
     MissingFile,
+    /// A student on the roster (`--roster`) handed in nothing: no submission of theirs.
+    Missing,
     /// The kit failed (a copy could not be made, cargo could not start, a bug in a check):
     /// the row is not a grade.
     KitError,
@@ -42,6 +44,7 @@ impl RowStatus {
             RowStatus::DoesNotCompile => "does-not-compile",
             RowStatus::Refused => "refused",
             RowStatus::MissingFile => "missing-file",
+            RowStatus::Missing => "missing",
             RowStatus::KitError => "kit-error",
         }
     }
@@ -78,6 +81,62 @@ pub struct Row {
     /// The hash of what the row was made from (the kit, the lesson, the submission's file
     /// and log, the limits): an unchanged submission is not graded again.
     pub content_hash: String,
+    /// Why the guidance counts cannot be trusted: the submitted log fails `log --check` (its
+    /// first problem). The CSV's guidance columns then say `unverified`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub guidance_unverified: Option<String>,
+    /// The checks that failed, in the lesson's order (a kit bug among them; unfinished
+    /// checks are not).
+    #[serde(default)]
+    pub failed_checks: Vec<String>,
+    /// The first failed check's message, cut to its first lines (for the class summary).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_message: Option<String>,
+    /// How many checks were stopped at their time limit.
+    #[serde(default)]
+    pub timeouts: usize,
+    /// The roster's student this row is for, when the batch had a roster (`--roster`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub student: Option<Student>,
+}
+
+/// A student as the roster names them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Student {
+    /// The roster's `id` (what an LMS export matches on).
+    pub id: String,
+    /// The roster's `name`.
+    pub name: String,
+    /// The roster's other columns, by header (passed through to every export).
+    #[serde(default)]
+    pub extra: BTreeMap<String, String>,
+}
+
+impl Row {
+    /// A row for `submission` and `group` with nothing graded yet: `status`, `note`, and
+    /// zeros (the builder of every row that is not a graded one).
+    pub fn empty(submission: &str, group: &str, status: RowStatus, note: String) -> Row {
+        Row {
+            submission: submission.to_string(),
+            group: group.to_string(),
+            status,
+            passed: 0,
+            failed: 0,
+            unfinished: 0,
+            score: 0.0,
+            max_score: 0.0,
+            compile_error: false,
+            guidance: None,
+            duration_secs: 0.0,
+            note,
+            content_hash: String::new(),
+            guidance_unverified: None,
+            failed_checks: Vec::new(),
+            first_message: None,
+            timeouts: 0,
+            student: None,
+        }
+    }
 }
 
 /// The whole gradebook, as `grades.json` holds it.
@@ -89,6 +148,14 @@ pub struct Gradebook {
     pub version: u32,
     /// The kit's version.
     pub kit_version: String,
+    /// The run that made it: the UTC time it started, `2026-12-03T00-10-05Z`, also the name
+    /// of its copy under `OUT/runs/`.
+    #[serde(default)]
+    pub run: String,
+    /// The roster's columns beyond `id`, `name` and `submission`, in the roster's order
+    /// (each row's [`Student::extra`] holds their values); empty without a roster.
+    #[serde(default)]
+    pub roster_columns: Vec<String>,
     /// The rows, by submission then lesson.
     pub rows: Vec<Row>,
 }
@@ -125,8 +192,24 @@ impl Gradebook {
             schema: SCHEMA.to_string(),
             version: VERSION,
             kit_version: env!("CARGO_PKG_VERSION").to_string(),
+            run: String::new(),
+            roster_columns: Vec::new(),
             rows,
         }
+    }
+
+    /// The same gradebook, naming `run` and the roster's extra `columns`.
+    pub fn of_run(self, run: &str, columns: &[String]) -> Gradebook {
+        Gradebook {
+            run: run.to_string(),
+            roster_columns: columns.to_vec(),
+            ..self
+        }
+    }
+
+    /// Whether any row is a roster's student's (then the CSV leads with `id` and `name`).
+    fn has_roster(&self) -> bool {
+        self.rows.iter().any(|r| r.student.is_some()) || !self.roster_columns.is_empty()
     }
 
     /// The gradebook a previous run wrote in `dir`, if there is a readable one.
@@ -141,19 +224,43 @@ impl Gradebook {
         serde_json::to_string_pretty(self).unwrap_or_default() + "\n"
     }
 
-    /// The CSV text (RFC 4180: comma-separated, fields quoted when they need it).
+    /// The CSV text (RFC 4180: comma-separated, fields quoted when they need it). With a
+    /// roster, `id` and `name` lead and the roster's other columns follow `note`; `run`
+    /// ends every row.
     pub fn to_csv(&self) -> String {
-        let mut out = String::from(
+        let roster = self.has_roster();
+        let mut header: Vec<String> = Vec::new();
+        if roster {
+            header.extend(["id".to_string(), "name".to_string()]);
+        }
+        header.extend(
             "submission,group,status,passed,failed,unfinished,score,max_score,compile_error,\
-             guidance_help,guidance_reference_runs,guidance_notes,duration_secs,note\r\n",
+             guidance_help,guidance_reference_runs,guidance_notes,duration_secs,note"
+                .split(',')
+                .map(str::to_string),
         );
+        if roster {
+            header.extend(self.roster_columns.iter().cloned());
+        }
+        header.push("run".to_string());
+        let mut out: String = header
+            .iter()
+            .map(|h| csv_field(h))
+            .collect::<Vec<_>>()
+            .join(",");
+        out.push_str("\r\n");
         for row in &self.rows {
-            let guidance = |kind: &str| {
-                row.guidance
-                    .as_ref()
-                    .map(|g| g.get(kind).copied().unwrap_or(0).to_string())
-                    .unwrap_or_default()
+            let guidance = |kind: &str| match (&row.guidance_unverified, &row.guidance) {
+                (Some(_), _) => "unverified".to_string(),
+                (None, Some(g)) => g.get(kind).copied().unwrap_or(0).to_string(),
+                (None, None) => String::new(),
             };
+            let mut line: Vec<String> = Vec::new();
+            if roster {
+                let student = row.student.as_ref();
+                line.push(student.map(|s| s.id.clone()).unwrap_or_default());
+                line.push(student.map(|s| s.name.clone()).unwrap_or_default());
+            }
             let fields = [
                 row.submission.clone(),
                 row.group.clone(),
@@ -170,7 +277,15 @@ impl Gradebook {
                 format!("{:.2}", row.duration_secs),
                 row.note.clone(),
             ];
-            let line: Vec<String> = fields.iter().map(|f| csv_field(f)).collect();
+            line.extend(fields);
+            if roster {
+                for column in &self.roster_columns {
+                    let value = row.student.as_ref().and_then(|s| s.extra.get(column));
+                    line.push(value.cloned().unwrap_or_default());
+                }
+            }
+            line.push(self.run.clone());
+            let line: Vec<String> = line.iter().map(|f| csv_field(f)).collect();
             out.push_str(&line.join(","));
             out.push_str("\r\n");
         }
@@ -193,7 +308,7 @@ impl Gradebook {
 }
 
 /// Points as a spreadsheet reads them: `3`, `2.5`.
-fn points(value: f64) -> String {
+pub(crate) fn points(value: f64) -> String {
     if value.fract() == 0.0 {
         format!("{value:.0}")
     } else {
@@ -204,7 +319,7 @@ fn points(value: f64) -> String {
 /// A CSV field, quoted when it holds a comma, a quote or a line break; a field a spreadsheet
 /// would run as a formula (`=`, `+`, `-`, `@` first) gets a leading `'`, since submission
 /// names and notes come from learners.
-fn csv_field(text: &str) -> String {
+pub(crate) fn csv_field(text: &str) -> String {
     let text = if text.starts_with(['=', '+', '-', '@']) {
         format!("'{text}")
     } else {
@@ -223,19 +338,15 @@ mod tests {
 
     fn row(submission: &str, note: &str) -> Row {
         Row {
-            submission: submission.into(),
-            group: "build3".into(),
-            status: RowStatus::Failing,
             passed: 30,
             failed: 8,
             unfinished: 1,
             score: 34.5,
             max_score: 43.0,
-            compile_error: false,
             guidance: Some([("help".to_string(), 2)].into_iter().collect()),
             duration_secs: 1.234,
-            note: note.into(),
             content_hash: "ab".into(),
+            ..Row::empty(submission, "build3", RowStatus::Failing, note.into())
         }
     }
 
@@ -249,10 +360,10 @@ mod tests {
         let lines: Vec<&str> = csv.split("\r\n").collect();
         assert!(lines[0].starts_with("submission,group,status,passed"));
         assert_eq!(
-            lines[1], "'=cmd(),build3,failing,30,8,1,34.5,43,no,2,0,0,1.23,ok",
+            lines[1], "'=cmd(),build3,failing,30,8,1,34.5,43,no,2,0,0,1.23,ok,",
             "sorted by submission; a formula is defused"
         );
-        assert!(lines[2].ends_with(",\"first failure: \"\"x\"\", then y\nmore\""));
+        assert!(lines[2].ends_with(",\"first failure: \"\"x\"\", then y\nmore\","));
     }
 
     #[test]
@@ -261,6 +372,56 @@ mod tests {
         r.guidance = None;
         let csv = Gradebook::new(vec![r]).to_csv();
         assert!(csv.contains(",no,,,,1.23,"), "{csv}");
+    }
+
+    #[test]
+    fn an_unverified_log_and_a_roster_show_in_the_csv() {
+        let mut r = row("ana", "guidance log unverified");
+        r.guidance_unverified = Some("line 9: record 3 follows record 1".into());
+        r.student = Some(Student {
+            id: "s-17".into(),
+            name: "Ana Lima".into(),
+            extra: [("section".to_string(), "B".to_string())].into(),
+        });
+        let missing = Row {
+            student: Some(Student {
+                id: "@s-18".into(),
+                name: "Bo".into(),
+                extra: BTreeMap::new(),
+            }),
+            ..Row::empty(
+                "bo",
+                "build3",
+                RowStatus::Missing,
+                "handed in nothing".into(),
+            )
+        };
+        let book =
+            Gradebook::new(vec![r, missing]).of_run("2026-12-03T00-10-05Z", &["section".into()]);
+        let csv = book.to_csv();
+        let lines: Vec<&str> = csv.split("\r\n").collect();
+        assert!(
+            lines[0].starts_with("id,name,submission,group,"),
+            "{}",
+            lines[0]
+        );
+        assert!(lines[0].ends_with(",note,section,run"), "{}", lines[0]);
+        assert!(
+            lines[1].starts_with("s-17,Ana Lima,ana,build3,failing,")
+                && lines[1].contains(",no,unverified,unverified,unverified,1.23,"),
+            "{}",
+            lines[1]
+        );
+        assert!(
+            lines[1].ends_with(",B,2026-12-03T00-10-05Z"),
+            "{}",
+            lines[1]
+        );
+        assert!(
+            lines[2].starts_with("'@s-18,Bo,bo,build3,missing,0,"),
+            "{}",
+            lines[2]
+        );
     }
 
     #[test]

@@ -12,7 +12,10 @@
 //! target folder, so no submission can be graded with another's build.
 
 pub mod copied;
+pub mod exports;
 pub mod gradebook;
+pub mod history;
+pub mod roster;
 pub mod submission;
 
 pub use gradebook::{Gradebook, Row, RowStatus};
@@ -63,6 +66,14 @@ pub struct Settings {
     pub sandbox_off: Vec<String>,
     /// The bounds each submission's compile runs under.
     pub compile: CompileLimits,
+    /// The class's roster: every student gets a row (`missing` when they handed in
+    /// nothing), and the rows carry their ids.
+    pub roster: Option<roster::Roster>,
+    /// The run's name (see [`history::run_name`]): the gradebook names it, and a copy of
+    /// it is kept under `OUT/runs/` with that name.
+    pub run: String,
+    /// The LMS gradebook imports to write beside the gradebook (they need a roster).
+    pub exports: Vec<exports::Lms>,
 }
 
 /// What a batch tells its caller while it works.
@@ -82,8 +93,8 @@ pub enum Event {
     },
     /// A row is done.
     Finished {
-        /// The row.
-        row: Row,
+        /// The row (boxed: it is large beside the other events).
+        row: Box<Row>,
         /// Whether it was taken from the last run, unchanged.
         skipped: bool,
     },
@@ -137,10 +148,15 @@ struct Job {
     /// The reference answer the file equals, ignoring whitespace and comments (see
     /// [`copied`]).
     copies: Option<PathBuf>,
+    /// The submission's other files that could have been the lesson's and differ from the
+    /// one graded (`ada/lib.rs` beside `ada/src/lib.rs`), as the folder names them.
+    also: Vec<String>,
 }
 
 /// Grades `submissions` with the kit at `kit` and returns the gradebook (also written to
-/// `settings.out` after every row, so an interrupted batch keeps what it graded).
+/// `settings.out` after every row, so an interrupted batch keeps what it graded); then
+/// writes the class's files beside it (the LMS exports `settings.exports` asks for) and
+/// keeps a copy of them all as the run's, under `OUT/runs/RUN/`.
 ///
 /// A submission's name is the learner's choice: its control characters are escaped
 /// ([`crate::sanitise`]) before it names anything (a row, a progress line, a report, the
@@ -151,10 +167,59 @@ pub fn grade(
     settings: &Settings,
     events: &(dyn Fn(Event) + Sync),
 ) -> Result<Gradebook, GradeError> {
+    let book = grade_rows(kit, submissions, settings, events)?;
+    let class = |source| GradeError::Gradebook {
+        dir: settings.out.clone(),
+        source,
+    };
+    let lessons: Vec<exports::Lesson> = crate::groups::GROUPS
+        .iter()
+        .filter(|g| settings.group.is_none_or(|only| only.name == g.name))
+        .filter(|g| book.rows.iter().any(|r| r.group == g.name))
+        .map(|g| exports::Lesson {
+            group: g.name.to_string(),
+            title: g.title.to_string(),
+            points: book
+                .rows
+                .iter()
+                .find(|r| r.group == g.name && r.max_score > 0.0)
+                .map_or(0.0, |r| r.max_score),
+        })
+        .collect();
+    let mut kept = vec!["grades.json".to_string(), "grades.csv".to_string()];
+    for lms in &settings.exports {
+        let name = format!("{}.csv", lms.name());
+        write_whole(
+            &settings.out,
+            &name,
+            &exports::render(*lms, &book, &lessons),
+        )
+        .map_err(class)?;
+        kept.push(name);
+    }
+    let kept: Vec<&str> = kept.iter().map(String::as_str).collect();
+    history::keep(&settings.out, &settings.run, &kept).map_err(class)?;
+    Ok(book)
+}
+
+/// Writes `text` as `dir/name`, whole or not at all.
+fn write_whole(dir: &Path, name: &str, text: &str) -> std::io::Result<()> {
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+    tmp.write_all(text.as_bytes())?;
+    tmp.persist(dir.join(name)).map(|_| ()).map_err(|e| e.error)
+}
+
+/// [`grade`]'s rows: the gradebook, written after every row.
+fn grade_rows(
+    kit: &Path,
+    submissions: &[Submission],
+    settings: &Settings,
+    events: &(dyn Fn(Event) + Sync),
+) -> Result<Gradebook, GradeError> {
     let submissions: Vec<Submission> = submissions
         .iter()
         .map(|s| Submission {
-            name: crate::sanitise::escape_string(s.name.clone()),
+            name: gradebook_name(&s.name),
             path: s.path.clone(),
         })
         .collect();
@@ -190,18 +255,26 @@ pub fn grade(
             Some((g.name, (path, copied::normalized(&text))))
         })
         .collect();
+    // Each lesson's points, for the rows of lessons that could not be graded.
+    let points: BTreeMap<&'static str, f64> = exercises
+        .iter()
+        .map(|(g, e)| {
+            let weights = reports::weights::load(&e.dir(kit)).unwrap_or_default();
+            let total = g.checks.iter().fold(0.0, |sum, c| sum + weights.of(c.name));
+            (g.name, total)
+        })
+        .collect();
     let mut rows = Vec::new();
     let mut jobs = Vec::new();
     for submission in submissions {
-        plan(
-            submission,
-            &exercises,
-            &answers,
+        let batch = Batch {
+            exercises: &exercises,
+            answers: &answers,
+            points: &points,
             settings,
-            &kit_digest,
-            &mut jobs,
-            &mut rows,
-        );
+            kit_digest: &kit_digest,
+        };
+        plan(batch, submission, &mut jobs, &mut rows);
     }
     let previous = (!settings.force)
         .then(|| Gradebook::load(&settings.out))
@@ -226,15 +299,34 @@ pub fn grade(
             .iter()
             .all(|f| report_path(settings, &job.submission.name, job.group.name, *f).is_file());
         match earlier {
-            Some(row) if reports_kept => reused.push(row.clone()),
+            // The roster's part is this run's to add.
+            Some(row) if reports_kept => reused.push(Row {
+                student: None,
+                ..row.clone()
+            }),
             _ => pending.push_back(job),
         }
     }
     events(Event::Started {
         total: rows.len() + reused.len() + pending.len(),
     });
+    // The gradebook of `rows` as this run writes it: the roster's students on them, a row
+    // for each student who handed in nothing, and the run's name.
+    let book_of = |rows: &[Row]| {
+        let rows = match &settings.roster {
+            Some(roster) => {
+                with_roster(rows.to_vec(), roster, submissions, settings.group, &points)
+            }
+            None => rows.to_vec(),
+        };
+        let columns = settings
+            .roster
+            .as_ref()
+            .map_or(Vec::new(), |r| r.extra_columns.clone());
+        Gradebook::new(rows).of_run(&settings.run, &columns)
+    };
     let write_book = |rows: &[Row]| {
-        Gradebook::new(rows.to_vec())
+        book_of(rows)
             .write(&settings.out)
             .map_err(|source| GradeError::Gradebook {
                 dir: settings.out.clone(),
@@ -243,20 +335,20 @@ pub fn grade(
     };
     for row in &rows {
         events(Event::Finished {
-            row: row.clone(),
+            row: Box::new(row.clone()),
             skipped: false,
         });
     }
     for row in reused {
         events(Event::Finished {
-            row: row.clone(),
+            row: Box::new(row.clone()),
             skipped: true,
         });
         rows.push(row);
     }
     write_book(&rows)?;
     if pending.is_empty() {
-        return Ok(Gradebook::new(rows));
+        return Ok(book_of(&rows));
     }
 
     let slots = prepare_slots(kit, &base, &exercises, settings, pending.len(), events)?;
@@ -290,7 +382,7 @@ pub fn grade(
         drop(sender);
         for row in receiver {
             events(Event::Finished {
-                row: row.clone(),
+                row: Box::new(row.clone()),
                 skipped: false,
             });
             rows.push(row);
@@ -298,7 +390,69 @@ pub fn grade(
         }
         Ok(())
     })?;
-    Ok(Gradebook::new(rows))
+    Ok(book_of(&rows))
+}
+
+/// A submission's name in the gradebook, every report and every export: its control
+/// characters escaped, and a `'` before a name a spreadsheet would run as a formula (`=`,
+/// `+`, `-`, `@` first), so that the name is the same in grades.json as in grades.csv.
+pub fn gradebook_name(name: &str) -> String {
+    let name = crate::sanitise::escape_string(name.to_string());
+    if name.starts_with(['=', '+', '-', '@']) {
+        format!("'{name}")
+    } else {
+        name
+    }
+}
+
+/// `rows` with the roster's students on them, and a `missing` row for each student whose
+/// submission is not among `submissions` (for `group`, or for no lesson in particular).
+fn with_roster(
+    mut rows: Vec<Row>,
+    roster: &roster::Roster,
+    submissions: &[Submission],
+    group: Option<&Group>,
+    points: &BTreeMap<&'static str, f64>,
+) -> Vec<Row> {
+    for entry in &roster.students {
+        let name = entry.submission.as_deref().map(gradebook_name);
+        let theirs: Vec<&mut Row> = rows
+            .iter_mut()
+            .filter(|r| name.as_deref() == Some(r.submission.as_str()))
+            .collect();
+        if theirs.is_empty() {
+            let handed_in = name
+                .as_ref()
+                .is_some_and(|n| submissions.iter().any(|s| &s.name == n));
+            if handed_in {
+                continue;
+            }
+            let note = match &entry.submission {
+                Some(folder) => format!(
+                    "no submission: the roster (line {}) names {folder:?}, which the \
+                     submissions folder does not hold",
+                    entry.line
+                ),
+                None => format!("no submission: the roster (line {}) names none", entry.line),
+            };
+            let group_name = group.map_or("", |g| g.name);
+            rows.push(Row {
+                max_score: points.get(group_name).copied().unwrap_or(0.0),
+                student: Some(entry.student.clone()),
+                ..Row::empty(
+                    &name.unwrap_or_else(|| gradebook_name(&entry.student.id)),
+                    group_name,
+                    RowStatus::Missing,
+                    note,
+                )
+            });
+            continue;
+        }
+        for row in theirs {
+            row.student = Some(entry.student.clone());
+        }
+    }
+    rows
 }
 
 /// A graded row's note, saying which protections of the sandbox were off when it was
@@ -321,15 +475,24 @@ type Answers = BTreeMap<&'static str, (PathBuf, String)>;
 
 /// Adds to `jobs` the lessons `submission` is graded on (a refused one too, so that it gets
 /// its reports), and to `rows` a row for each lesson it cannot be (no file for it).
-fn plan(
-    submission: &Submission,
-    exercises: &[(&'static Group, Exercise)],
-    answers: &Answers,
-    settings: &Settings,
-    kit_digest: &str,
-    jobs: &mut Vec<Job>,
-    rows: &mut Vec<Row>,
-) {
+/// What planning a submission's jobs needs to know of the batch.
+#[derive(Clone, Copy)]
+struct Batch<'a> {
+    exercises: &'a [(&'static Group, Exercise)],
+    answers: &'a Answers,
+    points: &'a BTreeMap<&'static str, f64>,
+    settings: &'a Settings,
+    kit_digest: &'a str,
+}
+
+fn plan(batch: Batch<'_>, submission: &Submission, jobs: &mut Vec<Job>, rows: &mut Vec<Row>) {
+    let Batch {
+        exercises,
+        answers,
+        points,
+        settings,
+        kit_digest,
+    } = batch;
     let named = settings.group.is_some();
     // A symbolic link (to another learner's folder, say), or a single file past its bound,
     // is refused before anything else is read.
@@ -442,9 +605,26 @@ fn plan(
                     .map_or("file".into(), |n| n.to_string_lossy()),
                 group.name
             );
-            rows.push(missing(submission, group.name, note));
+            rows.push(Row {
+                max_score: points.get(group.name).copied().unwrap_or(0.0),
+                ..missing(submission, group.name, note)
+            });
             continue;
         };
+        // Other files that could be the lesson's, when they differ from the one graded.
+        let also: Vec<String> = submission
+            .lesson_files(exercise)
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|other| *other != file)
+            .filter(|other| {
+                submission.read(other, MAX_LESSON_FILE).ok()
+                    != submission.read(&file, MAX_LESSON_FILE).ok()
+            })
+            .map(|other| {
+                crate::sanitise::escape_string(shown(submission, &other).display().to_string())
+            })
+            .collect();
         let content = match submission.read(&file, MAX_LESSON_FILE) {
             Ok(content) => content,
             Err(ReadError::Refused(refusal)) => {
@@ -490,6 +670,7 @@ fn plan(
             hash,
             refused: None,
             copies,
+            also,
         });
     }
 }
@@ -514,6 +695,7 @@ fn refused_job(
         hash,
         refused: Some(why),
         copies: None,
+        also: Vec::new(),
     }
 }
 
@@ -542,21 +724,7 @@ fn refused_note(submission: &Submission, refusal: &Refusal) -> String {
 
 /// A row for a lesson a submission has no (readable) file for.
 fn missing(submission: &Submission, group: &str, note: String) -> Row {
-    Row {
-        submission: submission.name.clone(),
-        group: group.to_string(),
-        status: RowStatus::MissingFile,
-        passed: 0,
-        failed: 0,
-        unfinished: 0,
-        score: 0.0,
-        max_score: 0.0,
-        compile_error: false,
-        guidance: None,
-        duration_secs: 0.0,
-        note,
-        content_hash: String::new(),
-    }
+    Row::empty(&submission.name, group, RowStatus::MissingFile, note)
 }
 
 /// A row for a submission the kit failed on: not a grade.
@@ -734,6 +902,13 @@ fn grade_job(slot: &Slot, base: &Files, job: &Job, settings: &Settings) -> Row {
             answer.display()
         );
     }
+    if !job.also.is_empty() {
+        let _ = writeln!(
+            text,
+            "note: the submission also holds {}, which differs and was not graded\n",
+            job.also.join(", ")
+        );
+    }
     let outcome = match &job.refused {
         Some(why) => {
             let _ = writeln!(text, "{why}");
@@ -755,7 +930,10 @@ fn grade_job(slot: &Slot, base: &Files, job: &Job, settings: &Settings) -> Row {
         &job.exercise,
         &job.submission.name,
         summary.as_ref(),
-        not_run.as_ref().map(|(_, why)| why.clone()),
+        not_run.as_ref().map(|(status, why)| match status {
+            RowStatus::Refused => reports::NotRun::Refused(why.clone()),
+            _ => reports::NotRun::DoesNotCompile(why.clone()),
+        }),
         started,
     );
     let mut report = match report {
@@ -765,14 +943,7 @@ fn grade_job(slot: &Slot, base: &Files, job: &Job, settings: &Settings) -> Row {
     if job.log.is_none() {
         report.guidance = reports::Guidance::default();
     }
-    let max_score = match reports::weights::load(&job.exercise.dir(root)) {
-        Ok(w) => job
-            .group
-            .checks
-            .iter()
-            .fold(0.0, |sum, c| sum + w.of(c.name)),
-        Err(_) => report.max_score(),
-    };
+    let max_score = report.points_possible;
     let row = match (&summary, not_run) {
         (Some(summary), _) => graded_row(job, summary, &report, max_score),
         (None, Some((status, why))) => Row {
@@ -782,22 +953,34 @@ fn grade_job(slot: &Slot, base: &Files, job: &Job, settings: &Settings) -> Row {
             note: first_line(&why),
             content_hash: job.hash.clone(),
             guidance: guidance_counts(job, &report),
+            guidance_unverified: unverified(job, &report),
             ..missing(&job.submission, job.group.name, String::new())
         },
         (None, None) => kit_error(job, "no result".into()),
     };
-    let row = match &job.copies {
-        Some(_) if row.status != RowStatus::KitError => {
-            let flag = "identical to the reference answer (ignoring whitespace and comments)";
-            Row {
-                note: match row.note.as_str() {
-                    "" => flag.to_string(),
-                    note => format!("{note}; {flag}"),
-                },
-                ..row
-            }
-        }
-        _ => row,
+    let mut flags = Vec::new();
+    if job.copies.is_some() {
+        flags.push("identical to the reference answer (ignoring whitespace and comments)".into());
+    }
+    if let Some(why) = &row.guidance_unverified {
+        flags.push(format!("guidance log unverified: {why}"));
+    }
+    if !job.also.is_empty() {
+        flags.push(format!(
+            "graded {}; not graded, and different: {}",
+            job.file,
+            job.also.join(", ")
+        ));
+    }
+    let row = match row.status {
+        RowStatus::KitError => row,
+        _ => flags.into_iter().fold(row, |row, flag| Row {
+            note: match row.note.as_str() {
+                "" => flag,
+                note => format!("{note}; {flag}"),
+            },
+            ..row
+        }),
     };
     if let Err(e) = write_reports(settings, job, &report, &text) {
         return kit_error(job, format!("cannot write its reports: {e}"));
@@ -917,21 +1100,50 @@ fn graded_row(job: &Job, summary: &Summary, report: &RunReport, max_score: f64) 
     } else {
         (RowStatus::Passing, String::new())
     };
+    let failed_checks = summary
+        .runs
+        .iter()
+        .filter(|r| matches!(r.outcome.status(), Status::Failed | Status::KitBug))
+        .map(|r| r.name.to_string())
+        .collect();
+    let first_message = first_failure
+        .and_then(|run| run.outcome.message())
+        .map(|m| crate::sanitise::escape_string(first_lines(m, 4)));
+    let timeouts = summary
+        .runs
+        .iter()
+        .filter(|r| r.outcome.failure_kind() == Some(grader_checks::FailureKind::Timeout))
+        .count();
     Row {
-        submission: job.submission.name.clone(),
-        group: job.group.name.to_string(),
-        status,
         passed,
         failed: failed + bugs,
         unfinished,
         score: report.score(),
         max_score,
-        compile_error: false,
         guidance: guidance_counts(job, report),
-        duration_secs: 0.0,
-        note,
         content_hash: job.hash.clone(),
+        guidance_unverified: unverified(job, report),
+        failed_checks,
+        first_message,
+        timeouts,
+        ..Row::empty(&job.submission.name, job.group.name, status, note)
     }
+}
+
+/// Why a submitted log's counts cannot be trusted, when `log --check` finds a problem.
+fn unverified(job: &Job, report: &RunReport) -> Option<String> {
+    job.log.as_ref().and(report.guidance.unverified.clone())
+}
+
+/// The first `n` lines of `text`, with `…` when there were more.
+fn first_lines(text: &str, n: usize) -> String {
+    let mut lines = text.lines();
+    let kept: Vec<&str> = lines.by_ref().take(n).collect();
+    let mut out = kept.join("\n");
+    if lines.next().is_some() {
+        out.push_str("\n…");
+    }
+    out
 }
 
 /// The guidance counts of a submission that came with a log.

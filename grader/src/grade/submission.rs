@@ -1,11 +1,13 @@
 //! Finding a class's submissions and, in each, the learner's file for a lesson.
 //!
 //! A submission is a folder (named for the learner) or a single `.rs` file. In a folder the
-//! learner's file is looked up by the name it has in `practice/src/` — at the folder's top,
-//! under `src/`, or under `practice/src/` (a whole clone of the kit) — and, when the lesson
-//! was named with `--group`, a folder holding exactly one `.rs` file is taken as that file
-//! (platforms rename uploads). A single file is graded for the lesson it was named for, or
-//! the lesson whose function it defines.
+//! learner's file is looked up by the name it has in `practice/src/` — under `practice/src/`
+//! (a whole clone of the kit), under `src/` or at the folder's top, first found first, its
+//! name matched whatever its case (`Lib.rs`) — and, when the lesson was named with
+//! `--group`, a folder holding exactly one `.rs` file is taken as that file (platforms
+//! rename uploads). A folder that holds nothing but one folder (a zip of
+//! `retry-kit-main/`) is looked into. A single file is graded for the lesson it was named
+//! for, or the lesson whose function it defines.
 
 use crate::exercise::Exercise;
 use crate::guidance::LOG_FILE;
@@ -131,25 +133,18 @@ impl Submission {
         if self.is_file() {
             return Ok(Some(self.path.clone()));
         }
-        let Some(name) = exercise.file.file_name() else {
-            return Ok(None);
-        };
-        for rel in [
-            exercise.file.clone(),
-            Path::new("src").join(name),
-            PathBuf::from(name),
-        ] {
-            if let Some(found) = find_beneath(&self.path, &rel)? {
-                return Ok(Some(found));
-            }
+        let found = self.lesson_files(exercise)?;
+        if let Some(first) = found.into_iter().next() {
+            return Ok(Some(first));
         }
         if !named_group {
             return Ok(None);
         }
+        let top = self.top()?;
         let mut only = Vec::new();
         for rel in [Path::new(""), Path::new("src")] {
-            if rel.as_os_str().is_empty() || find_dir_beneath(&self.path, rel)? {
-                only.extend(rust_files(&self.path.join(rel)));
+            if rel.as_os_str().is_empty() || find_dir_beneath(&top, rel)? {
+                only.extend(rust_files(&top.join(rel)));
             }
         }
         if only.len() != 1 {
@@ -161,6 +156,55 @@ impl Submission {
             Ok(meta) if !meta.is_file() => Err(Refusal::NotAFile(only)),
             _ => Ok(Some(only)),
         }
+    }
+
+    /// Every file of the submission that could be `exercise`'s, in the order they are taken
+    /// (`practice/src/`, `src/`, the top): the first is graded, and more than one is worth
+    /// a word in the gradebook.
+    pub fn lesson_files(&self, exercise: &Exercise) -> Result<Vec<PathBuf>, Refusal> {
+        let Some(name) = exercise.file.file_name() else {
+            return Ok(Vec::new());
+        };
+        let top = self.top()?;
+        let mut found = Vec::new();
+        for rel in [
+            exercise.file.clone(),
+            Path::new("src").join(name),
+            PathBuf::from(name),
+        ] {
+            if let Some(file) = find_beneath(&top, &rel)? {
+                found.push(file);
+            }
+        }
+        Ok(found)
+    }
+
+    /// The folder the submission's files are in: the submission's own, or — when it holds
+    /// nothing but one folder (a zip of `retry-kit-main/`, say) — that folder, to a depth
+    /// of three. Hidden entries and `__MACOSX` (which zips made on a Mac carry) are left out.
+    fn top(&self) -> Result<PathBuf, Refusal> {
+        let mut top = self.path.clone();
+        for _ in 0..3 {
+            let Ok(entries) = std::fs::read_dir(&top) else {
+                break;
+            };
+            let entries: Vec<_> = entries
+                .filter_map(Result::ok)
+                .filter(|e| {
+                    let name = e.file_name().to_string_lossy().into_owned();
+                    !name.starts_with('.') && name != "__MACOSX"
+                })
+                .collect();
+            let [only] = entries.as_slice() else {
+                break;
+            };
+            match only.file_type() {
+                Ok(t) if t.is_symlink() => return Err(Refusal::Link(only.path())),
+                Ok(t) if t.is_dir() => top = only.path(),
+                _ => break,
+            }
+        }
+        Ok(top)
     }
 
     /// Reads `file`, one of the submission's (as [`Submission::lesson_file`] found it),
@@ -191,7 +235,7 @@ impl Submission {
         if self.is_file() {
             return Ok(None);
         }
-        find_beneath(&self.path, Path::new(LOG_FILE))
+        find_beneath(&self.top()?, Path::new(LOG_FILE))
     }
 }
 
@@ -202,14 +246,23 @@ fn find_beneath(root: &Path, rel: &Path) -> Result<Option<PathBuf>, Refusal> {
     let mut path = root.to_path_buf();
     let parts: Vec<_> = rel.components().collect();
     for (i, part) in parts.iter().enumerate() {
+        let last = i + 1 == parts.len();
         path.push(part);
+        if last && std::fs::symlink_metadata(&path).is_err() {
+            // `Lib.rs` for `lib.rs`: a name's case is an easy slip, and graded either way.
+            if let Some(other) = path
+                .parent()
+                .and_then(|dir| same_but_case(dir, part.as_os_str()))
+            {
+                path = other;
+            }
+        }
         let Ok(meta) = std::fs::symlink_metadata(&path) else {
             return Ok(None);
         };
         if meta.file_type().is_symlink() {
             return Err(Refusal::Link(path));
         }
-        let last = i + 1 == parts.len();
         if !last && !meta.is_dir() {
             return Ok(None);
         }
@@ -224,6 +277,21 @@ fn find_beneath(root: &Path, rel: &Path) -> Result<Option<PathBuf>, Refusal> {
         }
     }
     Ok(None)
+}
+
+/// The one entry of `dir` whose name is `name` but for its case, if there is exactly one.
+fn same_but_case(dir: &Path, name: &std::ffi::OsStr) -> Option<PathBuf> {
+    let name = name.to_str()?.to_lowercase();
+    let mut matches = std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(Result::ok)
+        .filter(|e| {
+            e.file_name()
+                .to_str()
+                .is_some_and(|n| n.to_lowercase() == name)
+        });
+    let first = matches.next()?;
+    matches.next().is_none().then(|| first.path())
 }
 
 /// Whether `root/rel` is a folder reached through real folders (a symbolic link on the way
@@ -382,6 +450,56 @@ mod tests {
             let s = Submission::at(&dir.path().join(sub));
             assert_eq!(s.lesson_file(&ex, false), Ok(Some(path)), "{sub}");
         }
+    }
+
+    #[test]
+    fn a_zipped_folder_is_looked_into_and_a_names_case_is_forgiven() {
+        let dir = tempfile::tempdir().unwrap();
+        let ex = exercise("practice/src/lib.rs");
+        // What unzipping `retry-kit-main.zip` into the submission's folder gives.
+        let nested = dir.path().join("ada/retry-kit-main/practice/src/lib.rs");
+        std::fs::create_dir_all(nested.parent().unwrap()).unwrap();
+        std::fs::write(&nested, "x").unwrap();
+        std::fs::create_dir_all(dir.path().join("ada/__MACOSX")).unwrap();
+        let s = Submission::at(&dir.path().join("ada"));
+        assert_eq!(s.lesson_file(&ex, false), Ok(Some(nested.clone())));
+        // Not when the folder holds more than that folder.
+        std::fs::write(dir.path().join("ada/notes.txt"), "n").unwrap();
+        assert_eq!(s.lesson_file(&ex, false), Ok(None));
+
+        let cased = dir.path().join("bo/Lib.rs");
+        std::fs::create_dir_all(cased.parent().unwrap()).unwrap();
+        std::fs::write(&cased, "x").unwrap();
+        let s = Submission::at(&dir.path().join("bo"));
+        assert_eq!(
+            s.lesson_file(&ex, false),
+            Ok(Some(cased.clone())),
+            "found as it is named"
+        );
+        assert_eq!(
+            s.lesson_file(&ex, true),
+            Ok(Some(cased)),
+            "and the same with --group"
+        );
+    }
+
+    #[test]
+    fn every_candidate_is_listed_the_graded_one_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let ex = exercise("practice/src/lib.rs");
+        for rel in ["cy/lib.rs", "cy/src/lib.rs"] {
+            let path = dir.path().join(rel);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(&path, rel).unwrap();
+        }
+        let s = Submission::at(&dir.path().join("cy"));
+        assert_eq!(
+            s.lesson_files(&ex),
+            Ok(vec![
+                dir.path().join("cy/src/lib.rs"),
+                dir.path().join("cy/lib.rs")
+            ])
+        );
     }
 
     #[test]

@@ -136,10 +136,16 @@ fn to_text(results: &Results) -> String {
 
 /// `report` as Exercism's `results.json` (version 3), ending with a newline.
 pub fn render(report: &RunReport) -> String {
-    if report.compile_error.is_some() || report.checks.is_empty() {
-        let message = match report.compile_error.as_deref().map(str::trim_end) {
-            Some("") => "Your code did not compile (the compiler printed nothing).".to_string(),
-            Some(compiler) => cut_bytes(compiler, MESSAGE_LIMIT, MESSAGE_NOTICE),
+    if report.not_run.is_some() || report.checks.is_empty() {
+        let message = match &report.not_run {
+            Some(not_run) => match not_run.text().trim_end() {
+                "" => format!("{} (the compiler printed nothing).", not_run.headline()),
+                text => cut_bytes(
+                    &format!("{}.\n\n{text}", not_run.headline()),
+                    MESSAGE_LIMIT,
+                    MESSAGE_NOTICE,
+                ),
+            },
             None => format!("No check ran: group {} has no checks to run.", report.group),
         };
         return to_text(&Results {

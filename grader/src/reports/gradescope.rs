@@ -6,14 +6,16 @@
 //!   check of the first module); `score` is the weight if the check passed, else 0, and
 //!   `max_score` is the weight. Only a pass is `passed`: an unfinished check and a kit bug
 //!   are `failed` (a kit bug says so, and that it is no verdict on the learner's code).
-//! - When the learner's file did not compile, no check ran: there is one test, `compile`,
-//!   `failed`, score 0, whose `max_score` is the total weight of the checks the report
-//!   lists (0 when it lists none, as a run that stopped at the compiler does). The grade is
-//!   0 either way: the top-level `score` is 0.
+//! - When no check ran — the learner's file did not compile, or it was refused — there is
+//!   one test, `compile` or `refused`, `failed`, score 0, worth the lesson's full points
+//!   (so Gradescope shows 0 of the lesson's points, as the gradebook does), with its own
+//!   wording. The top-level `score` is 0.
+//! - `stdout_visibility` is `hidden`: the autograder's own log (what `run_autograder`
+//!   prints) is for the course staff; the bundle's `--show-log` makes it `visible`.
 //! - Every text is plain (`"text"` format) and at most [`TEXT_LIMIT`] bytes.
 
 use super::json::{cut_bytes, module_numbers, non_negative, points};
-use super::{CheckReport, RunReport};
+use super::{CheckReport, NotRun, RunReport};
 use grader_checks::Status;
 use serde::Serialize;
 
@@ -67,12 +69,17 @@ fn summary(report: &RunReport, score: f64, max: f64) -> String {
         "{} — {} (checked against {}).",
         report.group, report.title, report.against
     )];
-    if report.compile_error.is_some() {
-        lines.push(
-            "Your code did not compile, so no check ran: the score is 0. The compiler's \
-             output is in the test called \"compile\"."
-                .to_string(),
-        );
+    if let Some(not_run) = &report.not_run {
+        lines.push(format!(
+            "{}: the score is 0 of {} points. {}",
+            not_run.headline(),
+            points_text(max),
+            match not_run {
+                NotRun::DoesNotCompile(_) =>
+                    "The compiler's output is in the test called \"compile\".",
+                NotRun::Refused(_) => "Why is in the test called \"refused\".",
+            }
+        ));
     } else {
         lines.push(format!(
             "{}: {} passed, {} failed, {} unfinished, {}.",
@@ -136,22 +143,26 @@ fn test(name: String, number: String, score: f64, max: f64, passed: bool, output
 
 /// `report` as Gradescope's `results.json`, ending with a newline.
 pub fn render(report: &RunReport) -> String {
-    let (score, max) = points(report);
-    let (score, tests) = match &report.compile_error {
-        Some(compiler) => {
-            let output = format!(
-                "Your code did not compile, so no check ran.\n\n{}",
-                compiler.trim_end()
-            );
-            let compile = test(
-                "compile".to_string(),
+    let (score, max) = match &report.not_run {
+        Some(_) => (0.0, non_negative(report.points_possible)),
+        None => points(report),
+    };
+    let (score, tests) = match &report.not_run {
+        Some(not_run) => {
+            let name = match not_run {
+                NotRun::DoesNotCompile(_) => "compile",
+                NotRun::Refused(_) => "refused",
+            };
+            let output = format!("{}.\n\n{}", not_run.headline(), not_run.text().trim_end());
+            let only = test(
+                name.to_string(),
                 "1".to_string(),
                 0.0,
                 max,
                 false,
                 cut_bytes(&output, TEXT_LIMIT, TEXT_NOTICE),
             );
-            (0.0, vec![compile])
+            (0.0, vec![only])
         }
         None => {
             let tests = report
@@ -179,7 +190,7 @@ pub fn render(report: &RunReport) -> String {
         execution_time: non_negative(report.duration_secs),
         output: summary(report, score, max),
         output_format: "text",
-        stdout_visibility: "visible",
+        stdout_visibility: "hidden",
         tests,
     };
     let mut text = serde_json::to_string_pretty(&results).expect("results always serialize");

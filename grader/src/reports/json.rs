@@ -5,7 +5,7 @@
 //! the version rule: fields may be added within a version, and removing or changing one
 //! bumps [`VERSION`].
 
-use super::{CheckReport, RunReport};
+use super::{CheckReport, NotRun, RunReport};
 use grader_checks::{FailureKind, Status};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -28,6 +28,7 @@ struct Doc<'a> {
     learner_file: Option<&'a str>,
     learner_file_hash: Option<&'a str>,
     compile_error: Option<&'a str>,
+    refused: Option<&'a str>,
     summary: Summary,
     guidance: GuidanceDoc<'a>,
     checks: Vec<CheckDoc<'a>>,
@@ -51,6 +52,7 @@ struct GuidanceDoc<'a> {
     known: bool,
     total: usize,
     by_kind: &'a BTreeMap<String, usize>,
+    unverified: Option<&'a str>,
     sentence: String,
 }
 
@@ -138,7 +140,14 @@ pub fn render(report: &RunReport) -> String {
         against: &report.against,
         learner_file: report.learner_file.as_deref(),
         learner_file_hash: report.learner_file_hash.as_deref(),
-        compile_error: report.compile_error.as_deref(),
+        compile_error: match &report.not_run {
+            Some(NotRun::DoesNotCompile(text)) => Some(text),
+            _ => None,
+        },
+        refused: match &report.not_run {
+            Some(NotRun::Refused(text)) => Some(text),
+            _ => None,
+        },
         summary: Summary {
             total: report.checks.len(),
             passed: report.count(Status::Passed),
@@ -152,6 +161,7 @@ pub fn render(report: &RunReport) -> String {
             known: report.guidance.known,
             total: report.guidance.total(),
             by_kind: &report.guidance.by_kind,
+            unverified: report.guidance.unverified.as_deref(),
             sentence: report.guidance.sentence(),
         },
         checks: report.checks.iter().map(check_doc).collect(),

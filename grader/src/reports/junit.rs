@@ -10,7 +10,8 @@
 //!   a kit bug `<error type="kit_bug">`. The `message` attribute is the message's first line,
 //!   the element's text the whole message. What the code printed is the `<system-out>`.
 //! - When the learner's file did not compile, one testcase `compile` holds an
-//!   `<error type="compile_error">` with the compiler's output.
+//!   `<error type="compile_error">` with the compiler's output; when it was refused, one
+//!   testcase `refused` holds an `<error type="refused">` saying why.
 //! - `failures` counts failed and unfinished checks, `errors` kit bugs (and a compile
 //!   error); `tests` counts every testcase.
 //!
@@ -20,7 +21,7 @@
 //! is cut to [`TEXT_LIMIT`] bytes with a notice.
 
 use super::json::{cut_bytes, kind_name, module_of, non_negative};
-use super::{CheckReport, RunReport};
+use super::{CheckReport, NotRun, RunReport};
 use grader_checks::Status;
 use std::fmt::Write;
 
@@ -243,7 +244,7 @@ fn testcase(
 
 /// `report` as JUnit XML, ending with a newline.
 pub fn render(report: &RunReport) -> String {
-    let (tests, failures, errors) = match report.compile_error {
+    let (tests, failures, errors) = match report.not_run {
         Some(_) => (1, 0, 1),
         None => (
             report.checks.len(),
@@ -290,17 +291,29 @@ pub fn render(report: &RunReport) -> String {
     }
     out.push_str("        </properties>\n");
 
-    match &report.compile_error {
-        Some(compiler) => {
+    match &report.not_run {
+        Some(not_run) => {
+            let (name, kind, message) = match not_run {
+                NotRun::DoesNotCompile(_) => (
+                    "compile",
+                    "compile_error",
+                    "the learner's code did not compile, so no check ran",
+                ),
+                NotRun::Refused(_) => (
+                    "refused",
+                    "refused",
+                    "the learner's submission was refused, so no check ran",
+                ),
+            };
             let verdict = Verdict {
                 element: "error",
-                kind: "compile_error",
-                message: "the learner's code did not compile, so no check ran".to_string(),
-                body: compiler.trim_end().to_string(),
+                kind,
+                message: message.to_string(),
+                body: not_run.text().trim_end().to_string(),
             };
             testcase(
                 &mut out,
-                "compile",
+                name,
                 &report.group,
                 report.duration_secs,
                 Some(verdict),

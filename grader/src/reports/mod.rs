@@ -36,8 +36,12 @@ pub struct RunReport {
     pub learner_file: Option<String>,
     /// A hash of the learner file's content ([`content_hash`]), when there is one.
     pub learner_file_hash: Option<String>,
-    /// The compiler's output when the learner's file did not compile: then no check ran.
-    pub compile_error: Option<String>,
+    /// Why no check ran, when the learner's code is why: it did not compile, or it was
+    /// refused (it reaches the kit's answers, it is a link, it is past its bound).
+    pub not_run: Option<NotRun>,
+    /// Points possible on the lesson: the weights of all its checks, whether or not they
+    /// ran (a file that did not compile is graded out of the lesson's full points).
+    pub points_possible: f64,
     /// Every check that ran, in the group's order.
     pub checks: Vec<CheckReport>,
     /// The guidance recorded for the group.
@@ -46,6 +50,32 @@ pub struct RunReport {
     pub started: String,
     /// How long the run took, in seconds.
     pub duration_secs: f64,
+}
+
+/// Why no check of a run ran, when the learner's code is why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NotRun {
+    /// The learner's file did not compile: the compiler's output.
+    DoesNotCompile(String),
+    /// The learner's file was refused: why (one line or a few).
+    Refused(String),
+}
+
+impl NotRun {
+    /// The compiler's output or the refusal.
+    pub fn text(&self) -> &str {
+        match self {
+            NotRun::DoesNotCompile(text) | NotRun::Refused(text) => text,
+        }
+    }
+
+    /// What happened, in a few words a learner reads first.
+    pub fn headline(&self) -> &'static str {
+        match self {
+            NotRun::DoesNotCompile(_) => "Your code did not compile, so no check ran",
+            NotRun::Refused(_) => "Your submission was refused, so no check ran",
+        }
+    }
 }
 
 /// One check's result.
@@ -76,6 +106,10 @@ pub struct Guidance {
     pub by_kind: BTreeMap<String, usize>,
     /// Whether the learner's log could be read at all.
     pub known: bool,
+    /// Why the counts cannot be trusted, when `log --check` finds a problem with the log (a
+    /// deleted or edited row, a missing header, text that is no log at all): its first
+    /// problem, and how many more.
+    pub unverified: Option<String>,
 }
 
 impl Guidance {
@@ -88,6 +122,12 @@ impl Guidance {
     pub fn sentence(&self) -> String {
         if !self.known {
             return "Guidance: unknown (no guidance log came with this run).".into();
+        }
+        if let Some(why) = &self.unverified {
+            return format!(
+                "Guidance: unverified — the guidance log fails `log --check` ({why}), so \
+                 what it records cannot be counted."
+            );
         }
         if self.total() == 0 {
             return "Guidance: none recorded.".into();
@@ -128,14 +168,14 @@ impl RunReport {
 
 impl RunReport {
     /// The report of a run of `group`'s checks against `against` in the kit at `root`: the
-    /// checks of `summary`, or — when nothing ran — `compile_error` says why.
+    /// checks of `summary`, or — when nothing ran — `not_run` says why.
     pub fn new(
         root: &Path,
         group: &Group,
         exercise: &Exercise,
         against: &str,
         summary: Option<&Summary>,
-        compile_error: Option<String>,
+        not_run: Option<NotRun>,
         started: SystemTime,
     ) -> Result<RunReport, crate::toml_file::TomlFileError> {
         let weights = weights::load(&exercise.dir(root))?;
@@ -167,7 +207,11 @@ impl RunReport {
             against: against.to_string(),
             learner_file: Some(exercise.file.display().to_string()),
             learner_file_hash: learner.map(|bytes| content_hash(&bytes)),
-            compile_error,
+            not_run,
+            points_possible: group
+                .checks
+                .iter()
+                .fold(0.0, |sum, c| sum + weights.of(c.name)),
             checks,
             guidance: guidance(root, group.name),
             started: humantime::format_rfc3339_seconds(started).to_string(),
@@ -185,6 +229,14 @@ pub fn guidance(root: &Path, group: &str) -> Guidance {
                 .map(|k| (k.as_str().to_string(), contents.count(group, k)))
                 .collect(),
             known: root.join(crate::guidance::LOG_FILE).is_file(),
+            unverified: contents.problems.first().map(|first| {
+                let more = match contents.problems.len() - 1 {
+                    0 => String::new(),
+                    n => format!(", and {n} more"),
+                };
+                let what = crate::sanitise::escape_string(first.what.clone());
+                format!("line {}: {what}{more}", first.line)
+            }),
         },
         Err(_) => Guidance::default(),
     }
