@@ -148,6 +148,9 @@ struct Job {
     /// The reference answer the file equals, ignoring whitespace and comments (see
     /// [`copied`]).
     copies: Option<PathBuf>,
+    /// The graded file as the learner knows it, within their submission (`src/lib.rs`):
+    /// the reports name it so, not where the kit placed it (`practice/src/lib.rs`).
+    submitted: String,
     /// The submission's other files that could have been the lesson's and differ from the
     /// one graded (`ada/lib.rs` beside `ada/src/lib.rs`), as the folder names them.
     also: Vec<String>,
@@ -671,6 +674,7 @@ fn plan(batch: Batch<'_>, submission: &Submission, jobs: &mut Vec<Job>, rows: &m
             refused: None,
             copies,
             also,
+            submitted: within(submission, &file),
         });
     }
 }
@@ -696,7 +700,49 @@ fn refused_job(
         refused: Some(why),
         copies: None,
         also: Vec::new(),
+        submitted: within(submission, file),
     }
+}
+
+/// `file` as the learner knows it, within their submission (`src/lib.rs`; a single-file
+/// submission's own name), its control characters escaped.
+fn within(submission: &Submission, file: &Path) -> String {
+    let rel = file
+        .strip_prefix(&submission.path)
+        .ok()
+        .filter(|r| !r.as_os_str().is_empty())
+        .or_else(|| file.file_name().map(Path::new))
+        .unwrap_or(file);
+    crate::sanitise::escape_string(rel.display().to_string())
+}
+
+/// `report` naming the learner's file as they know it: the compiler's and the checks'
+/// messages say where the kit placed it (`practice/src/lib.rs:3:5`), which is not a path
+/// of their submission when they handed in `src/lib.rs`.
+fn relocate(report: &mut RunReport, placed: &Path, submitted: &str) {
+    let placed = placed.display().to_string();
+    if placed == submitted || submitted.is_empty() {
+        return;
+    }
+    let swap = |text: &mut String| {
+        if text.contains(&placed) {
+            *text = text.replace(&placed, submitted);
+        }
+    };
+    if let Some(reports::NotRun::DoesNotCompile(text) | reports::NotRun::Refused(text)) =
+        &mut report.not_run
+    {
+        swap(text);
+    }
+    for check in &mut report.checks {
+        if let Some(message) = &mut check.message {
+            swap(message);
+        }
+        if let Some(location) = &mut check.location {
+            swap(location);
+        }
+    }
+    report.learner_file = Some(submitted.to_string());
 }
 
 /// `path` as the submissions folder names it (`ada/lib.rs`).
@@ -943,6 +989,7 @@ fn grade_job(slot: &Slot, base: &Files, job: &Job, settings: &Settings) -> Row {
     if job.log.is_none() {
         report.guidance = reports::Guidance::default();
     }
+    relocate(&mut report, &job.exercise.file, &job.submitted);
     let max_score = report.points_possible;
     let row = match (&summary, not_run) {
         (Some(summary), _) => graded_row(job, summary, &report, max_score),

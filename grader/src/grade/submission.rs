@@ -199,7 +199,11 @@ impl Submission {
                 break;
             };
             match only.file_type() {
-                Ok(t) if t.is_symlink() => return Err(Refusal::Link(only.path())),
+                // A link to a folder (another learner's, say) would be graded as theirs; a
+                // link to a file is the lesson file's to refuse, for its lesson only.
+                Ok(t) if t.is_symlink() && only.path().is_dir() => {
+                    return Err(Refusal::Link(only.path()))
+                }
                 Ok(t) if t.is_dir() => top = only.path(),
                 _ => break,
             }
@@ -480,6 +484,37 @@ mod tests {
             s.lesson_file(&ex, true),
             Ok(Some(cased)),
             "and the same with --group"
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_folders_only_entry_that_is_a_link_is_refused_only_where_it_would_be_read() {
+        use std::os::unix::fs::symlink;
+        let dir = tempfile::tempdir().unwrap();
+        let theirs = dir.path().join("theirs");
+        std::fs::create_dir_all(theirs.join("src")).unwrap();
+        std::fs::write(theirs.join("src/lib.rs"), "x").unwrap();
+        let file = dir.path().join("file");
+        std::fs::create_dir_all(&file).unwrap();
+        symlink(theirs.join("src/lib.rs"), file.join("lib.rs")).unwrap();
+        let s = Submission::at(&file);
+        assert_eq!(
+            s.lesson_file(&exercise("practice/src/lib.rs"), false),
+            Err(Refusal::Link(file.join("lib.rs")))
+        );
+        assert_eq!(
+            s.lesson_file(&exercise("practice/src/gateway.rs"), false),
+            Ok(None)
+        );
+        let folder = dir.path().join("folder");
+        std::fs::create_dir_all(&folder).unwrap();
+        symlink(&theirs, folder.join("retry-kit-main")).unwrap();
+        let s = Submission::at(&folder);
+        assert_eq!(
+            s.lesson_file(&exercise("practice/src/gateway.rs"), false),
+            Err(Refusal::Link(folder.join("retry-kit-main"))),
+            "another learner's folder is never looked into"
         );
     }
 

@@ -10,11 +10,12 @@
 //!   whose message begins `unfinished: `.
 //! - A test's `output` is at most [`OUTPUT_LIMIT`] characters, cut with Exercism's notice,
 //!   and left out when the check printed nothing.
-//! - `task_id` numbers the checks' modules in order of first appearance.
+//! - No `task_id`: Exercism links a test to a task of a concept exercise's instructions
+//!   (its `## 1. …` headings), and a lesson has no such tasks to name.
 //! - The whole file stays under [`FILE_LIMIT`] bytes: long test messages are cut further
 //!   until it does.
 
-use super::json::{cut_bytes, cut_chars, module_numbers};
+use super::json::{cut_bytes, cut_chars};
 use super::{CheckReport, RunReport};
 use grader_checks::Status;
 use serde::Serialize;
@@ -55,7 +56,6 @@ struct Test {
     message: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     output: Option<String>,
-    task_id: usize,
 }
 
 /// The command that runs one check alone.
@@ -115,15 +115,13 @@ fn tests(report: &RunReport, message_limit: usize) -> Vec<Test> {
     report
         .checks
         .iter()
-        .zip(module_numbers(&report.checks))
-        .map(|(check, (task, _))| Test {
+        .map(|check| Test {
             name: check.name.clone(),
             test_code: test_code(report, check),
             status: test_status(check.status),
             message: test_message(check).map(|m| cut_bytes(&m, message_limit, MESSAGE_NOTICE)),
             output: (!check.output.is_empty())
                 .then(|| cut_chars(&check.output, OUTPUT_LIMIT, OUTPUT_NOTICE)),
-            task_id: task,
         })
         .collect()
 }

@@ -32,7 +32,9 @@ pub struct RunReport {
     pub title: String,
     /// Whose code ran: `practice`, `reference`, or a submission's name.
     pub against: String,
-    /// The learner's file, relative to the kit (`practice/src/lib.rs`).
+    /// The learner's file: where the kit has it (`practice/src/lib.rs`), or — for a
+    /// submission graded by `grade` — where the submission has it (`src/lib.rs`), which is
+    /// also the path the report's messages use.
     pub learner_file: Option<String>,
     /// A hash of the learner file's content ([`content_hash`]), when there is one.
     pub learner_file_hash: Option<String>,

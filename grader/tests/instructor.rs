@@ -1,0 +1,389 @@
+//! An instructor's class end to end: forty-odd mixed build3 submissions with a roster,
+//! graded once and again, as `docs/instructors.md` tells an instructor to. Every roster row,
+//! the LMS imports, the history and its diff, and the gradebook's consistency (a refusal and
+//! a compile error worth the lesson's points everywhere, a submitted log that fails
+//! `log --check`, a zipped folder, `Lib.rs`, two differing lesson files).
+
+#[path = "support/class.rs"]
+mod class;
+mod common;
+
+use common::{kit_root, text, GRADER};
+use grader::guidance::{GuidanceLog, Kind};
+use serde_json::Value;
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn grade(args: &[&str]) -> Output {
+    static WARM: std::sync::OnceLock<()> = std::sync::OnceLock::new();
+    WARM.get_or_init(|| common::warm_pool(&common::grading_pool(&kit_root()), 2, common::files()));
+    Command::new(GRADER)
+        .arg("--root")
+        .arg(kit_root())
+        .arg("grade")
+        .args(args)
+        .env_remove("CARGO_TARGET_DIR")
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("the grader binary starts")
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn json(path: &Path) -> Value {
+    serde_json::from_str(&read(path)).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn row<'a>(rows: &'a [Value], name: &str) -> &'a Value {
+    rows.iter()
+        .find(|r| r["submission"] == name)
+        .unwrap_or_else(|| panic!("no row for {name}: {rows:#?}"))
+}
+
+/// The points of build3, as its grading.toml gives them.
+fn points() -> f64 {
+    let exercise = grader::Exercise::load(&kit_root(), "build3").unwrap();
+    let weights = grader::reports::weights::load(&exercise.dir(&kit_root())).unwrap();
+    grader::groups::group("build3")
+        .unwrap()
+        .checks
+        .iter()
+        .map(|c| weights.of(c.name))
+        .sum()
+}
+
+/// Reads a CSV the kit wrote (its own quoting: RFC 4180) into rows of cells.
+fn csv(text: &str) -> Vec<Vec<String>> {
+    let mut rows = Vec::new();
+    let (mut row, mut cell, mut quoted) = (Vec::new(), String::new(), false);
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (quoted, c) {
+            (true, '"') if chars.peek() == Some(&'"') => {
+                chars.next();
+                cell.push('"');
+            }
+            (true, '"') => quoted = false,
+            (true, c) => cell.push(c),
+            (false, '"') => quoted = true,
+            (false, ',') => row.push(std::mem::take(&mut cell)),
+            (false, '\r') => {}
+            (false, '\n') => {
+                row.push(std::mem::take(&mut cell));
+                rows.push(std::mem::take(&mut row));
+            }
+            (false, c) => cell.push(c),
+        }
+    }
+    assert!(
+        cell.is_empty() && row.is_empty(),
+        "the CSV ends with a line break"
+    );
+    rows
+}
+
+#[test]
+fn a_class_with_a_roster_gets_every_students_row_the_lms_imports_and_a_history() {
+    let dir = tempfile::tempdir().unwrap();
+    let (subs, out) = (dir.path().join("class"), dir.path().join("grades"));
+    let variants: Vec<&class::Variant> = class::VARIANTS
+        .iter()
+        .filter(|v| !matches!(v.name, "spins" | "hangs"))
+        .collect();
+    let mut written = class::write(&kit_root(), &subs, &variants, 36);
+    let correct = class::source(&kit_root(), class::variant("correct"), "special");
+    let stub = class::source(&kit_root(), class::variant("stub"), "special");
+    let put = |rel: &str, text: &str| {
+        let path = subs.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    // A zip of a clone, unzipped; a name's case; two lesson files that differ.
+    put("zipped/retry-kit-main/practice/src/lib.rs", &correct);
+    put("zipped/__MACOSX/._lib.rs", "mac");
+    put("cased/Lib.rs", &correct);
+    put("two-files/lib.rs", &correct);
+    put("two-files/src/lib.rs", &stub);
+    // A log with a row deleted, and a log that is no log at all.
+    put("edited-log/lib.rs", &correct);
+    let log = GuidanceLog::in_kit(&subs.join("edited-log"));
+    for level in 1..=3 {
+        log.append(
+            "build3",
+            Kind::Help,
+            &format!("help build3 --level {level}"),
+        )
+        .unwrap();
+    }
+    let log_path = subs.join("edited-log").join(grader::guidance::LOG_FILE);
+    let kept: Vec<String> = read(&log_path)
+        .lines()
+        .filter(|l| !l.starts_with("| 2 |"))
+        .map(str::to_string)
+        .collect();
+    std::fs::write(&log_path, kept.join("\n") + "\n").unwrap();
+    put("garbage-log/lib.rs", &correct);
+    put("garbage-log/GUIDANCE_LOG.md", "I used no help, promise\n");
+    // A link to another learner's file: refused.
+    std::fs::create_dir_all(subs.join("linked")).unwrap();
+    std::os::unix::fs::symlink(
+        subs.join("zipped/retry-kit-main/practice/src/lib.rs"),
+        subs.join("linked/lib.rs"),
+    )
+    .unwrap();
+    for name in [
+        "zipped",
+        "cased",
+        "two-files",
+        "edited-log",
+        "garbage-log",
+        "linked",
+    ] {
+        written.push((name.to_string(), "special"));
+    }
+    put("stranger/lib.rs", &correct);
+
+    // The roster: every submission but the stranger's, a student who handed in nothing,
+    // and one whose folder is not there; a section column passed through.
+    let mut roster = String::from("Name,ID,Section,Submission,email\r\n");
+    for (i, (name, _)) in written.iter().enumerate() {
+        roster.push_str(&format!(
+            "\"Student, {i}\",s{i:03},{},{name},s{i}@uni.example\r\n",
+            i % 2
+        ));
+    }
+    roster.push_str("Nobody,s900,A,,s900@uni.example\r\n");
+    roster.push_str("Ghost,s901,B,ghost,s901@uni.example\r\n");
+    let roster_path = dir.path().join("roster.csv");
+    std::fs::write(&roster_path, &roster).unwrap();
+
+    let args = [
+        subs.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--group",
+        "build3",
+        "--roster",
+        roster_path.to_str().unwrap(),
+        "--report",
+        "json",
+        "--report",
+        "gradescope",
+        "--report",
+        "canvas",
+        "--report",
+        "moodle",
+        "--jobs",
+        "2",
+    ];
+    let output = grade(&args);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let said = text(&output.stdout);
+    assert!(said.contains("not on the roster: stranger"), "{said}");
+    assert!(said.contains("2 missing"), "{said}");
+
+    let book = json(&out.join("grades.json"));
+    assert_eq!(book["schema"], "retry-kit/gradebook");
+    let run = book["run"].as_str().unwrap().to_string();
+    assert_eq!(
+        book["roster_columns"],
+        serde_json::json!(["Section", "email"])
+    );
+    let rows = book["rows"].as_array().unwrap().clone();
+    assert_eq!(
+        rows.len(),
+        written.len() + 3,
+        "every student, the stranger, the missing"
+    );
+    let full = points();
+    for (i, (name, variant)) in written.iter().enumerate() {
+        let r = row(&rows, name);
+        assert_eq!(r["student"]["id"], format!("s{i:03}"), "{r}");
+        assert_eq!(r["student"]["extra"]["Section"], (i % 2).to_string());
+        assert_eq!(r["max_score"].as_f64(), Some(full), "{r}");
+        if *variant == "does-not-compile" {
+            assert_eq!(r["status"], "does-not-compile");
+            let report = json(&out.join(name).join("build3.gradescope.json"));
+            assert_eq!(report["tests"][0]["name"], "compile");
+            assert_eq!(
+                report["tests"][0]["max_score"].as_f64(),
+                Some(full),
+                "as the gradebook says"
+            );
+        }
+    }
+    for (name, status) in [
+        ("zipped", "passing"),
+        ("cased", "passing"),
+        ("two-files", "unfinished"),
+        ("edited-log", "passing"),
+        ("garbage-log", "passing"),
+        ("linked", "refused"),
+    ] {
+        assert_eq!(row(&rows, name)["status"], status, "{}", row(&rows, name));
+    }
+    let two = row(&rows, "two-files")["note"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        two.contains("two-files/src/lib.rs") && two.contains("two-files/lib.rs"),
+        "{two}"
+    );
+    for name in ["edited-log", "garbage-log"] {
+        let r = row(&rows, name);
+        assert!(r["guidance_unverified"].is_string(), "{r}");
+        assert!(
+            r["note"]
+                .as_str()
+                .unwrap()
+                .contains("guidance log unverified"),
+            "{r}"
+        );
+    }
+    assert!(row(&rows, "edited-log")["guidance_unverified"]
+        .as_str()
+        .unwrap()
+        .contains("record 2"));
+    let refused = json(&out.join("linked").join("build3.gradescope.json"));
+    assert_eq!(refused["tests"][0]["name"], "refused");
+    assert_eq!(refused["tests"][0]["max_score"].as_f64(), Some(full));
+    assert!(!read(&out.join("linked").join("build3.json")).contains("did not compile"));
+    for (id, name) in [("s900", "s900"), ("s901", "ghost")] {
+        let r = row(&rows, name);
+        assert_eq!(r["status"], "missing", "{r}");
+        assert_eq!(r["student"]["id"], id);
+        assert_eq!(r["max_score"].as_f64(), Some(full));
+    }
+    assert!(row(&rows, "stranger")["student"].is_null());
+
+    // grades.csv: the id first, the roster's columns after the note, the run last.
+    let table = csv(&read(&out.join("grades.csv")));
+    assert_eq!(&table[0][..3], ["id", "name", "submission"]);
+    assert_eq!(&table[0][table[0].len() - 3..], ["Section", "email", "run"]);
+    assert_eq!(table.len(), rows.len() + 1);
+    let edited = table.iter().find(|l| l[2] == "edited-log").unwrap();
+    let help = table[0].iter().position(|h| h == "guidance_help").unwrap();
+    assert_eq!(edited[help], "unverified");
+    assert!(table[1..].iter().all(|l| l.last() == Some(&run)));
+
+    // The LMS imports: one row per roster student, matched on the ids.
+    let canvas = csv(&read(&out.join("canvas.csv")));
+    assert_eq!(
+        canvas[0],
+        [
+            "Student",
+            "ID",
+            "SIS User ID",
+            "SIS Login ID",
+            "Section",
+            "Retry transient failures"
+        ]
+    );
+    assert_eq!(canvas[1][0], "    Points Possible");
+    assert_eq!(canvas[1][5], format!("{full}"));
+    assert_eq!(
+        canvas.len(),
+        2 + written.len() + 2,
+        "the roster's students, no stranger"
+    );
+    let zipped = canvas
+        .iter()
+        .find(|l| {
+            l[2] == format!(
+                "s{:03}",
+                written.iter().position(|w| w.0 == "zipped").unwrap()
+            )
+        })
+        .unwrap();
+    assert_eq!(zipped[5], format!("{full}"));
+    let nobody = canvas.iter().find(|l| l[2] == "s900").unwrap();
+    assert_eq!(nobody[5], "0", "handed in nothing: 0");
+    let moodle = csv(&read(&out.join("moodle.csv")));
+    assert_eq!(&moodle[0][..3], ["ID number", "Full name", "Email address"]);
+    assert_eq!(moodle.len(), 1 + written.len() + 2);
+    let ghost = moodle.iter().find(|l| l[0] == "s901").unwrap();
+    assert_eq!(ghost[2], "s901@uni.example");
+    assert_eq!(ghost[4], "no submission");
+
+    // The run is kept; a second run, one submission changed, lists that change alone.
+    let kept = out.join("runs").join(&run);
+    for file in ["grades.json", "grades.csv", "canvas.csv", "moodle.csv"] {
+        assert!(
+            kept.join(file).is_file(),
+            "{file} kept in {}",
+            kept.display()
+        );
+    }
+    put("cased/Lib.rs", &stub);
+    let mut again: Vec<&str> = args.to_vec();
+    again.extend(["--diff", "previous"]);
+    let output = grade(&again);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let said = text(&output.stdout);
+    assert!(
+        said.contains(&format!("since run {run}: 1 row(s) changed")),
+        "{said}"
+    );
+    assert!(
+        said.contains(&format!(
+            "cased build3: passing {full}/{full} → unfinished 0/{full}"
+        )),
+        "{said}"
+    );
+    let second = json(&out.join("grades.json"))["run"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_ne!(second, run);
+    assert!(out.join("runs").join(&second).join("grades.json").is_file());
+    assert_eq!(
+        json(&kept.join("grades.json"))["run"],
+        run.as_str(),
+        "the first run's copy is as it was"
+    );
+
+    // A typo in --diff costs nothing: refused before grading, naming the runs kept.
+    let output = grade(&[
+        subs.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--diff",
+        "yesterday",
+    ]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        text(&output.stderr).contains(&run),
+        "{}",
+        text(&output.stderr)
+    );
+}
+
+#[test]
+fn an_lms_export_without_a_roster_and_a_bad_roster_are_refused_with_a_hint() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("class/ana")).unwrap();
+    let class = dir.path().join("class");
+    let output = grade(&[class.to_str().unwrap(), "--report", "canvas"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        text(&output.stderr).contains("needs --roster"),
+        "{}",
+        text(&output.stderr)
+    );
+    let roster = dir.path().join("roster.csv");
+    std::fs::write(&roster, "id,name\ns1,Ana\n").unwrap();
+    let output = grade(&[
+        class.to_str().unwrap(),
+        "--roster",
+        roster.to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(2));
+    let said = text(&output.stderr);
+    assert!(
+        said.contains("roster.csv:1:") && said.contains("\"submission\""),
+        "{said}"
+    );
+}
