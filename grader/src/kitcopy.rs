@@ -42,7 +42,7 @@ pub fn fresh_files(source: &Path, untracked: Untracked) -> io::Result<Files> {
     let tracked = git_tracked(source, untracked);
     let listed: Vec<PathBuf> = match &tracked {
         Some(list) => list.clone(),
-        None => walk(source)?,
+        None => kits_own(walk(source)?, untracked),
     };
     let exercises = exercises(source);
     let lesson_files: BTreeSet<PathBuf> = exercises.iter().map(|e| e.file.clone()).collect();
@@ -124,14 +124,73 @@ fn git_tracked(root: &Path, untracked: Untracked) -> Option<Vec<PathBuf>> {
         .collect();
     match untracked {
         Untracked::Taken => files.extend(new),
-        Untracked::Left if !new.is_empty() => eprintln!(
-            "note: {} file(s) in the kit that git does not track are left out of the copy \
-             (commit a file of the kit's to have it there)",
-            new.len()
-        ),
+        Untracked::Left if !new.is_empty() => {
+            let shown: Vec<String> = new
+                .iter()
+                .take(5)
+                .map(|p| p.display().to_string())
+                .collect();
+            eprintln!(
+                "warning: {} file(s) in the kit that git does not track are left out of the \
+                 copy: {}{} (commit a file of the kit's to have it there)",
+                new.len(),
+                shown.join(", "),
+                if new.len() > 5 { ", …" } else { "" }
+            )
+        }
         Untracked::Left => {}
     }
     Some(files)
+}
+
+/// The kit's top level: what a fresh clone holds there. Anything else at the top of a kit
+/// folder that is no git repository (a download, a copy) is not the kit's.
+pub const KIT_TOP: &[&str] = &[
+    ".ci",
+    ".gitignore",
+    "CONTRIBUTING.md",
+    "Cargo.lock",
+    "Cargo.toml",
+    "GUIDANCE_LOG.md",
+    "LICENSE",
+    "README.md",
+    "docs",
+    "exercises",
+    "grader",
+    "practice",
+    "reference",
+];
+
+/// `files` (of a kit folder git cannot list) without what lies at its top but is not the
+/// kit's — an instructor's `EXAM_SOLUTIONS.md`, a class's grades — saying so for a copy
+/// that leaves the machine.
+fn kits_own(files: Vec<PathBuf>, untracked: Untracked) -> Vec<PathBuf> {
+    let top = |p: &PathBuf| {
+        p.components()
+            .next()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .unwrap_or_default()
+    };
+    let (own, other): (Vec<PathBuf>, Vec<PathBuf>) = files
+        .into_iter()
+        .partition(|p| KIT_TOP.contains(&top(p).as_str()));
+    if untracked == Untracked::Left && !other.is_empty() {
+        let mut names: Vec<String> = other.iter().map(top).collect();
+        names.dedup();
+        let shown: Vec<&str> = names.iter().take(5).map(String::as_str).collect();
+        eprintln!(
+            "warning: the kit folder is no git repository, so what is the kit's is told by its \
+             top level: {} not the kit's, left out of the copy: {}{}",
+            if names.len() == 1 {
+                "this is"
+            } else {
+                "these are"
+            },
+            shown.join(", "),
+            if names.len() > 5 { ", …" } else { "" }
+        );
+    }
+    own
 }
 
 /// Every file under `root` but build output, git's folder and the learner's backups.

@@ -538,7 +538,11 @@ fn exercism_bundle_is_a_test_runner_with_the_interface() {
     );
     assert!(read(&runner.join(".dockerignore")).contains("kit/target"));
 
-    let case = |name: &str, slug: &str, file: Option<(&str, &[u8])>, grader: &Path| {
+    let case_with = |name: &str,
+                     slug: &str,
+                     file: Option<(&str, &[u8])>,
+                     grader: &Path,
+                     env: &[(&str, &str)]| {
         let input = dir.path().join(format!("{name}/solution"));
         let output = dir.path().join(format!("{name}/output"));
         std::fs::create_dir_all(input.join(".exercism")).unwrap();
@@ -555,7 +559,8 @@ fn exercism_bundle_is_a_test_runner_with_the_interface() {
             .arg(format!("{}/", input.display()))
             .arg(format!("{}/", output.display()))
             .env("KIT_ROOT", kit_root())
-            .env("KIT_GRADER", grader);
+            .env("KIT_GRADER", grader)
+            .envs(env.iter().copied());
         let out = run(command);
         assert_eq!(
             out.status.code(),
@@ -565,6 +570,9 @@ fn exercism_bundle_is_a_test_runner_with_the_interface() {
             text(&out.stderr)
         );
         exercism_results(&output)
+    };
+    let case = |name: &str, slug: &str, file: Option<(&str, &[u8])>, grader: &Path| {
+        case_with(name, slug, file, grader, &[])
     };
     let grader = Path::new(GRADER);
     // The runner grades with the kit itself (`--one`: in one grading copy).
@@ -611,6 +619,27 @@ fn exercism_bundle_is_a_test_runner_with_the_interface() {
     assert!(doc.get("tests").is_none_or(Value::is_null), "{doc:#}");
     let m = doc["message"].as_str().unwrap();
     assert!(m.contains("unclosed delimiter"), "{m}");
+    assert!(
+        m.contains("--> src/lib.rs:") && !m.contains("practice/src/lib.rs"),
+        "the file is named as the learner handed it in: {m}"
+    );
+
+    // Code that never returns: the run is stopped at its time guard (3 s here, under
+    // Exercism's 20 s in the image), and results.json says so.
+    let spins = stub_with(GROUP, "loop { std::hint::spin_loop(); }");
+    let started = std::time::Instant::now();
+    let doc = case_with(
+        "spins",
+        "build3",
+        Some(("src/lib.rs", spins.as_bytes())),
+        grader,
+        &[("KIT_TIME_LIMIT", "3")],
+    );
+    let took = started.elapsed();
+    assert_eq!(doc["status"], "error", "{doc:#}");
+    let m = doc["message"].as_str().unwrap();
+    assert!(m.contains("stopped after 3 seconds"), "{m}");
+    assert!(took < std::time::Duration::from_secs(15), "{took:?}");
 
     // No lesson file: error, naming the file (this slug is stage8's: gateway.rs).
     let doc = case(
@@ -1287,6 +1316,67 @@ fn a_folder_without_a_manifest_is_refused_even_with_force() {
     assert!(made.status.success(), "{}", text(&made.stderr));
     assert_eq!(read(&clone.join(".git/HEAD")), "ref: refs/heads/main\n");
     assert!(clone.join(MANIFEST).is_file());
+}
+
+#[test]
+fn what_is_not_the_kits_is_left_out_of_a_bundle_with_a_warning() {
+    // A kit folder that is no git repository (a download): an instructor's file at its top
+    // is not the kit's.
+    let kit = fresh_kit();
+    let root = kit.root();
+    assert!(!root.join(".git").exists(), "a copy, not a clone");
+    std::fs::write(root.join("EXAM_SOLUTIONS.md"), "the answers").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("template");
+    let made = grader(
+        root,
+        &["bundle", "classroom", "build3", "--out", path_str(&out)],
+    );
+    let said = text(&made.stderr);
+    assert!(made.status.success(), "{said}");
+    assert!(
+        said.contains("warning: ") && said.contains("EXAM_SOLUTIONS.md"),
+        "{said}"
+    );
+    assert!(!out.join("EXAM_SOLUTIONS.md").exists());
+    assert!(
+        out.join("README.md").is_file(),
+        "the kit's own files are there"
+    );
+    std::fs::remove_file(root.join("EXAM_SOLUTIONS.md")).unwrap();
+
+    // A clone: a file git does not track is named, and left out.
+    let clone = dir.path().join("clone");
+    let git = |args: &[&str]| {
+        let out = Command::new("git")
+            .arg("-C")
+            .arg(&clone)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {}", text(&out.stderr));
+    };
+    std::fs::create_dir_all(&clone).unwrap();
+    for (path, content) in common::files() {
+        let to = clone.join(path);
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::write(to, content).unwrap();
+    }
+    git(&["init", "-q"]);
+    git(&["add", "-A"]);
+    std::fs::write(clone.join("EXAM_SOLUTIONS.md"), "the answers").unwrap();
+    let out = dir.path().join("from-clone");
+    let made = grader(
+        &clone,
+        &["bundle", "classroom", "build3", "--out", path_str(&out)],
+    );
+    let said = text(&made.stderr);
+    assert!(made.status.success(), "{said}");
+    assert!(
+        said.contains("git does not track") && said.contains("EXAM_SOLUTIONS.md"),
+        "{said}"
+    );
+    assert!(!out.join("EXAM_SOLUTIONS.md").exists());
 }
 
 #[test]

@@ -565,10 +565,12 @@ fn reports_are_written_for_a_run_and_for_a_file_that_does_not_compile() {
     let results: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&exercism).unwrap()).unwrap();
     assert_eq!(results["status"], "error", "{results}");
-    assert!(results["message"]
-        .as_str()
-        .unwrap()
-        .starts_with("does not compile: error"));
+    let message = results["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("Your code did not compile, so no check ran.\n\n")
+            && message.contains("does not compile: error"),
+        "{message}"
+    );
 
     // A report is a grade of the learner's whole work: not of the reference, not of a part.
     for extra in [

@@ -1786,7 +1786,20 @@ fn kit_json_problems(text: &str) -> Vec<String> {
                 v.and_then(Value::as_f64)
                     .is_some_and(|y| (y - x).abs() < 1e-9)
             };
-            if !near(s.get("score"), score) || !near(s.get("max_score"), max) {
+            let not_run = ["compile_error", "refused"]
+                .iter()
+                .any(|k| top.get(*k).is_some_and(Value::is_string));
+            if not_run {
+                // No check ran: 0 of the lesson's points, whatever the checks list holds.
+                if !near(s.get("score"), 0.0)
+                    || !s.get("max_score").is_some_and(|m| nonneg(Some(m)))
+                {
+                    bad(
+                        "no check ran, yet the summary's score is not 0 of the lesson's points"
+                            .into(),
+                    );
+                }
+            } else if !near(s.get("score"), score) || !near(s.get("max_score"), max) {
                 bad(format!("summary score/max_score are not {score}/{max}"));
             }
         }

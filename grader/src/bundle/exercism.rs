@@ -18,8 +18,11 @@ const RUN: &str = r#"#!/usr/bin/env bash
 #   grader --root KIT grade INPUT_DIR --one --group GROUP --report exercism --out TMP
 # and copies TMP/GROUP.exercism.json to OUTPUT_DIR/results.json. GROUP is the slug when it
 # names a lesson (@GROUPS@), otherwise @GROUP@.
-# It exits 0 whatever the grade; when no report comes out (no lesson file, or the runner
-# itself failed) it writes a results.json with status "error" saying why.
+# It exits 0 whatever the grade; when no report comes out (no lesson file, the runner
+# itself failed, or the run took longer than its time guard) it writes a results.json with
+# status "error" saying why. The time guard — KIT_TIME_LIMIT seconds, @LIMIT@ by default —
+# stays under Exercism's 20 seconds for a run, so that code that never returns still gets a
+# results.json that says so rather than none.
 #
 # To try it locally: bin/run.sh @GROUP@ path/to/solution/ path/to/output/, optionally with
 # KIT_GRADER=a grader binary, KIT_ROOT=another copy of the kit.
@@ -55,12 +58,16 @@ mkdir -p "$output" || exit 1
 work=$(mktemp -d "${TMPDIR:-/tmp}/test-runner.XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT
 
-"$grader" --root "$kit" grade "$input" --one --group "$group"@GRADE_OPTIONS@ \
+limit="${KIT_TIME_LIMIT:-@LIMIT@}"
+timeout --kill-after=2 "$limit" "$grader" --root "$kit" grade "$input" --one \
+  --group "$group"@GRADE_OPTIONS@ --timeout @CHECK_TIMEOUT@ \
   --report exercism --out "$work/out" >"$work/log" 2>&1
 status=$?
 cat "$work/log"
 report="$work/out/$group.exercism.json"
-if [ "$status" -eq 0 ] && [ -s "$report" ]; then
+if [ "$status" -eq 124 ] || [ "$status" -eq 137 ]; then
+  no_report "The tests were stopped after $limit seconds, the most a run may take, so there is no result. Code that never returns (a loop that never ends, a wait on something that never comes) does this: each test may take @CHECK_TIMEOUT@ seconds. Run the tests on your own machine to see which one hangs." || exit 1
+elif [ "$status" -eq 0 ] && [ -s "$report" ]; then
   cp "$report" "$output/results.json" || exit 1
 elif [ "$status" -eq 0 ] && grep -q '"missing-file"' "$work/out/grades.json" 2>/dev/null; then
   no_report "Your solution holds no $lesson_file, so nothing was tested. Put $lesson_file at the top of your solution, in src/ or in practice/src/." || exit 1
@@ -70,6 +77,14 @@ $(tail -c 20000 "$work/log")" || exit 1
 fi
 exit 0
 "#;
+
+/// The seconds a whole run may take before `run.sh` stops it: under Exercism's 20, with
+/// room for the container's start and the copy of the results.
+pub(super) const TIME_LIMIT_SECS: u32 = 17;
+
+/// The seconds one check may take in a run (the grader's own default is 3): a lesson's
+/// checks, a few at a time, then fit the run's time even when several loop.
+pub(super) const CHECK_TIMEOUT_SECS: u32 = 2;
 
 /// The bundle's files. `max_score` is the default group's points (for the README).
 pub(super) fn files(
@@ -104,6 +119,8 @@ pub(super) fn files(
             ("FILES", file_cases.trim_end()),
             ("GROUP", group),
             ("GRADE_OPTIONS", header.grade_options()),
+            ("LIMIT", &TIME_LIMIT_SECS.to_string()),
+            ("CHECK_TIMEOUT", &CHECK_TIMEOUT_SECS.to_string()),
         ],
     );
     let title = "Exercism test runner setup for the retry practice kit.".to_string();

@@ -130,7 +130,11 @@ fn check_doc(check: &CheckReport) -> CheckDoc<'_> {
 
 /// `report` as the kit's own JSON (pretty-printed, ending with a newline).
 pub fn render(report: &RunReport) -> String {
-    let (score, max_score) = points(report);
+    let (score, max_score) = match report.not_run {
+        // No check ran: 0 of the lesson's points, as the gradebook has it.
+        Some(_) => (0.0, non_negative(report.points_possible)),
+        None => points(report),
+    };
     let doc = Doc {
         schema: SCHEMA,
         version: VERSION,
