@@ -59,9 +59,8 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/test-runner.XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT
 
 limit="${KIT_TIME_LIMIT:-@LIMIT@}"
-timeout --kill-after=2 "$limit" "$grader" --root "$kit" grade "$input" --one \
-  --group "$group"@GRADE_OPTIONS@ --timeout @CHECK_TIMEOUT@ \
-  --report exercism --out "$work/out" >"$work/log" 2>&1
+timeout --kill-after=2 "$limit" "$grader" --root "$kit" grade "$input" --one@GRADE_OPTIONS@ \
+  --group "$group" --timeout @CHECK_TIMEOUT@ --report exercism --out "$work/out" >"$work/log" 2>&1
 status=$?
 cat "$work/log"
 report="$work/out/$group.exercism.json"
