@@ -143,6 +143,24 @@ fn a_class_with_a_roster_gets_every_students_row_the_lms_imports_and_a_history()
     ] {
         written.push((name.to_string(), "special"));
     }
+    // Two answers written independently of the reference and of each other, and a copy of
+    // one of them with every name changed, its items reordered and comments added.
+    let independent = |file: &str| {
+        read(
+            &kit_root()
+                .join("grader/tests/support/independent")
+                .join(file),
+        )
+    };
+    put("indie-loop/lib.rs", &independent("build3_for_loop.rs"));
+    put("indie-helpers/lib.rs", &independent("build3_helpers.rs"));
+    put(
+        "indie-disguised/lib.rs",
+        &independent("build3_helpers_disguised.rs"),
+    );
+    for name in ["indie-loop", "indie-helpers", "indie-disguised"] {
+        written.push((name.to_string(), "independent"));
+    }
     put("stranger/lib.rs", &correct);
 
     // The roster: every submission but the stranger's, a student who handed in nothing,
@@ -258,6 +276,91 @@ fn a_class_with_a_roster_gets_every_students_row_the_lms_imports_and_a_history()
         assert_eq!(r["max_score"].as_f64(), Some(full));
     }
     assert!(row(&rows, "stranger")["student"].is_null());
+    for name in ["indie-loop", "indie-helpers", "indie-disguised"] {
+        assert_eq!(
+            row(&rows, name)["status"],
+            "passing",
+            "{}",
+            row(&rows, name)
+        );
+    }
+
+    // Similarity: the disguised copy is found, well above two independent answers; the
+    // reference's copies are paired with `reference`; the stub's text is no evidence.
+    let similar = csv(&read(&out.join("similarity.csv")));
+    assert_eq!(
+        similar[0],
+        ["group", "left", "right", "similarity", "regions"]
+    );
+    let score = |a: &str, b: &str| {
+        similar[1..]
+            .iter()
+            .find(|l| (l[1] == a && l[2] == b) || (l[1] == b && l[2] == a))
+            .map_or(0.0, |l| l[3].parse::<f64>().unwrap())
+    };
+    let copy = score("indie-helpers", "indie-disguised");
+    assert!(copy >= 0.85, "the disguised copy: {copy}\n{similar:?}");
+    for (a, b) in [
+        ("indie-loop", "indie-helpers"),
+        ("indie-loop", "reference"),
+        ("indie-helpers", "reference"),
+    ] {
+        assert!(
+            score(a, b) < copy - 0.3,
+            "{a} and {b}, written apart: {} against the copy's {copy}",
+            score(a, b)
+        );
+    }
+    let ranks: Vec<String> = similar[1..]
+        .iter()
+        .filter(|l| l[1].starts_with("indie-") || l[2].starts_with("indie-"))
+        .map(|l| format!("{} {}", l[1], l[2]))
+        .collect();
+    assert!(
+        ranks[0] == "indie-disguised indie-helpers" || ranks[0] == "indie-helpers indie-disguised",
+        "the copy ranks first among the independent answers: {ranks:?}"
+    );
+    let regions = &similar[1..]
+        .iter()
+        .find(|l| l[1].starts_with("indie-d") || l[2].starts_with("indie-d"))
+        .unwrap()[4];
+    assert!(
+        regions.split(' ').count() >= 2 && regions.contains('~'),
+        "reordered items are more than one region: {regions}"
+    );
+    let correct_one = &written.iter().find(|w| w.1 == "correct").unwrap().0;
+    assert!(score(correct_one, "reference") > 0.95, "{similar:?}");
+    let stubs: Vec<&String> = written
+        .iter()
+        .filter(|w| w.1 == "stub")
+        .map(|w| &w.0)
+        .collect();
+    assert!(!stubs.is_empty());
+    assert!(
+        similar[1..]
+            .iter()
+            .all(|l| !stubs.contains(&&l[1]) && !stubs.contains(&&l[2])),
+        "a stub shares only the stub: {similar:?}"
+    );
+
+    // The class summary: the same tables for a terminal and a browser.
+    let summary = read(&out.join("summary.md"));
+    for part in [
+        "## build3 — Retry transient failures",
+        "### Grade distribution",
+        "### Each check's failure rate",
+        "### Most common first failures",
+        "### Guidance",
+        "## Similar submissions",
+        "## Needs attention",
+        "| linked | build3 | refused:",
+    ] {
+        assert!(summary.contains(part), "{part}:\n{summary}");
+    }
+    let page = read(&out.join("summary.html"));
+    assert!(page.contains("<svg class=\"chart\" id=\"failures\""));
+    assert!(!page.contains("<script") && !page.contains("http://") && !page.contains("https://"));
+    chromium_shows_the_chart(&out.join("summary.html"));
 
     // grades.csv: the id first, the roster's columns after the note, the run last.
     let table = csv(&read(&out.join("grades.csv")));
@@ -310,7 +413,15 @@ fn a_class_with_a_roster_gets_every_students_row_the_lms_imports_and_a_history()
 
     // The run is kept; a second run, one submission changed, lists that change alone.
     let kept = out.join("runs").join(&run);
-    for file in ["grades.json", "grades.csv", "canvas.csv", "moodle.csv"] {
+    for file in [
+        "grades.json",
+        "grades.csv",
+        "canvas.csv",
+        "moodle.csv",
+        "similarity.csv",
+        "summary.md",
+        "summary.html",
+    ] {
         assert!(
             kept.join(file).is_file(),
             "{file} kept in {}",
@@ -358,6 +469,70 @@ fn a_class_with_a_roster_gets_every_students_row_the_lms_imports_and_a_history()
         text(&output.stderr).contains(&run),
         "{}",
         text(&output.stderr)
+    );
+}
+
+/// Renders `page` in headless Chromium and checks that the screenshot shows the summary's
+/// bar charts (pixels of the bars' colour). Without Chromium it says so and checks nothing
+/// more, unless `KIT_REQUIRE_CHROMIUM` is set (as `.ci/run`, which installs it, sets it).
+fn chromium_shows_the_chart(page: &Path) {
+    let browser = ["chromium", "chromium-browser", "google-chrome"]
+        .into_iter()
+        .find(|b| {
+            Command::new(b)
+                .arg("--version")
+                .output()
+                .is_ok_and(|o| o.status.success())
+        });
+    let Some(browser) = browser else {
+        assert!(
+            std::env::var_os("KIT_REQUIRE_CHROMIUM").is_none(),
+            "KIT_REQUIRE_CHROMIUM is set, and no chromium is on PATH"
+        );
+        eprintln!("!! chromium is not installed: summary.html was not rendered (apt-get install chromium)");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let shot = dir.path().join("summary.png");
+    // Bounded even if the browser hangs: coreutils' timeout ends it.
+    let out = Command::new("timeout")
+        .args(["--kill-after=5", "90", browser])
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--hide-scrollbars",
+        ])
+        .arg(format!(
+            "--user-data-dir={}",
+            dir.path().join("profile").display()
+        ))
+        .arg(format!("--screenshot={}", shot.display()))
+        .arg("--window-size=1200,1400")
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .unwrap();
+    assert!(shot.is_file(), "no screenshot: {}", text(&out.stderr));
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&shot).unwrap()));
+    let mut reader = decoder.read_info().unwrap();
+    let mut pixels = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut pixels).unwrap();
+    let channels = info.color_type.samples();
+    let bar = pixels
+        .chunks(channels)
+        .filter(|p| {
+            p.len() >= 3
+                && p[0].abs_diff(0x3b) < 12
+                && p[1].abs_diff(0x6f) < 12
+                && p[2].abs_diff(0xb6) < 12
+        })
+        .count();
+    // A bar is 16 pixels high: the grade distribution and the failure rates draw several.
+    assert!(
+        bar > 2_000,
+        "the screenshot shows {bar} pixels of the bars' colour ({}x{})",
+        info.width,
+        info.height
     );
 }
 

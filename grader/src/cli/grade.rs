@@ -214,7 +214,7 @@ pub fn grade(root: Option<PathBuf>, args: GradeArgs) -> CommandResult {
     };
     let started = Instant::now();
     let progress = Mutex::new(Progress::new(args.quiet, started));
-    let book = grade::grade(&root, &submissions, &settings, &|event| {
+    let graded = grade::grade(&root, &submissions, &settings, &|event| {
         if let Ok(mut p) = progress.lock() {
             p.show(&event);
         }
@@ -232,7 +232,11 @@ pub fn grade(root: Option<PathBuf>, args: GradeArgs) -> CommandResult {
         }
         Err(_) => 0,
     };
+    let book = graded.book;
     summary(&book.rows, skipped, &out, started.elapsed(), &settings);
+    if !settings.one {
+        similar(&graded.pairs, &out);
+    }
     if let Some(run) = diff_with {
         let before =
             grade::history::load(&out, &run).map_err(|e| CommandError::new(e.to_string()))?;
@@ -336,6 +340,32 @@ fn summary(rows: &[Row], skipped: usize, out: &Path, elapsed: Duration, settings
                 "not on the roster: {} (their rows have no id; add them to the roster or check \
                  the folder names)",
                 strangers.join(", ")
+            );
+        }
+    }
+}
+
+/// How alike a pair must be to be named at the end of a batch (similarity.csv and the
+/// summary list every pair from [`grade::similarity::LISTED_FROM`]).
+const NAMED_FROM: f64 = 0.8;
+
+/// The class's summary files, and the pairs of submissions most alike: the groups of
+/// submissions alike at [`NAMED_FROM`] or more, each named once.
+fn similar(pairs: &[grade::similarity::Pair], out: &Path) {
+    say!(
+        "summary:   {} (and summary.md; similarity.csv lists {} pair(s) alike at {:.2} or more)",
+        out.join("summary.html").display(),
+        pairs.len(),
+        grade::similarity::LISTED_FROM
+    );
+    let clusters = grade::similarity::clusters(pairs, NAMED_FROM);
+    for (group, sets) in clusters {
+        for set in sets {
+            let names: Vec<&str> = set.iter().map(String::as_str).collect();
+            say!(
+                "similar:   {group}: {} (alike at {NAMED_FROM:.2} or more: a list to look at, not a \
+                 verdict)",
+                names.join(", ")
             );
         }
     }

@@ -16,7 +16,9 @@ pub mod exports;
 pub mod gradebook;
 pub mod history;
 pub mod roster;
+pub mod similarity;
 pub mod submission;
+pub mod summary;
 
 pub use gradebook::{Gradebook, Row, RowStatus};
 pub use submission::{Submission, SubmissionError};
@@ -169,7 +171,7 @@ pub fn grade(
     submissions: &[Submission],
     settings: &Settings,
     events: &(dyn Fn(Event) + Sync),
-) -> Result<Gradebook, GradeError> {
+) -> Result<Graded, GradeError> {
     let book = grade_rows(kit, submissions, settings, events)?;
     let class = |source| GradeError::Gradebook {
         dir: settings.out.clone(),
@@ -200,9 +202,82 @@ pub fn grade(
         .map_err(class)?;
         kept.push(name);
     }
+    // The class at a glance, for a batch (one submission has no class to compare with).
+    let mut pairs = Vec::new();
+    if !settings.one {
+        pairs = class_similarity(kit, submissions, settings, &lessons);
+        write_whole(&settings.out, "similarity.csv", &similarity::csv(&pairs)).map_err(class)?;
+        let summary = summary::Class {
+            book: &book,
+            lessons: lessons
+                .iter()
+                .map(|l| {
+                    let checks = crate::groups::group(&l.group)
+                        .map(|g| g.checks.iter().map(|c| c.name).collect())
+                        .unwrap_or_default();
+                    (l, checks)
+                })
+                .collect(),
+            pairs: &pairs,
+        };
+        write_whole(&settings.out, "summary.md", &summary.markdown()).map_err(class)?;
+        write_whole(&settings.out, "summary.html", &summary.html()).map_err(class)?;
+        kept.extend(["similarity.csv", "summary.md", "summary.html"].map(String::from));
+    }
     let kept: Vec<&str> = kept.iter().map(String::as_str).collect();
     history::keep(&settings.out, &settings.run, &kept).map_err(class)?;
-    Ok(book)
+    Ok(Graded { book, pairs })
+}
+
+/// What [`grade`] made: the gradebook, and the similarity pairs it wrote to
+/// `similarity.csv` (most alike first).
+#[derive(Debug)]
+pub struct Graded {
+    /// The gradebook.
+    pub book: Gradebook,
+    /// The pairs of submissions (or of a submission and the reference) worth a look.
+    pub pairs: Vec<similarity::Pair>,
+}
+
+/// The similarity pairs of each lesson graded: every submission's lesson file (as the
+/// gradebook found it; refused ones are not read) against the others' and the reference
+/// answer, with the lesson's stub as the base text every submission shares.
+fn class_similarity(
+    kit: &Path,
+    submissions: &[Submission],
+    settings: &Settings,
+    lessons: &[exports::Lesson],
+) -> Vec<similarity::Pair> {
+    let mut pairs = Vec::new();
+    for lesson in lessons {
+        let Ok(exercise) = Exercise::load(kit, &lesson.group) else {
+            continue;
+        };
+        let read = |path: PathBuf| std::fs::read_to_string(path).ok();
+        let stub = read(exercise.dir(kit).join(&exercise.stub)).unwrap_or_default();
+        let answer = exercise.answer.as_ref().and_then(|a| read(kit.join(a)));
+        let files: Vec<(String, String)> = submissions
+            .iter()
+            .filter_map(|submission| {
+                let file = submission
+                    .lesson_file(&exercise, settings.group.is_some())
+                    .ok()??;
+                let content = submission.read(&file, MAX_LESSON_FILE).ok()?;
+                Some((
+                    gradebook_name(&submission.name),
+                    String::from_utf8_lossy(&content).into_owned(),
+                ))
+            })
+            .collect();
+        pairs.extend(similarity::pairs(
+            &lesson.group,
+            &files,
+            answer.as_deref(),
+            &stub,
+        ));
+    }
+    pairs.sort_by(|x, y| y.similarity.total_cmp(&x.similarity));
+    pairs
 }
 
 /// Writes `text` as `dir/name`, whole or not at all.

@@ -1,0 +1,686 @@
+//! Similarity between a class's lesson files, and between each of them and the reference
+//! answer: a list for an instructor to look at, never a verdict.
+//!
+//! The method is MOSS's and Dolos's, on Rust tokens:
+//!
+//! 1. A file is read as Rust tokens by `proc-macro2` (comments and layout are gone; doc
+//!    comments, which it keeps as `#[doc]` attributes, are dropped too). Every identifier
+//!    that is not a keyword becomes one token, `id`, and every literal one of `str`, `num`
+//!    or `chr`: renaming variables or changing messages changes nothing.
+//! 2. The file is cut into its items (and the items of its `impl`, `mod` and `trait`
+//!    blocks), so that reordering items changes nothing either.
+//! 3. Each item's runs of [`K`] tokens are hashed, and winnowing keeps the smallest hash of
+//!    every [`WINDOW`] consecutive ones: any shared run of `K + WINDOW - 1` tokens is
+//!    found, and a file has a few fingerprints per line rather than one per token.
+//! 4. Fingerprints that the lesson's stub has are left out everywhere (MOSS's base file):
+//!    every submission shares the stub's text, which says nothing about copying.
+//! 5. Two files' similarity is the share of their fingerprints they have in common (Dice's
+//!    coefficient: twice the shared, over both files' counts). The regions are the lines
+//!    those shared fingerprints cover, paired between the two files.
+//!
+//! A file that `proc-macro2` cannot read (an unclosed delimiter, say) has no fingerprints
+//! and is in no pair; its row already says it does not compile.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::fmt::Write as _;
+use std::str::FromStr;
+
+use proc_macro2::{Delimiter, Spacing, TokenStream, TokenTree};
+
+/// The tokens in one hashed run (MOSS's and Dolos's noise threshold is of this order).
+pub const K: usize = 12;
+
+/// The runs winnowing looks at together: a shared run of `K + WINDOW - 1` tokens is always
+/// found.
+pub const WINDOW: usize = 8;
+
+/// The least similarity a pair is listed with: below it, two solutions of a small function
+/// share what any two do.
+pub const LISTED_FROM: f64 = 0.30;
+
+/// The name the reference answer goes by in a pair.
+pub const REFERENCE: &str = "reference";
+
+/// One token as compared, with the line it is on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Token {
+    kind: String,
+    line: usize,
+}
+
+/// A file's fingerprints: each kept hash with the lines its run of tokens spans.
+#[derive(Debug, Clone, Default)]
+pub struct Fingerprints {
+    /// (hash, first line, last line), in the file's order of items.
+    marks: Vec<(u64, usize, usize)>,
+    /// The distinct hashes of `marks` (kept: every pair a file is in compares them).
+    set: BTreeSet<u64>,
+}
+
+impl Fingerprints {
+    /// `source`'s fingerprints, or `None` when it cannot be read as Rust tokens.
+    pub fn of(source: &str) -> Option<Fingerprints> {
+        let stream = TokenStream::from_str(source).ok()?;
+        let mut marks = Vec::new();
+        for item in items(stream) {
+            marks.extend(winnow(&item));
+        }
+        let set = marks.iter().map(|(h, _, _)| *h).collect();
+        Some(Fingerprints { marks, set })
+    }
+
+    /// These fingerprints without any whose hash `base` has.
+    fn without(mut self, base: &BTreeSet<u64>) -> Fingerprints {
+        self.marks.retain(|(h, _, _)| !base.contains(h));
+        self.set.retain(|h| !base.contains(h));
+        self
+    }
+
+    fn hashes(&self) -> &BTreeSet<u64> {
+        &self.set
+    }
+
+    /// How many distinct fingerprints there are.
+    pub fn len(&self) -> usize {
+        self.set.len()
+    }
+
+    /// Whether there are none (a file that is all stub, or too short to say anything).
+    pub fn is_empty(&self) -> bool {
+        self.marks.is_empty()
+    }
+}
+
+/// One pair of files worth a look.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pair {
+    /// The lesson.
+    pub group: String,
+    /// One submission's name.
+    pub left: String,
+    /// The other's, or [`REFERENCE`].
+    pub right: String,
+    /// From 0 (nothing shared beyond the stub) to 1 (the same, up to names and layout).
+    pub similarity: f64,
+    /// The shared regions: (left's first line, last line, right's first line, last line).
+    pub regions: Vec<(usize, usize, usize, usize)>,
+}
+
+impl Pair {
+    /// The regions as `12-30~40-58 41-50~5-14` (left's lines, then right's).
+    pub fn regions_text(&self) -> String {
+        self.regions
+            .iter()
+            .map(|(a, b, c, d)| format!("{a}-{b}~{c}-{d}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
+/// The pairs among `files` (a submission's name and its lesson file's text), and of each
+/// file with `reference`, that are at least [`LISTED_FROM`] alike, most alike first. Text
+/// that `stub` has is no evidence of anything and is left out.
+pub fn pairs(
+    group: &str,
+    files: &[(String, String)],
+    reference: Option<&str>,
+    stub: &str,
+) -> Vec<Pair> {
+    let base = Fingerprints::of(stub).map(|f| f.set).unwrap_or_default();
+    let printed: Vec<(&str, Fingerprints)> = files
+        .iter()
+        .filter_map(|(name, text)| Some((name.as_str(), Fingerprints::of(text)?.without(&base))))
+        .filter(|(_, f)| !f.is_empty())
+        .collect();
+    let answer = reference
+        .and_then(Fingerprints::of)
+        .map(|f| f.without(&base))
+        .filter(|f| !f.is_empty());
+    let mut found = Vec::new();
+    for (i, (left, a)) in printed.iter().enumerate() {
+        for (right, b) in &printed[i + 1..] {
+            found.extend(compare(group, left, a, right, b));
+        }
+        if let Some(answer) = &answer {
+            found.extend(compare(group, left, a, REFERENCE, answer));
+        }
+    }
+    found.sort_by(|x, y| {
+        y.similarity
+            .total_cmp(&x.similarity)
+            .then_with(|| (&x.group, &x.left, &x.right).cmp(&(&y.group, &y.left, &y.right)))
+    });
+    found
+}
+
+/// `a` and `b` as a pair, when they are at least [`LISTED_FROM`] alike.
+fn compare(
+    group: &str,
+    left: &str,
+    a: &Fingerprints,
+    right: &str,
+    b: &Fingerprints,
+) -> Option<Pair> {
+    let (ha, hb) = (a.hashes(), b.hashes());
+    let shared: BTreeSet<u64> = ha.intersection(hb).copied().collect();
+    let similarity = 2.0 * shared.len() as f64 / (ha.len() + hb.len()) as f64;
+    if similarity < LISTED_FROM {
+        return None;
+    }
+    Some(Pair {
+        group: group.to_string(),
+        left: left.to_string(),
+        right: right.to_string(),
+        similarity,
+        regions: regions(a, b, &shared),
+    })
+}
+
+/// The lines `shared` covers, paired: consecutive shared fingerprints of `a` whose partners
+/// in `b` are also consecutive and in the same order make one region.
+fn regions(
+    a: &Fingerprints,
+    b: &Fingerprints,
+    shared: &BTreeSet<u64>,
+) -> Vec<(usize, usize, usize, usize)> {
+    // Where each hash is in `b` (a run of tokens can be there more than once).
+    let mut in_b: HashMap<u64, Vec<(usize, usize)>> = HashMap::new();
+    for (h, first, last) in &b.marks {
+        in_b.entry(*h).or_default().push((*first, *last));
+    }
+    let mut out: Vec<(usize, usize, usize, usize)> = Vec::new();
+    for (h, first, last) in a.marks.iter().filter(|(h, _, _)| shared.contains(h)) {
+        let Some(places) = in_b.get(h) else {
+            continue;
+        };
+        // The place that continues the region under way furthest on, if one does; else
+        // the first.
+        let goes_on = |(b_first, _): &&(usize, usize)| {
+            out.last()
+                .is_some_and(|region: &(usize, usize, usize, usize)| {
+                    (region.2..=region.3 + 1).contains(b_first)
+                })
+        };
+        let &(b_first, b_last) = places
+            .iter()
+            .filter(goes_on)
+            .max_by_key(|(b_first, _)| *b_first)
+            .unwrap_or(&places[0]);
+        // The same region goes on while both sides go on where they were: the next lines
+        // of `a` matching the next lines of `b`.
+        match out.last_mut() {
+            Some(region)
+                if *first <= region.1 + 1 && (region.2..=region.3 + 1).contains(&b_first) =>
+            {
+                region.1 = region.1.max(*last);
+                region.2 = region.2.min(b_first);
+                region.3 = region.3.max(b_last);
+            }
+            _ => out.push((*first, *last, b_first, b_last)),
+        }
+    }
+    out
+}
+
+/// The items of `stream` as token lists: a top-level item ends at a `;` or at a `{ }` block
+/// that no `;` follows, and the items of an `impl`, `mod` or `trait` block are items of their
+/// own.
+fn items(stream: TokenStream) -> Vec<Vec<Token>> {
+    let trees: Vec<TokenTree> = without_docs(stream);
+    let mut out = Vec::new();
+    let mut current: Vec<Token> = Vec::new();
+    let mut container = false;
+    // The item under way is `#[cfg(test)]`: it is left out when it ends.
+    let mut test_only = false;
+    let mut i = 0;
+    while i < trees.len() {
+        let tree = &trees[i];
+        let next_is_semicolon =
+            matches!(trees.get(i + 1), Some(TokenTree::Punct(p)) if p.as_char() == ';');
+        let ends = match tree {
+            TokenTree::Group(g) => g.delimiter() == Delimiter::Brace && !next_is_semicolon,
+            TokenTree::Punct(p) => p.as_char() == ';',
+            _ => false,
+        };
+        if is_cfg_test(tree, trees.get(i + 1)) {
+            test_only = true;
+        }
+        if test_only {
+            if ends {
+                test_only = false;
+                current.clear();
+                container = false;
+            }
+            i += 1;
+            continue;
+        }
+        match tree {
+            TokenTree::Ident(ident)
+                if matches!(ident.to_string().as_str(), "impl" | "mod" | "trait") =>
+            {
+                container = true;
+                push(tree, &mut current);
+            }
+            TokenTree::Group(g) if g.delimiter() == Delimiter::Brace && !next_is_semicolon => {
+                if container {
+                    // The block's own braces stay with its header; its items are items.
+                    current.push(Token {
+                        kind: "{".into(),
+                        line: line_of(tree),
+                    });
+                    out.push(std::mem::take(&mut current));
+                    out.extend(items(g.stream()));
+                    out.push(vec![Token {
+                        kind: "}".into(),
+                        line: line_of(tree),
+                    }]);
+                } else {
+                    push(tree, &mut current);
+                    out.push(std::mem::take(&mut current));
+                }
+                container = false;
+            }
+            TokenTree::Punct(p) if p.as_char() == ';' => {
+                push(tree, &mut current);
+                out.push(std::mem::take(&mut current));
+                container = false;
+            }
+            _ => push(tree, &mut current),
+        }
+        i += 1;
+    }
+    if !current.is_empty() {
+        out.push(current);
+    }
+    out.retain(|item| !item.is_empty());
+    out
+}
+
+/// Whether `tree` and `next` are `#[cfg(test)]`: a learner's or the reference's own tests
+/// are not the lesson's answer.
+fn is_cfg_test(tree: &TokenTree, next: Option<&TokenTree>) -> bool {
+    let (TokenTree::Punct(p), Some(TokenTree::Group(g))) = (tree, next) else {
+        return false;
+    };
+    p.as_char() == '#'
+        && g.delimiter() == Delimiter::Bracket
+        && g.stream().to_string().replace(' ', "") == "cfg(test)"
+}
+
+/// `stream`'s trees without doc comments (`#[doc = "…"]` and `#![doc = "…"]`, which is how
+/// `proc-macro2` keeps `///` and `//!`).
+fn without_docs(stream: TokenStream) -> Vec<TokenTree> {
+    let trees: Vec<TokenTree> = stream.into_iter().collect();
+    let is_doc = |tree: Option<&TokenTree>| match tree {
+        Some(TokenTree::Group(g)) if g.delimiter() == Delimiter::Bracket => matches!(
+            g.stream().into_iter().next(),
+            Some(TokenTree::Ident(i)) if i == "doc"
+        ),
+        _ => false,
+    };
+    let mut out = Vec::with_capacity(trees.len());
+    let mut i = 0;
+    while i < trees.len() {
+        if let TokenTree::Punct(p) = &trees[i] {
+            if p.as_char() == '#' {
+                let bang =
+                    matches!(trees.get(i + 1), Some(TokenTree::Punct(q)) if q.as_char() == '!');
+                let at = if bang { i + 2 } else { i + 1 };
+                if is_doc(trees.get(at)) {
+                    i = at + 1;
+                    continue;
+                }
+            }
+        }
+        out.push(trees[i].clone());
+        i += 1;
+    }
+    out
+}
+
+/// Appends `tree`'s tokens, as compared, to `out`.
+fn push(tree: &TokenTree, out: &mut Vec<Token>) {
+    let line = line_of(tree);
+    match tree {
+        TokenTree::Ident(ident) => {
+            let text = ident.to_string();
+            let kind = if is_keyword(text.trim_start_matches("r#")) {
+                text
+            } else {
+                "id".to_string()
+            };
+            out.push(Token { kind, line });
+        }
+        TokenTree::Literal(literal) => {
+            let text = literal.to_string();
+            let kind = match text.chars().next() {
+                Some('"' | 'r') => "str",
+                Some('b') if text[1..].starts_with(['"', 'r']) => "str",
+                Some('\'') => "chr",
+                Some('b') => "chr",
+                _ => "num",
+            };
+            out.push(Token {
+                kind: kind.to_string(),
+                line,
+            });
+        }
+        TokenTree::Punct(p) => {
+            // `::` and `=>` are one token to a reader: keep a joint punct with the next.
+            let mut kind = p.as_char().to_string();
+            if p.spacing() == Spacing::Joint {
+                kind.push('+');
+            }
+            out.push(Token { kind, line });
+        }
+        TokenTree::Group(g) => {
+            let (open, close) = match g.delimiter() {
+                Delimiter::Parenthesis => ("(", ")"),
+                Delimiter::Brace => ("{", "}"),
+                Delimiter::Bracket => ("[", "]"),
+                Delimiter::None => ("", ""),
+            };
+            if !open.is_empty() {
+                out.push(Token {
+                    kind: open.into(),
+                    line,
+                });
+            }
+            for inner in without_docs(g.stream()) {
+                push(&inner, out);
+            }
+            if !close.is_empty() {
+                out.push(Token {
+                    kind: close.into(),
+                    line: g.span_close().end().line,
+                });
+            }
+        }
+    }
+}
+
+fn line_of(tree: &TokenTree) -> usize {
+    tree.span().start().line
+}
+
+/// Rust's keywords (strict and reserved): they keep their own text as tokens.
+fn is_keyword(word: &str) -> bool {
+    matches!(
+        word,
+        "as" | "async"
+            | "await"
+            | "break"
+            | "const"
+            | "continue"
+            | "crate"
+            | "dyn"
+            | "else"
+            | "enum"
+            | "extern"
+            | "false"
+            | "fn"
+            | "for"
+            | "if"
+            | "impl"
+            | "in"
+            | "let"
+            | "loop"
+            | "match"
+            | "mod"
+            | "move"
+            | "mut"
+            | "pub"
+            | "ref"
+            | "return"
+            | "self"
+            | "Self"
+            | "static"
+            | "struct"
+            | "super"
+            | "trait"
+            | "true"
+            | "type"
+            | "unsafe"
+            | "use"
+            | "where"
+            | "while"
+    )
+}
+
+/// The fingerprints winnowing keeps of one item's tokens.
+fn winnow(tokens: &[Token]) -> Vec<(u64, usize, usize)> {
+    if tokens.len() < K {
+        return Vec::new();
+    }
+    let grams: Vec<(u64, usize, usize)> = tokens
+        .windows(K)
+        .map(|run| {
+            let hash = run.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, t| {
+                t.kind
+                    .bytes()
+                    .chain(std::iter::once(0))
+                    .fold(h, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
+            });
+            let (first, last) = run.iter().fold((usize::MAX, 0), |(lo, hi), t| {
+                (lo.min(t.line), hi.max(t.line))
+            });
+            (hash, first, last)
+        })
+        .collect();
+    let mut kept = Vec::new();
+    let mut last_kept: Option<usize> = None;
+    let width = WINDOW.min(grams.len());
+    for start in 0..=grams.len() - width {
+        // The rightmost smallest hash of the window (Schleimer, Wilkerson and Aiken).
+        let mut at = start;
+        for j in start..start + width {
+            if grams[j].0 <= grams[at].0 {
+                at = j;
+            }
+        }
+        if last_kept != Some(at) {
+            kept.push(grams[at]);
+            last_kept = Some(at);
+        }
+    }
+    kept
+}
+
+/// The pairs as `similarity.csv`: a header, then one line a pair, most alike first.
+pub fn csv(pairs: &[Pair]) -> String {
+    let mut out = String::from("group,left,right,similarity,regions\n");
+    for pair in pairs {
+        let _ = writeln!(
+            out,
+            "{},{},{},{:.2},{}",
+            super::gradebook::csv_field(&pair.group),
+            super::gradebook::csv_field(&pair.left),
+            super::gradebook::csv_field(&pair.right),
+            pair.similarity,
+            super::gradebook::csv_field(&pair.regions_text()),
+        );
+    }
+    out
+}
+
+/// Groups of submissions, per lesson, whose files are alike by `pairs` at `at_least`: the
+/// connected sets, for a summary to name once each.
+pub fn clusters(pairs: &[Pair], at_least: f64) -> BTreeMap<String, Vec<BTreeSet<String>>> {
+    let mut out: BTreeMap<String, Vec<BTreeSet<String>>> = BTreeMap::new();
+    for pair in pairs.iter().filter(|p| p.similarity >= at_least) {
+        let sets = out.entry(pair.group.clone()).or_default();
+        let joined: Vec<usize> = sets
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.contains(&pair.left) || s.contains(&pair.right))
+            .map(|(i, _)| i)
+            .collect();
+        let mut merged: BTreeSet<String> = [pair.left.clone(), pair.right.clone()].into();
+        for i in joined.into_iter().rev() {
+            merged.extend(sets.remove(i));
+        }
+        sets.push(merged);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ORIGINAL: &str = r#"
+/// Retries a request.
+pub fn retry_request(attempts: u32, budget: u64) -> Result<u32, String> {
+    let mut tried = 0;
+    let mut waited = 0u64;
+    loop {
+        tried += 1;
+        if tried >= attempts {
+            return Err(format!("gave up after {tried}"));
+        }
+        let wait = backoff(tried);
+        if waited + wait > budget {
+            return Err("over budget".to_string());
+        }
+        waited += wait;
+    }
+}
+
+fn backoff(attempt: u32) -> u64 {
+    let base = 100u64;
+    base.saturating_mul(2u64.saturating_pow(attempt)).min(5_000)
+}
+"#;
+
+    /// ORIGINAL with every name changed, comments added, items reordered, laid out anew.
+    const DISGUISED: &str = r#"
+// my helper
+fn delay_for(n: u32) -> u64 { let b = 100u64; b.saturating_mul(2u64.saturating_pow(n)).min(5_000) }
+
+pub fn retry_request(max: u32, limit: u64) -> Result<u32, String> {
+    let mut count = 0; // attempts so far
+    let mut slept = 0u64;
+    loop {
+        count += 1;
+        if count >= max { return Err(format!("stopped at {count}")); }
+        let d = delay_for(count);
+        if slept + d > limit { return Err("too long".to_string()); }
+        slept += d;
+    }
+}
+"#;
+
+    const OTHER: &str = r#"
+pub fn retry_request(attempts: u32, budget: u64) -> Result<u32, String> {
+    for attempt in 1..=attempts {
+        let delay = match attempt { 1 => 100, 2 => 200, _ => 400 };
+        if u64::from(attempt) * delay > budget {
+            break;
+        }
+    }
+    Err(String::from("no luck"))
+}
+"#;
+
+    const STUB: &str = "pub fn retry_request(attempts: u32, budget: u64) -> Result<u32, String> {\n    todo!()\n}\n";
+
+    #[test]
+    fn renamed_reordered_and_recommented_is_the_same() {
+        let a = Fingerprints::of(ORIGINAL).unwrap();
+        let b = Fingerprints::of(DISGUISED).unwrap();
+        assert!(!a.is_empty());
+        assert_eq!(a.hashes(), b.hashes());
+    }
+
+    #[test]
+    fn a_disguised_copy_ranks_above_an_independent_answer() {
+        let files = vec![
+            ("ana".to_string(), ORIGINAL.to_string()),
+            ("bo".to_string(), DISGUISED.to_string()),
+            ("cy".to_string(), OTHER.to_string()),
+        ];
+        let found = pairs("build3", &files, Some(OTHER), STUB);
+        assert_eq!(found[0].left, "ana");
+        assert_eq!(found[0].right, "bo");
+        assert!((found[0].similarity - 1.0).abs() < 1e-9, "{found:?}");
+        // cy's file is the reference here: listed, as a copy of it.
+        assert!(found
+            .iter()
+            .any(|p| p.left == "cy" && p.right == REFERENCE && p.similarity > 0.99));
+        // ana and cy wrote the function independently: not listed, or far below.
+        assert!(
+            found
+                .iter()
+                .filter(|p| (p.left == "ana" && p.right == "cy")
+                    || p.right == REFERENCE && p.left != "cy")
+                .all(|p| p.similarity < 0.5),
+            "{found:?}"
+        );
+    }
+
+    #[test]
+    fn the_stub_is_no_evidence() {
+        let files = vec![
+            ("ana".to_string(), STUB.to_string()),
+            ("bo".to_string(), STUB.to_string()),
+        ];
+        assert_eq!(pairs("build3", &files, None, STUB), vec![]);
+    }
+
+    #[test]
+    fn regions_name_the_lines_on_both_sides() {
+        let files = vec![
+            ("ana".to_string(), ORIGINAL.to_string()),
+            ("bo".to_string(), format!("\n\n\n{ORIGINAL}")),
+        ];
+        let found = pairs("build3", &files, None, "");
+        let regions = &found[0].regions;
+        assert!(!regions.is_empty());
+        for (a, b, c, d) in regions {
+            assert_eq!((a + 3, b + 3), (*c, *d), "{regions:?}");
+        }
+    }
+
+    #[test]
+    fn tests_are_no_part_of_the_answer() {
+        let with_tests = format!(
+            "{ORIGINAL}\n#[cfg(test)]\nmod tests {{\n    #[test]\n    fn t() {{ assert_eq!(super::backoff(1), 200); let x = [1, 2, 3]; assert!(x.iter().all(|v| *v > 0)); }}\n}}\n"
+        );
+        assert_eq!(
+            Fingerprints::of(&with_tests).unwrap().hashes(),
+            Fingerprints::of(ORIGINAL).unwrap().hashes()
+        );
+    }
+
+    #[test]
+    fn unreadable_text_has_no_fingerprints() {
+        assert!(Fingerprints::of("fn f( {").is_none());
+    }
+
+    #[test]
+    fn clusters_join_pairs() {
+        let pair = |l: &str, r: &str, s: f64| Pair {
+            group: "g".into(),
+            left: l.into(),
+            right: r.into(),
+            similarity: s,
+            regions: vec![],
+        };
+        let found = clusters(
+            &[
+                pair("a", "b", 0.9),
+                pair("c", "d", 0.95),
+                pair("b", "c", 0.9),
+                pair("e", "f", 0.4),
+            ],
+            0.8,
+        );
+        assert_eq!(
+            found["g"],
+            vec![["a", "b", "c", "d"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect::<BTreeSet<_>>()]
+        );
+    }
+}

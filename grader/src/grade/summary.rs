@@ -1,0 +1,606 @@
+//! The class at a glance, after `grade`: `summary.md` for a terminal and `summary.html` for
+//! a browser, with the same tables. Per lesson: the grade distribution, each check's failure
+//! rate, the most common first failures with a message that shows one, and guidance use;
+//! then the similarity pairs and the submissions that need the instructor's attention.
+//!
+//! The HTML page is self-contained: its style is inline, its charts are inline SVG, it has
+//! no script, and its Content-Security-Policy forbids loading anything, so it opens offline
+//! and a name or message from a learner can neither run nor fetch anything. Every text that
+//! a learner chose (names, messages) is escaped for the format it goes into.
+
+use super::exports::Lesson;
+use super::gradebook::{points, Gradebook, Row, RowStatus};
+use super::similarity::Pair;
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+/// The grade bands of the distribution: a row's score as a share of its lesson's points.
+const BANDS: [&str; 6] = ["0%", "1–49%", "50–79%", "80–89%", "90–99%", "100%"];
+
+/// The most similarity pairs the summary lists (similarity.csv has them all).
+pub const PAIRS_SHOWN: usize = 15;
+
+/// The most common first failures listed per lesson.
+const FIRST_FAILURES_SHOWN: usize = 8;
+
+/// A lesson's figures, computed once for both formats.
+struct LessonFigures<'a> {
+    lesson: &'a Lesson,
+    rows: Vec<&'a Row>,
+    /// Rows whose checks ran (passing, failing, unfinished).
+    ran: usize,
+    by_status: BTreeMap<&'static str, usize>,
+    bands: [usize; 6],
+    /// Each check, in the lesson's order, with how many rows failed it.
+    failures: Vec<(String, usize)>,
+    /// First failed check → (rows, one row's first message).
+    first: Vec<(String, usize, String)>,
+    /// Guidance kind → (rows that used it, uses).
+    guidance: BTreeMap<String, (usize, usize)>,
+    unverified: usize,
+    without_log: usize,
+}
+
+fn band(row: &Row) -> usize {
+    if row.max_score <= 0.0 {
+        return 0;
+    }
+    let share = row.score / row.max_score;
+    match share {
+        s if s >= 1.0 - 1e-9 => 5,
+        s if s >= 0.9 => 4,
+        s if s >= 0.8 => 3,
+        s if s >= 0.5 => 2,
+        s if s > 0.0 => 1,
+        _ => 0,
+    }
+}
+
+fn figures<'a>(book: &'a Gradebook, lesson: &'a Lesson, checks: &[&str]) -> LessonFigures<'a> {
+    let rows: Vec<&Row> = book
+        .rows
+        .iter()
+        .filter(|r| r.group == lesson.group)
+        .collect();
+    let ran_rows: Vec<&Row> = rows
+        .iter()
+        .copied()
+        .filter(|r| {
+            matches!(
+                r.status,
+                RowStatus::Passing | RowStatus::Failing | RowStatus::Unfinished
+            )
+        })
+        .collect();
+    let mut by_status = BTreeMap::new();
+    let mut bands = [0; 6];
+    for row in &rows {
+        *by_status.entry(row.status.label()).or_insert(0) += 1;
+        if row.status != RowStatus::KitError {
+            bands[band(row)] += 1;
+        }
+    }
+    let failures = checks
+        .iter()
+        .map(|c| {
+            let n = ran_rows
+                .iter()
+                .filter(|r| r.failed_checks.iter().any(|f| f == c))
+                .count();
+            (c.to_string(), n)
+        })
+        .collect();
+    let mut first: BTreeMap<String, (usize, String)> = BTreeMap::new();
+    for row in &ran_rows {
+        if let Some(check) = row.failed_checks.first() {
+            let entry = first
+                .entry(check.clone())
+                .or_insert_with(|| (0, row.first_message.clone().unwrap_or_default()));
+            entry.0 += 1;
+        }
+    }
+    let mut first: Vec<(String, usize, String)> =
+        first.into_iter().map(|(c, (n, m))| (c, n, m)).collect();
+    first.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    first.truncate(FIRST_FAILURES_SHOWN);
+    let mut guidance: BTreeMap<String, (usize, usize)> = BTreeMap::new();
+    let (mut unverified, mut without_log) = (0, 0);
+    for row in &rows {
+        if row.guidance_unverified.is_some() {
+            unverified += 1;
+            continue;
+        }
+        match &row.guidance {
+            Some(kinds) => {
+                for (kind, n) in kinds.iter().filter(|(_, n)| **n > 0) {
+                    let entry = guidance.entry(kind.clone()).or_insert((0, 0));
+                    entry.0 += 1;
+                    entry.1 += n;
+                }
+            }
+            None if row.status != RowStatus::Missing => without_log += 1,
+            None => {}
+        }
+    }
+    LessonFigures {
+        lesson,
+        ran: ran_rows.len(),
+        rows,
+        by_status,
+        bands,
+        failures,
+        first,
+        guidance,
+        unverified,
+        without_log,
+    }
+}
+
+/// The rows that need a look before grades go out: why, per row.
+fn attention(book: &Gradebook) -> Vec<(&Row, String)> {
+    book.rows
+        .iter()
+        .filter_map(|r| {
+            let why = match r.status {
+                RowStatus::KitError => "kit-error: not a grade; regrade it".to_string(),
+                RowStatus::Refused => format!("refused: {}", r.note),
+                _ if r.timeouts > 0 => format!(
+                    "{} check(s) stopped at their time limit (code that never returns?)",
+                    r.timeouts
+                ),
+                _ if r.guidance_unverified.is_some() => format!(
+                    "guidance log unverified: {}",
+                    r.guidance_unverified.as_deref().unwrap_or_default()
+                ),
+                _ => return None,
+            };
+            Some((r, why))
+        })
+        .collect()
+}
+
+fn percent(n: usize, of: usize) -> String {
+    if of == 0 {
+        "–".to_string()
+    } else {
+        format!("{:.0}%", 100.0 * n as f64 / of as f64)
+    }
+}
+
+/// A cell of a Markdown table: one line, no `|` to break the table, no HTML a viewer runs.
+fn md(text: &str) -> String {
+    let line = text.lines().next().unwrap_or("");
+    let mut out = String::with_capacity(line.len());
+    for c in line.chars() {
+        match c {
+            '|' => out.push_str("\\|"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '`' => out.push('\''),
+            c if c.is_control() => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// `text` safe in HTML text and attribute values.
+fn html(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c if c.is_control() && c != '\n' => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Everything the summary is made of.
+pub struct Class<'a> {
+    /// The gradebook.
+    pub book: &'a Gradebook,
+    /// The lessons graded, with each one's checks in its order.
+    pub lessons: Vec<(&'a Lesson, Vec<&'static str>)>,
+    /// The similarity pairs, most alike first.
+    pub pairs: &'a [Pair],
+}
+
+impl Class<'_> {
+    fn figures(&self) -> Vec<LessonFigures<'_>> {
+        self.lessons
+            .iter()
+            .map(|(lesson, checks)| figures(self.book, lesson, checks))
+            .collect()
+    }
+
+    /// `summary.md`.
+    pub fn markdown(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(out, "# Class summary\n");
+        let _ = writeln!(
+            out,
+            "Run {} · {} row(s) · the full lists are in grades.csv and similarity.csv.\n",
+            md(&self.book.run),
+            self.book.rows.len()
+        );
+        for f in self.figures() {
+            let _ = writeln!(
+                out,
+                "## {} — {} ({} points)\n",
+                md(&f.lesson.group),
+                md(&f.lesson.title),
+                points(f.lesson.points)
+            );
+            let statuses: Vec<String> = f
+                .by_status
+                .iter()
+                .map(|(s, n)| format!("{n} {s}"))
+                .collect();
+            let _ = writeln!(out, "{} row(s): {}.\n", f.rows.len(), statuses.join(", "));
+            let _ = writeln!(out, "### Grade distribution\n\n| grade | rows |\n|---|---|");
+            for (label, n) in BANDS.iter().zip(f.bands) {
+                let _ = writeln!(out, "| {label} | {n} {} |", "█".repeat(n));
+            }
+            let _ = writeln!(
+                out,
+                "\n### Each check's failure rate (of the {} row(s) whose checks ran)\n\n| check | failed | rate |\n|---|---|---|",
+                f.ran
+            );
+            for (check, n) in f.failures.iter().filter(|(_, n)| *n > 0) {
+                let _ = writeln!(out, "| {} | {n} | {} |", md(check), percent(*n, f.ran));
+            }
+            let clean = f.failures.iter().filter(|(_, n)| *n == 0).count();
+            if clean > 0 {
+                let _ = writeln!(out, "| ({clean} other check(s): no failure) | 0 | 0% |");
+            }
+            let _ = writeln!(
+                out,
+                "\n### Most common first failures\n\n| first failed check | rows | one message |\n|---|---|---|"
+            );
+            if f.first.is_empty() {
+                let _ = writeln!(out, "| (none) | 0 | |");
+            }
+            for (check, n, message) in &f.first {
+                let _ = writeln!(out, "| {} | {n} | {} |", md(check), md(message));
+            }
+            let _ = writeln!(
+                out,
+                "\n### Guidance\n\n| kind | rows | uses |\n|---|---|---|"
+            );
+            if f.guidance.is_empty() {
+                let _ = writeln!(out, "| (none recorded) | 0 | 0 |");
+            }
+            for (kind, (rows, uses)) in &f.guidance {
+                let _ = writeln!(out, "| {} | {rows} | {uses} |", md(kind));
+            }
+            let _ = writeln!(
+                out,
+                "\n{} row(s) came without a guidance log; {} with a log that fails `log --check` (unverified).\n",
+                f.without_log, f.unverified
+            );
+        }
+        let _ = writeln!(
+            out,
+            "## Similar submissions\n\nA list to look at, not a verdict: how alike two lesson files are once names, layout, comments, the order of items and the stub's own text are set aside (1.00: the same). `reference` is the kit's answer. Regions are `left lines~right lines`.\n"
+        );
+        let _ = writeln!(
+            out,
+            "| lesson | left | right | similarity | regions |\n|---|---|---|---|---|"
+        );
+        if self.pairs.is_empty() {
+            let _ = writeln!(
+                out,
+                "| (none at {:.2} or more) | | | | |",
+                super::similarity::LISTED_FROM
+            );
+        }
+        for p in self.pairs.iter().take(PAIRS_SHOWN) {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {:.2} | {} |",
+                md(&p.group),
+                md(&p.left),
+                md(&p.right),
+                p.similarity,
+                md(&p.regions_text())
+            );
+        }
+        if self.pairs.len() > PAIRS_SHOWN {
+            let _ = writeln!(
+                out,
+                "\n{} more in similarity.csv.",
+                self.pairs.len() - PAIRS_SHOWN
+            );
+        }
+        let _ = writeln!(
+            out,
+            "\n## Needs attention\n\n| submission | lesson | why |\n|---|---|---|"
+        );
+        let attention = attention(self.book);
+        if attention.is_empty() {
+            let _ = writeln!(out, "| (none) | | |");
+        }
+        for (row, why) in attention {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} |",
+                md(&row.submission),
+                md(&row.group),
+                md(&why)
+            );
+        }
+        out
+    }
+
+    /// `summary.html`: the same as [`Class::markdown`], with bar charts, in one file.
+    pub fn html(&self) -> String {
+        let mut out = String::new();
+        let _ = write!(
+            out,
+            "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+             <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">\n\
+             <title>Class summary · {run}</title>\n<style>\n{STYLE}</style>\n</head>\n<body>\n\
+             <h1>Class summary</h1>\n<p class=\"meta\">Run {run} · {rows} row(s) · the full lists are in \
+             <code>grades.csv</code> and <code>similarity.csv</code>.</p>\n",
+            run = html(&self.book.run),
+            rows = self.book.rows.len()
+        );
+        for f in self.figures() {
+            let _ = writeln!(
+                out,
+                "<section class=\"lesson\" id=\"{g}\">\n<h2>{g} — {t} <small>({p} points)</small></h2>",
+                g = html(&f.lesson.group),
+                t = html(&f.lesson.title),
+                p = points(f.lesson.points)
+            );
+            let statuses: Vec<String> = f
+                .by_status
+                .iter()
+                .map(|(s, n)| format!("<span class=\"status {s}\">{n} {s}</span>"))
+                .collect();
+            let _ = writeln!(
+                out,
+                "<p>{} row(s): {}</p>",
+                f.rows.len(),
+                statuses.join(" ")
+            );
+            let _ = writeln!(out, "<h3>Grade distribution</h3>");
+            let bands: Vec<(String, usize)> =
+                BANDS.iter().map(|b| b.to_string()).zip(f.bands).collect();
+            out.push_str(&bar_chart(
+                "distribution",
+                &bands,
+                f.rows.len().max(1),
+                false,
+            ));
+            let _ = writeln!(
+                out,
+                "<h3>Each check's failure rate <small>(of the {} row(s) whose checks ran)</small></h3>",
+                f.ran
+            );
+            out.push_str(&bar_chart("failures", &f.failures, f.ran.max(1), true));
+            let _ = writeln!(out, "<h3>Most common first failures</h3>\n<table>\n<tr><th>first failed check</th><th>rows</th><th>one message</th></tr>");
+            if f.first.is_empty() {
+                let _ = writeln!(out, "<tr><td colspan=\"3\">(none)</td></tr>");
+            }
+            for (check, n, message) in &f.first {
+                let _ = writeln!(
+                    out,
+                    "<tr><td><code>{}</code></td><td>{n}</td><td><pre>{}</pre></td></tr>",
+                    html(check),
+                    html(message)
+                );
+            }
+            let _ = writeln!(out, "</table>\n<h3>Guidance</h3>\n<table>\n<tr><th>kind</th><th>rows</th><th>uses</th></tr>");
+            if f.guidance.is_empty() {
+                let _ = writeln!(out, "<tr><td colspan=\"3\">(none recorded)</td></tr>");
+            }
+            for (kind, (rows, uses)) in &f.guidance {
+                let _ = writeln!(
+                    out,
+                    "<tr><td>{}</td><td>{rows}</td><td>{uses}</td></tr>",
+                    html(kind)
+                );
+            }
+            let _ = writeln!(
+                out,
+                "</table>\n<p>{} row(s) came without a guidance log; {} with a log that fails <code>log --check</code> (unverified).</p>\n</section>",
+                f.without_log, f.unverified
+            );
+        }
+        let _ = writeln!(
+            out,
+            "<section id=\"similarity\">\n<h2>Similar submissions</h2>\n<p>A list to look at, not a verdict: how alike two lesson files are once names, layout, comments, the order of items and the stub's own text are set aside (1.00: the same). <code>reference</code> is the kit's answer. Regions are <code>left lines~right lines</code>.</p>\n<table>\n<tr><th>lesson</th><th>left</th><th>right</th><th>similarity</th><th>regions</th></tr>"
+        );
+        if self.pairs.is_empty() {
+            let _ = writeln!(
+                out,
+                "<tr><td colspan=\"5\">(none at {:.2} or more)</td></tr>",
+                super::similarity::LISTED_FROM
+            );
+        }
+        for p in self.pairs.iter().take(PAIRS_SHOWN) {
+            let _ = writeln!(
+                out,
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{:.2}</td><td><code>{}</code></td></tr>",
+                html(&p.group),
+                html(&p.left),
+                html(&p.right),
+                p.similarity,
+                html(&p.regions_text())
+            );
+        }
+        let _ = writeln!(out, "</table>");
+        if self.pairs.len() > PAIRS_SHOWN {
+            let _ = writeln!(
+                out,
+                "<p>{} more in similarity.csv.</p>",
+                self.pairs.len() - PAIRS_SHOWN
+            );
+        }
+        let _ = writeln!(
+            out,
+            "</section>\n<section id=\"attention\">\n<h2>Needs attention</h2>\n<table>\n<tr><th>submission</th><th>lesson</th><th>why</th></tr>"
+        );
+        let attention = attention(self.book);
+        if attention.is_empty() {
+            let _ = writeln!(out, "<tr><td colspan=\"3\">(none)</td></tr>");
+        }
+        for (row, why) in attention {
+            let _ = writeln!(
+                out,
+                "<tr><td>{}</td><td>{}</td><td>{}</td></tr>",
+                html(&row.submission),
+                html(&row.group),
+                html(&why)
+            );
+        }
+        let _ = writeln!(out, "</table>\n</section>\n</body>\n</html>");
+        out
+    }
+}
+
+/// A horizontal bar chart as inline SVG: one bar per `(label, n)`, its length `n / of`.
+fn bar_chart(id: &str, bars: &[(String, usize)], of: usize, rate: bool) -> String {
+    const LABEL: usize = 400;
+    const WIDTH: usize = 360;
+    const ROW: usize = 22;
+    let height = ROW * bars.len() + 4;
+    let mut svg = format!(
+        "<svg class=\"chart\" id=\"{id}\" role=\"img\" width=\"{w}\" height=\"{height}\" viewBox=\"0 0 {w} {height}\">\n",
+        w = LABEL + WIDTH + 70
+    );
+    for (i, (label, n)) in bars.iter().enumerate() {
+        let y = i * ROW + 2;
+        let length = (WIDTH as f64 * *n as f64 / of as f64).round() as usize;
+        let shown = if rate {
+            format!("{n} · {}", percent(*n, of))
+        } else {
+            n.to_string()
+        };
+        let _ = writeln!(
+            svg,
+            "<text x=\"{lx}\" y=\"{ty}\" text-anchor=\"end\">{label}</text>\
+             <rect class=\"bar\" x=\"{bx}\" y=\"{y}\" width=\"{length}\" height=\"{bh}\"><title>{label}: {shown}</title></rect>\
+             <text x=\"{vx}\" y=\"{ty}\">{shown}</text>",
+            lx = LABEL - 8,
+            ty = y + 15,
+            label = html(label),
+            bx = LABEL,
+            bh = ROW - 6,
+            vx = LABEL + length + 6,
+        );
+    }
+    svg.push_str("</svg>\n");
+    svg
+}
+
+const STYLE: &str = "body { font: 15px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 64em; color: #222; padding: 0 1em; }
+h1 { margin-bottom: 0.2em; } .meta { color: #666; }
+section { margin: 2em 0; } h2 small, h3 small { font-weight: normal; color: #666; }
+table { border-collapse: collapse; margin: 0.5em 0; } th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: left; vertical-align: top; }
+th { background: #f3f3f3; } td.num { text-align: right; }
+pre { margin: 0; white-space: pre-wrap; font-size: 13px; max-width: 40em; }
+svg.chart text { font: 13px system-ui, sans-serif; fill: #222; }
+svg.chart rect.bar { fill: #3b6fb6; }
+.status { display: inline-block; margin-right: 0.6em; padding: 0 0.4em; border-radius: 3px; background: #eee; }
+.status.passing { background: #d6f0d6; } .status.failing { background: #f6d6d6; }
+.status.kit-error, .status.refused { background: #f8e3b5; }
+";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(name: &str, status: RowStatus, score: f64, failed: &[&str]) -> Row {
+        Row {
+            score,
+            max_score: 10.0,
+            failed_checks: failed.iter().map(|s| s.to_string()).collect(),
+            first_message: failed.first().map(|c| format!("{c} <b>expected</b> 3")),
+            ..Row::empty(name, "build3", status, String::new())
+        }
+    }
+
+    fn class_of(rows: Vec<Row>) -> (Gradebook, Lesson) {
+        let book = Gradebook::new(rows).of_run("2026-12-03T00-00-00Z", &[]);
+        let lesson = Lesson {
+            group: "build3".into(),
+            title: "Retry transient failures".into(),
+            points: 10.0,
+        };
+        (book, lesson)
+    }
+
+    #[test]
+    fn figures_count_what_the_rows_say() {
+        let (book, lesson) = class_of(vec![
+            row("a", RowStatus::Passing, 10.0, &[]),
+            row("b", RowStatus::Failing, 8.0, &["x::one", "x::two"]),
+            row("c", RowStatus::Failing, 5.0, &["x::one"]),
+            row("d", RowStatus::DoesNotCompile, 0.0, &[]),
+            row("e", RowStatus::KitError, 0.0, &[]),
+        ]);
+        let f = figures(&book, &lesson, &["x::one", "x::two", "x::three"]);
+        assert_eq!(f.ran, 3);
+        assert_eq!(f.bands, [1, 0, 1, 1, 0, 1], "the kit error is in no band");
+        assert_eq!(
+            f.failures,
+            vec![
+                ("x::one".into(), 2),
+                ("x::two".into(), 1),
+                ("x::three".into(), 0)
+            ]
+        );
+        assert_eq!(f.first[0].0, "x::one");
+        assert_eq!(f.first[0].1, 2);
+    }
+
+    #[test]
+    fn html_escapes_what_learners_chose_and_loads_nothing() {
+        let (book, lesson) = class_of(vec![row(
+            "<script>alert(1)</script>",
+            RowStatus::Failing,
+            0.0,
+            &["x::one"],
+        )]);
+        let class = Class {
+            book: &book,
+            lessons: vec![(&lesson, vec!["x::one"])],
+            pairs: &[],
+        };
+        let page = class.html();
+        assert!(!page.contains("<script"), "{page}");
+        assert!(!page.contains("<b>"), "{page}");
+        assert!(page.contains("&lt;b&gt;expected&lt;/b&gt;"));
+        assert!(page.contains("default-src 'none'"));
+        assert!(!page.contains("src=\"http") && !page.contains("href=\"http"));
+        assert!(page.contains("<svg class=\"chart\" id=\"failures\""));
+        let text = class.markdown();
+        assert!(!text.contains("<script>"), "{text}");
+        assert!(text.contains("| x::one | 1 | 100% |"), "{text}");
+    }
+
+    #[test]
+    fn attention_names_kit_errors_refusals_and_timeouts() {
+        let mut slow = row("slow", RowStatus::Failing, 0.0, &["x::one"]);
+        slow.timeouts = 2;
+        let (book, _) = class_of(vec![
+            row("fine", RowStatus::Passing, 10.0, &[]),
+            row("bug", RowStatus::KitError, 0.0, &[]),
+            row("took", RowStatus::Refused, 0.0, &[]),
+            slow,
+        ]);
+        let names: Vec<&str> = attention(&book)
+            .iter()
+            .map(|(r, _)| r.submission.as_str())
+            .collect();
+        assert_eq!(names, ["bug", "slow", "took"]);
+    }
+}
