@@ -1389,8 +1389,18 @@ fn stat_field(stat: &str, n: usize) -> Option<u64> {
     rest.split_whitespace().nth(n.checked_sub(3)?)?.parse().ok()
 }
 
+/// Whether the C library aborted the process for want of memory (`Fatal glibc error: failed
+/// to register TLS destructor: out of memory`): a new thread's stack or its thread-local
+/// storage did not fit under the memory limit, so the process went over a limit, not wrong.
+fn c_library_out_of_memory(output: &Captured) -> bool {
+    output
+        .text
+        .lines()
+        .any(|l| l.starts_with("Fatal glibc error:") && l.contains("out of memory"))
+}
+
 fn death_kind(status: ExitStatus, output: &Captured) -> FailureKind {
-    if output.text.contains("memory allocation of") {
+    if output.text.contains("memory allocation of") || c_library_out_of_memory(output) {
         return FailureKind::Limit;
     }
     #[cfg(unix)]
@@ -1415,6 +1425,14 @@ fn describe_death(status: ExitStatus, output: &Captured, limits: &Limits) -> Str
         return format!(
             "used more than {} of memory and was stopped (the limit of a check). Does \
              something grow without end?",
+            bytes(limits.memory)
+        );
+    }
+    if c_library_out_of_memory(output) {
+        return format!(
+            "ran out of memory under the limit of a check ({}) and was stopped. Many threads \
+             at once do this (each reserves a stack of its own), as does something that grows \
+             without end.",
             bytes(limits.memory)
         );
     }
@@ -1569,5 +1587,38 @@ impl Captured {
             self.text.push_str("\n[output cut]");
         }
         self
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+    use std::os::unix::process::ExitStatusExt;
+
+    fn captured(text: &str) -> Captured {
+        Captured {
+            text: text.to_string(),
+            private: false,
+            closed: true,
+            bytes: text.as_bytes().to_vec(),
+            pending: None,
+        }
+    }
+
+    #[test]
+    fn the_c_librarys_out_of_memory_abort_is_a_limit_not_a_crash() {
+        // What glibc prints when a thread's thread-local storage does not fit under
+        // RLIMIT_AS, then SIGABRT: seen with 500 threads under the 1 GiB limit.
+        let abort = ExitStatus::from_raw(6);
+        let out = captured("Fatal glibc error: failed to register TLS destructor: out of memory\n");
+        assert_eq!(death_kind(abort, &out), FailureKind::Limit);
+        let said = describe_death(abort, &out, &Limits::default());
+        assert!(
+            said.contains("ran out of memory") && said.contains("threads"),
+            "{said}"
+        );
+        // An abort of any other kind stays a crash.
+        let other = captured("thread panicked while processing panic. aborting.\n");
+        assert_eq!(death_kind(abort, &other), FailureKind::Crash);
     }
 }

@@ -76,10 +76,6 @@ impl Fingerprints {
         self
     }
 
-    fn hashes(&self) -> &BTreeSet<u64> {
-        &self.set
-    }
-
     /// How many distinct fingerprints there are.
     pub fn len(&self) -> usize {
         self.set.len()
@@ -153,6 +149,22 @@ pub fn pairs(
     found
 }
 
+/// How alike `left` and `right` are once `stub`'s text is left out, however little: `None`
+/// when either cannot be read as Rust or holds nothing beyond the stub. (For comparing the
+/// kit's measure with another tool's over every pair; [`pairs`] lists the ones worth a look.)
+pub fn similarity(left: &str, right: &str, stub: &str) -> Option<f64> {
+    let base = Fingerprints::of(stub).map(|f| f.set).unwrap_or_default();
+    let a = Fingerprints::of(left)?.without(&base);
+    let b = Fingerprints::of(right)?.without(&base);
+    (!a.is_empty() && !b.is_empty()).then(|| dice(&a, &b))
+}
+
+/// Twice the fingerprints `a` and `b` share, over both counts.
+fn dice(a: &Fingerprints, b: &Fingerprints) -> f64 {
+    let shared = a.set.intersection(&b.set).count();
+    2.0 * shared as f64 / (a.set.len() + b.set.len()) as f64
+}
+
 /// `a` and `b` as a pair, when they are at least [`LISTED_FROM`] alike.
 fn compare(
     group: &str,
@@ -161,12 +173,11 @@ fn compare(
     right: &str,
     b: &Fingerprints,
 ) -> Option<Pair> {
-    let (ha, hb) = (a.hashes(), b.hashes());
-    let shared: BTreeSet<u64> = ha.intersection(hb).copied().collect();
-    let similarity = 2.0 * shared.len() as f64 / (ha.len() + hb.len()) as f64;
+    let similarity = dice(a, b);
     if similarity < LISTED_FROM {
         return None;
     }
+    let shared: BTreeSet<u64> = a.set.intersection(&b.set).copied().collect();
     Some(Pair {
         group: group.to_string(),
         left: left.to_string(),
@@ -226,6 +237,14 @@ fn regions(
 /// that no `;` follows, and the items of an `impl`, `mod` or `trait` block are items of their
 /// own.
 fn items(stream: TokenStream) -> Vec<Vec<Token>> {
+    items_within(stream, 0)
+}
+
+/// How deep `impl`, `mod` and `trait` blocks are cut into items: deeper ones are items
+/// whole (a learner's file may nest modules thousands deep; the grader's stack must hold).
+const ITEM_DEPTH: usize = 4;
+
+fn items_within(stream: TokenStream, depth: usize) -> Vec<Vec<Token>> {
     let trees: Vec<TokenTree> = without_docs(stream);
     let mut out = Vec::new();
     let mut current: Vec<Token> = Vec::new();
@@ -262,14 +281,14 @@ fn items(stream: TokenStream) -> Vec<Vec<Token>> {
                 push(tree, &mut current);
             }
             TokenTree::Group(g) if g.delimiter() == Delimiter::Brace && !next_is_semicolon => {
-                if container {
+                if container && depth < ITEM_DEPTH {
                     // The block's own braces stay with its header; its items are items.
                     current.push(Token {
                         kind: "{".into(),
                         line: line_of(tree),
                     });
                     out.push(std::mem::take(&mut current));
-                    out.extend(items(g.stream()));
+                    out.extend(items_within(g.stream(), depth + 1));
                     out.push(vec![Token {
                         kind: "}".into(),
                         line: line_of(tree),
@@ -338,64 +357,68 @@ fn without_docs(stream: TokenStream) -> Vec<TokenTree> {
     out
 }
 
-/// Appends `tree`'s tokens, as compared, to `out`.
+/// Appends `tree`'s tokens, as compared, to `out`. Groups are walked with a stack of
+/// their own, not by recursion: a learner's file may nest brackets thousands deep, and the
+/// grader's stack must not be what that reaches.
 fn push(tree: &TokenTree, out: &mut Vec<Token>) {
-    let line = line_of(tree);
-    match tree {
-        TokenTree::Ident(ident) => {
-            let text = ident.to_string();
-            let kind = if is_keyword(text.trim_start_matches("r#")) {
-                text
-            } else {
-                "id".to_string()
-            };
-            out.push(Token { kind, line });
-        }
-        TokenTree::Literal(literal) => {
-            let text = literal.to_string();
-            let kind = match text.chars().next() {
-                Some('"' | 'r') => "str",
-                Some('b') if text[1..].starts_with(['"', 'r']) => "str",
-                Some('\'') => "chr",
-                Some('b') => "chr",
-                _ => "num",
-            };
-            out.push(Token {
-                kind: kind.to_string(),
-                line,
-            });
-        }
-        TokenTree::Punct(p) => {
-            // `::` and `=>` are one token to a reader: keep a joint punct with the next.
-            let mut kind = p.as_char().to_string();
-            if p.spacing() == Spacing::Joint {
-                kind.push('+');
+    // Each frame: a group's remaining trees, and the closing token to write after them.
+    let mut stack: Vec<(std::vec::IntoIter<TokenTree>, Option<Token>)> =
+        vec![(vec![tree.clone()].into_iter(), None)];
+    while let Some((trees, _)) = stack.last_mut() {
+        let Some(tree) = trees.next() else {
+            if let Some((_, Some(close))) = stack.pop() {
+                out.push(close);
             }
-            out.push(Token { kind, line });
-        }
-        TokenTree::Group(g) => {
-            let (open, close) = match g.delimiter() {
-                Delimiter::Parenthesis => ("(", ")"),
-                Delimiter::Brace => ("{", "}"),
-                Delimiter::Bracket => ("[", "]"),
-                Delimiter::None => ("", ""),
-            };
-            if !open.is_empty() {
-                out.push(Token {
-                    kind: open.into(),
-                    line,
-                });
+            continue;
+        };
+        let line = line_of(&tree);
+        let kind = match &tree {
+            TokenTree::Ident(ident) => {
+                let text = ident.to_string();
+                if is_keyword(text.trim_start_matches("r#")) {
+                    text
+                } else {
+                    "id".to_string()
+                }
             }
-            for inner in without_docs(g.stream()) {
-                push(&inner, out);
+            TokenTree::Literal(literal) => {
+                let text = literal.to_string();
+                match text.chars().next() {
+                    Some('"' | 'r') => "str",
+                    Some('b') if text[1..].starts_with(['"', 'r']) => "str",
+                    Some('\'') => "chr",
+                    Some('b') => "chr",
+                    _ => "num",
+                }
+                .to_string()
             }
-            if !close.is_empty() {
-                out.push(Token {
+            TokenTree::Punct(p) => {
+                // `::` and `=>` are one token to a reader: a joint punct says so.
+                let mut kind = p.as_char().to_string();
+                if p.spacing() == Spacing::Joint {
+                    kind.push('+');
+                }
+                kind
+            }
+            TokenTree::Group(g) => {
+                let (open, close) = match g.delimiter() {
+                    Delimiter::Parenthesis => ("(", ")"),
+                    Delimiter::Brace => ("{", "}"),
+                    Delimiter::Bracket => ("[", "]"),
+                    Delimiter::None => ("", ""),
+                };
+                let close = (!close.is_empty()).then(|| Token {
                     kind: close.into(),
                     line: g.span_close().end().line,
                 });
+                stack.push((without_docs(g.stream()).into_iter(), close));
+                if open.is_empty() {
+                    continue;
+                }
+                open.to_string()
             }
-        }
+        };
+        out.push(Token { kind, line });
     }
 }
 
@@ -589,7 +612,7 @@ pub fn retry_request(attempts: u32, budget: u64) -> Result<u32, String> {
         let a = Fingerprints::of(ORIGINAL).unwrap();
         let b = Fingerprints::of(DISGUISED).unwrap();
         assert!(!a.is_empty());
-        assert_eq!(a.hashes(), b.hashes());
+        assert_eq!(a.set, b.set);
     }
 
     #[test]
@@ -647,9 +670,30 @@ pub fn retry_request(attempts: u32, budget: u64) -> Result<u32, String> {
             "{ORIGINAL}\n#[cfg(test)]\nmod tests {{\n    #[test]\n    fn t() {{ assert_eq!(super::backoff(1), 200); let x = [1, 2, 3]; assert!(x.iter().all(|v| *v > 0)); }}\n}}\n"
         );
         assert_eq!(
-            Fingerprints::of(&with_tests).unwrap().hashes(),
-            Fingerprints::of(ORIGINAL).unwrap().hashes()
+            Fingerprints::of(&with_tests).unwrap().set,
+            Fingerprints::of(ORIGINAL).unwrap().set
         );
+    }
+
+    #[test]
+    fn deep_nesting_is_read_without_recursion() {
+        // 1 MiB of brackets, the most a lesson file may hold, in a thread with a small
+        // stack: a recursive walk would overflow it (and abort the whole batch).
+        let deep = 1 << 18;
+        let source = format!(
+            "fn f() {{ {}{} }}\n{}{}",
+            "([".repeat(deep / 2),
+            "])".repeat(deep / 2),
+            "mod m { ".repeat(2_000),
+            "}".repeat(2_000)
+        );
+        let found = std::thread::Builder::new()
+            .stack_size(256 * 1024)
+            .spawn(move || Fingerprints::of(&source).map(|f| f.len()))
+            .unwrap()
+            .join()
+            .expect("no stack overflow");
+        assert!(found.is_some_and(|n| n > 0));
     }
 
     #[test]
