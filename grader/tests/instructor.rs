@@ -290,7 +290,14 @@ fn a_class_with_a_roster_gets_every_students_row_the_lms_imports_and_a_history()
     let similar = csv(&read(&out.join("similarity.csv")));
     assert_eq!(
         similar[0],
-        ["group", "left", "right", "similarity", "regions"]
+        [
+            "group",
+            "left",
+            "right",
+            "similarity",
+            "contained",
+            "regions"
+        ]
     );
     let score = |a: &str, b: &str| {
         similar[1..]
@@ -323,7 +330,7 @@ fn a_class_with_a_roster_gets_every_students_row_the_lms_imports_and_a_history()
     let regions = &similar[1..]
         .iter()
         .find(|l| l[1].starts_with("indie-d") || l[2].starts_with("indie-d"))
-        .unwrap()[4];
+        .unwrap()[5];
     assert!(
         regions.split(' ').count() >= 2 && regions.contains('~'),
         "reordered items are more than one region: {regions}"

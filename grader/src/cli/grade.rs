@@ -353,7 +353,8 @@ const NAMED_FROM: f64 = 0.8;
 /// submissions alike at [`NAMED_FROM`] or more, each named once.
 fn similar(pairs: &[grade::similarity::Pair], out: &Path) {
     say!(
-        "summary:   {} (and summary.md; similarity.csv lists {} pair(s) alike at {:.2} or more)",
+        "summary:   {} (and summary.md; similarity.csv lists {} pair(s) alike at {:.2} or \
+         more, or one within the other)",
         out.join("summary.html").display(),
         pairs.len(),
         grade::similarity::LISTED_FROM

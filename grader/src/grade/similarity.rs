@@ -38,6 +38,15 @@ pub const WINDOW: usize = 8;
 /// share what any two do.
 pub const LISTED_FROM: f64 = 0.30;
 
+/// The least share of one file's fingerprints found in the other that lists a pair whatever
+/// its similarity: a copy padded out with other code shares little of the padded file, but
+/// holds nearly all of the original.
+pub const CONTAINED_FROM: f64 = 0.80;
+
+/// The fewest fingerprints a file needs for its share found in another to count: a file of
+/// a few lines beyond the stub is found in every answer.
+pub const CONTAINED_NEEDS: usize = 20;
+
 /// The name the reference answer goes by in a pair.
 pub const REFERENCE: &str = "reference";
 
@@ -98,11 +107,21 @@ pub struct Pair {
     pub right: String,
     /// From 0 (nothing shared beyond the stub) to 1 (the same, up to names and layout).
     pub similarity: f64,
+    /// The share of the smaller file's fingerprints (the one with fewer) that the other
+    /// holds: 1 when one file is within the other, padding or not. 0 when the smaller file
+    /// has fewer than [`CONTAINED_NEEDS`].
+    pub contained: f64,
     /// The shared regions: (left's first line, last line, right's first line, last line).
     pub regions: Vec<(usize, usize, usize, usize)>,
 }
 
 impl Pair {
+    /// What orders the pairs, most alike first: the larger of the similarity and the share
+    /// contained.
+    pub fn score(&self) -> f64 {
+        self.similarity.max(self.contained)
+    }
+
     /// The regions as `12-30~40-58 41-50~5-14` (left's lines, then right's).
     pub fn regions_text(&self) -> String {
         self.regions
@@ -142,8 +161,8 @@ pub fn pairs(
         }
     }
     found.sort_by(|x, y| {
-        y.similarity
-            .total_cmp(&x.similarity)
+        y.score()
+            .total_cmp(&x.score())
             .then_with(|| (&x.group, &x.left, &x.right).cmp(&(&y.group, &y.left, &y.right)))
     });
     found
@@ -165,7 +184,18 @@ fn dice(a: &Fingerprints, b: &Fingerprints) -> f64 {
     2.0 * shared as f64 / (a.set.len() + b.set.len()) as f64
 }
 
-/// `a` and `b` as a pair, when they are at least [`LISTED_FROM`] alike.
+/// The share of the smaller of `a` and `b` that the other holds (0 below
+/// [`CONTAINED_NEEDS`] fingerprints).
+fn contained(a: &Fingerprints, b: &Fingerprints) -> f64 {
+    let smaller = a.set.len().min(b.set.len());
+    if smaller < CONTAINED_NEEDS {
+        return 0.0;
+    }
+    a.set.intersection(&b.set).count() as f64 / smaller as f64
+}
+
+/// `a` and `b` as a pair, when they are at least [`LISTED_FROM`] alike or one holds at least
+/// [`CONTAINED_FROM`] of the other.
 fn compare(
     group: &str,
     left: &str,
@@ -173,8 +203,8 @@ fn compare(
     right: &str,
     b: &Fingerprints,
 ) -> Option<Pair> {
-    let similarity = dice(a, b);
-    if similarity < LISTED_FROM {
+    let (similarity, contained) = (dice(a, b), contained(a, b));
+    if similarity < LISTED_FROM && contained < CONTAINED_FROM {
         return None;
     }
     let shared: BTreeSet<u64> = a.set.intersection(&b.set).copied().collect();
@@ -183,6 +213,7 @@ fn compare(
         left: left.to_string(),
         right: right.to_string(),
         similarity,
+        contained,
         regions: regions(a, b, &shared),
     })
 }
@@ -511,15 +542,16 @@ fn winnow(tokens: &[Token]) -> Vec<(u64, usize, usize)> {
 
 /// The pairs as `similarity.csv`: a header, then one line a pair, most alike first.
 pub fn csv(pairs: &[Pair]) -> String {
-    let mut out = String::from("group,left,right,similarity,regions\n");
+    let mut out = String::from("group,left,right,similarity,contained,regions\n");
     for pair in pairs {
         let _ = writeln!(
             out,
-            "{},{},{},{:.2},{}",
+            "{},{},{},{:.2},{:.2},{}",
             super::gradebook::csv_field(&pair.group),
             super::gradebook::csv_field(&pair.left),
             super::gradebook::csv_field(&pair.right),
             pair.similarity,
+            pair.contained,
             super::gradebook::csv_field(&pair.regions_text()),
         );
     }
@@ -530,7 +562,7 @@ pub fn csv(pairs: &[Pair]) -> String {
 /// connected sets, for a summary to name once each.
 pub fn clusters(pairs: &[Pair], at_least: f64) -> BTreeMap<String, Vec<BTreeSet<String>>> {
     let mut out: BTreeMap<String, Vec<BTreeSet<String>>> = BTreeMap::new();
-    for pair in pairs.iter().filter(|p| p.similarity >= at_least) {
+    for pair in pairs.iter().filter(|p| p.score() >= at_least) {
         let sets = out.entry(pair.group.clone()).or_default();
         let joined: Vec<usize> = sets
             .iter()
@@ -697,6 +729,27 @@ pub fn retry_request(attempts: u32, budget: u64) -> Result<u32, String> {
     }
 
     #[test]
+    fn a_copy_padded_with_other_code_is_still_listed() {
+        // The reference answer of build3 pasted in among every other lesson's answer.
+        let answer = include_str!("../../../reference/src/retry.rs");
+        let padded = [
+            include_str!("../../../reference/src/fetch.rs"),
+            answer,
+            include_str!("../../../reference/src/narrow.rs"),
+            include_str!("../../../reference/src/gateway/lookup.rs"),
+        ]
+        .join("\n");
+        let stub = include_str!("../../../exercises/build3/stub.rs");
+        let files = vec![("pad".to_string(), padded)];
+        let found = pairs("build3", &files, Some(answer), stub);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(found[0].similarity < 0.5, "diluted: {found:?}");
+        assert!(found[0].contained > 0.95, "{found:?}");
+        assert!(found[0].score() > 0.95);
+        assert_eq!(clusters(&found, 0.8)["build3"].len(), 1);
+    }
+
+    #[test]
     fn unreadable_text_has_no_fingerprints() {
         assert!(Fingerprints::of("fn f( {").is_none());
     }
@@ -708,6 +761,7 @@ pub fn retry_request(attempts: u32, budget: u64) -> Result<u32, String> {
             left: l.into(),
             right: r.into(),
             similarity: s,
+            contained: 0.0,
             regions: vec![],
         };
         let found = clusters(

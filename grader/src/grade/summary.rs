@@ -287,27 +287,28 @@ impl Class<'_> {
         }
         let _ = writeln!(
             out,
-            "## Similar submissions\n\nA list to look at, not a verdict: how alike two lesson files are once names, layout, comments, the order of items and the stub's own text are set aside (1.00: the same). `reference` is the kit's answer. Regions are `left lines~right lines`.\n"
+            "## Similar submissions\n\nA list to look at, not a verdict: how alike two lesson files are once names, layout, comments, the order of items and the stub's own text are set aside (1.00: the same); `contained` is the share of the smaller file found in the other (a copy padded out with other code). `reference` is the kit's answer. Regions are `left lines~right lines`.\n"
         );
         let _ = writeln!(
             out,
-            "| lesson | left | right | similarity | regions |\n|---|---|---|---|---|"
+            "| lesson | left | right | similarity | contained | regions |\n|---|---|---|---|---|---|"
         );
         if self.pairs.is_empty() {
             let _ = writeln!(
                 out,
-                "| (none at {:.2} or more) | | | | |",
+                "| (none at {:.2} or more) | | | | | |",
                 super::similarity::LISTED_FROM
             );
         }
         for p in self.pairs.iter().take(PAIRS_SHOWN) {
             let _ = writeln!(
                 out,
-                "| {} | {} | {} | {:.2} | {} |",
+                "| {} | {} | {} | {:.2} | {:.2} | {} |",
                 md(&p.group),
                 md(&p.left),
                 md(&p.right),
                 p.similarity,
+                p.contained,
                 md(&p.regions_text())
             );
         }
@@ -416,23 +417,24 @@ impl Class<'_> {
         }
         let _ = writeln!(
             out,
-            "<section id=\"similarity\">\n<h2>Similar submissions</h2>\n<p>A list to look at, not a verdict: how alike two lesson files are once names, layout, comments, the order of items and the stub's own text are set aside (1.00: the same). <code>reference</code> is the kit's answer. Regions are <code>left lines~right lines</code>.</p>\n<table>\n<tr><th>lesson</th><th>left</th><th>right</th><th>similarity</th><th>regions</th></tr>"
+            "<section id=\"similarity\">\n<h2>Similar submissions</h2>\n<p>A list to look at, not a verdict: how alike two lesson files are once names, layout, comments, the order of items and the stub's own text are set aside (1.00: the same); <em>contained</em> is the share of the smaller file found in the other (a copy padded out with other code). <code>reference</code> is the kit's answer. Regions are <code>left lines~right lines</code>.</p>\n<table>\n<tr><th>lesson</th><th>left</th><th>right</th><th>similarity</th><th>contained</th><th>regions</th></tr>"
         );
         if self.pairs.is_empty() {
             let _ = writeln!(
                 out,
-                "<tr><td colspan=\"5\">(none at {:.2} or more)</td></tr>",
+                "<tr><td colspan=\"6\">(none at {:.2} or more)</td></tr>",
                 super::similarity::LISTED_FROM
             );
         }
         for p in self.pairs.iter().take(PAIRS_SHOWN) {
             let _ = writeln!(
                 out,
-                "<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{:.2}</td><td><code>{}</code></td></tr>",
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{:.2}</td><td class=\"num\">{:.2}</td><td><code>{}</code></td></tr>",
                 html(&p.group),
                 html(&p.left),
                 html(&p.right),
                 p.similarity,
+                p.contained,
                 html(&p.regions_text())
             );
         }
