@@ -216,6 +216,10 @@ fn a_learner_runs_scenarios_on_their_own_code() {
             stdout.contains(expected),
             "{name}: expected\n{expected}\nin\n{stdout}"
         );
+        assert!(
+            !stdout.contains("output of the code under test"),
+            "it printed nothing: {stdout}"
+        );
     }
     assert!(
         kinds(root).is_empty(),
@@ -252,6 +256,24 @@ fn a_learner_runs_scenarios_on_their_own_code() {
         stdout.contains("The reference's run is recorded as guidance #1 in GUIDANCE_LOG.md."),
         "the learner is told: {stdout}"
     );
+
+    // What the learner's own code prints while they debug is shown with the run.
+    let chatty = stub_with(
+        "build3",
+        &format!("eprintln!(\"my debug: max {{}}\", policy.max_attempts);\n{CORRECT_BUILD3}"),
+    );
+    write_learner(root, "build3", &chatty);
+    for extra in [&[][..], &["--compare"][..]] {
+        let mut args = vec!["scenario", file.as_str()];
+        args.extend_from_slice(extra);
+        let out = grader(root, &args);
+        let stdout = text(&out.stdout);
+        assert!(out.status.success(), "{extra:?}: {stdout}");
+        assert!(
+            stdout.contains("---- output of the code under test ----\nmy debug: max 3"),
+            "{extra:?}: {stdout}"
+        );
+    }
 
     // A loop that never ends is stopped, as in the grader.
     let looping = stub_with("build3", "loop { std::hint::spin_loop() }");

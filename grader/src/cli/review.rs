@@ -189,7 +189,7 @@ fn scenarios(
         let built = built.get_or_insert_with(|| build_learner(root, group));
         let ended = match built {
             Ok(built) => match run_on_learner(built, group, &path, timeout) {
-                Ok(run) => run.ending,
+                Ok((run, _)) => run.ending,
                 Err(message) => message.lines().next().unwrap_or_default().to_string(),
             },
             Err(failure) => {

@@ -101,6 +101,15 @@ fn show(title: &str, settings: &str, run: &ScenarioRun) {
     }
 }
 
+/// What the learner's own code printed during a scenario (their `eprintln!`s), shown as a
+/// check's failure shows it; nothing when it printed nothing.
+fn show_printed(printed: &str) {
+    let section = grader::output_section(printed);
+    if !section.is_empty() {
+        say!("{}", section.trim_start_matches('\n'));
+    }
+}
+
 /// Builds the learner's code of `group` into the harness that runs their scenarios.
 pub(super) fn build_learner(root: &Path, group: &Group) -> Result<Built, CommandError> {
     let exercise = load_exercise(root, group)?;
@@ -109,13 +118,14 @@ pub(super) fn build_learner(root: &Path, group: &Group) -> Result<Built, Command
 
 /// Runs the scenario file on the learner's code built in `built`: in a harness process, whose
 /// runner holds the learner's code in its sandbox, stopped after `timeout` seconds. `Err`
-/// says how the run failed ("did not finish…", "crashed…"), with the run's output.
+/// says how the run failed ("did not finish…", "crashed…"), with the run's output; `Ok`
+/// holds the run and what the learner's code printed (their own `eprintln!`s).
 pub(super) fn run_on_learner(
     built: &Built,
     group: &Group,
     file: &Path,
     timeout: f64,
-) -> Result<ScenarioRun, String> {
+) -> Result<(ScenarioRun, String), String> {
     let launcher = built.launcher();
     let scratch = tempfile::tempdir().map_err(|e| format!("cannot make a scratch folder: {e}"))?;
     // The child runs in the scratch folder: give it the file by its full path.
@@ -129,8 +139,9 @@ pub(super) fn run_on_learner(
     match launcher.run_job(&job, &[], scratch.path(), limit, limit, group.stop_hint) {
         JobEnd::Reported {
             report: Report::Scenario { run },
+            output,
             ..
-        } => Ok(run),
+        } => Ok((run, output)),
         JobEnd::Reported { report, .. } => Err(format!("the harness reported {report:?}")),
         // Each kind of failure names itself in its first words ("did not finish…", "crashed…").
         JobEnd::Failed {
@@ -145,7 +156,7 @@ fn run_practice(
     group: &Group,
     file: &Path,
     timeout: f64,
-) -> Result<Result<ScenarioRun, String>, CommandError> {
+) -> Result<Result<(ScenarioRun, String), String>, CommandError> {
     let built = build_learner(root, group)?;
     Ok(run_on_learner(&built, group, file, timeout))
 }
@@ -212,8 +223,8 @@ pub fn scenario(root: Option<PathBuf>, args: ScenarioArgs) -> CommandResult {
         say!("{recorded}");
         return Ok(ExitCode::SUCCESS);
     }
-    let yours = match run_practice(&root, group, &args.file, args.timeout)? {
-        Ok(run) => run,
+    let (yours, printed) = match run_practice(&root, group, &args.file, args.timeout)? {
+        Ok(ran) => ran,
         Err(message) => {
             say!(
                 "scenario {file} ({}) against practice\n{message}{recorded}",
@@ -228,6 +239,7 @@ pub fn scenario(root: Option<PathBuf>, args: ScenarioArgs) -> CommandResult {
             &loaded.settings,
             &yours,
         );
+        show_printed(&printed);
         return Ok(if yours.finished() {
             ExitCode::SUCCESS
         } else {
@@ -242,6 +254,7 @@ pub fn scenario(root: Option<PathBuf>, args: ScenarioArgs) -> CommandResult {
     say!("{}", loaded.settings);
     let text = side_by_side(("yours", &yours), ("reference", &theirs));
     say!("{}", text.trim_end());
+    show_printed(&printed);
     if yours == theirs {
         say!("\nSame on every line.{recorded}");
         Ok(ExitCode::SUCCESS)
