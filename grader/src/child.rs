@@ -107,6 +107,29 @@ pub fn output_section(output: &str) -> String {
     }
 }
 
+/// When a check's process is stopped, and what its learner is told then.
+#[derive(Debug, Clone, Copy)]
+pub struct Deadlines<'a> {
+    /// How long a long check (an exhaustive one) may go without reporting progress.
+    pub stall: Duration,
+    /// How long the process may run in all.
+    pub timeout: Duration,
+    /// What a learner whose code never finished should look at (the lesson's
+    /// `Group::stop_hint`).
+    pub stop_hint: &'a str,
+}
+
+impl<'a> Deadlines<'a> {
+    /// `timeout` both ways: a job with no progress to report.
+    pub fn flat(timeout: Duration, stop_hint: &'a str) -> Self {
+        Deadlines {
+            stall: timeout,
+            timeout,
+            stop_hint,
+        }
+    }
+}
+
 impl Launcher {
     /// A launcher for `program` with no extra arguments and the default limits.
     pub fn new(program: impl Into<PathBuf>) -> Self {
@@ -152,23 +175,14 @@ impl Launcher {
         self
     }
 
-    /// Runs check `check` of group `group` in a new process, stops it after `timeout`, and
+    /// Runs check `check` of group `group` in a new process, stops it at `deadlines`, and
     /// turns what happened into an [`Outcome`]. `scratch` is a folder no other check uses
     /// meanwhile: the report is written there (any earlier one is removed first), and it is
-    /// the child's working folder. `stall` is how long a long check may go without progress;
-    /// `stop_hint` is what a learner whose code never finished should check.
+    /// the child's working folder.
     ///
     /// Each call starts the harness program anew; a [`Session`] runs many checks faster.
-    pub fn run(
-        &self,
-        group: &str,
-        check: &str,
-        scratch: &Path,
-        stall: Duration,
-        timeout: Duration,
-        stop_hint: &str,
-    ) -> Ran {
-        self.run_in(None, group, check, scratch, stall, timeout, stop_hint)
+    pub fn run(&self, group: &str, check: &str, scratch: &Path, deadlines: Deadlines<'_>) -> Ran {
+        self.run_in(None, group, check, scratch, deadlines)
     }
 
     /// A session of this launcher, to run checks one after the other (see [`Session`]).
@@ -180,20 +194,17 @@ impl Launcher {
         }
     }
 
-    #[allow(clippy::too_many_arguments)] // `run`'s arguments, and the session's server
     fn run_in(
         &self,
         server: Option<&mut ServerSlot>,
         group: &str,
         check: &str,
         scratch: &Path,
-        stall: Duration,
-        timeout: Duration,
-        stop_hint: &str,
+        deadlines: Deadlines<'_>,
     ) -> Ran {
         let job = [OsStr::new(group), OsStr::new("check"), OsStr::new(check)];
         let input = (self.input)(group, check);
-        match self.run_job_in(server, &job, input, scratch, stall, timeout, stop_hint) {
+        match self.run_job_in(server, &job, input, scratch, deadlines) {
             JobEnd::Reported {
                 report,
                 output,
@@ -225,42 +236,39 @@ impl Launcher {
         job: &[&OsStr],
         input: &'static [u8],
         scratch: &Path,
-        stall: Duration,
-        timeout: Duration,
-        stop_hint: &str,
+        deadlines: Deadlines<'_>,
     ) -> JobEnd {
-        self.run_job_in(None, job, input, scratch, stall, timeout, stop_hint)
+        self.run_job_in(None, job, input, scratch, deadlines)
     }
 
     /// [`Launcher::run_job`], in `server` when there is one. Every text of the job's end
     /// is escaped here ([`crate::sanitise`]): what the code under test printed, the messages
     /// its process reported, and what the grader says of its process (a leftover's command
     /// line is the learner's too), so no later printer or report receives a raw control.
-    #[allow(clippy::too_many_arguments)] // `run_job`'s arguments, and the session's server
     fn run_job_in(
         &self,
         server: Option<&mut ServerSlot>,
         job: &[&OsStr],
         input: &'static [u8],
         scratch: &Path,
-        stall: Duration,
-        timeout: Duration,
-        stop_hint: &str,
+        deadlines: Deadlines<'_>,
     ) -> JobEnd {
-        escape_end(self.run_job_raw(server, job, input, scratch, stall, timeout, stop_hint))
+        escape_end(self.run_job_raw(server, job, input, scratch, deadlines))
     }
 
-    #[allow(clippy::too_many_arguments)] // `run_job_in`'s arguments
     fn run_job_raw(
         &self,
         server: Option<&mut ServerSlot>,
         job: &[&OsStr],
         input: &'static [u8],
         scratch: &Path,
-        stall: Duration,
-        timeout: Duration,
-        stop_hint: &str,
+        deadlines: Deadlines<'_>,
     ) -> JobEnd {
+        let Deadlines {
+            stall,
+            timeout,
+            stop_hint,
+        } = deadlines;
         let report_path = scratch.join(REPORT_FILE);
         let _ = std::fs::remove_file(&report_path);
         let token = new_token();
@@ -502,19 +510,10 @@ impl Session<'_> {
         group: &str,
         check: &str,
         scratch: &Path,
-        stall: Duration,
-        timeout: Duration,
-        stop_hint: &str,
+        deadlines: Deadlines<'_>,
     ) -> Ran {
-        self.launcher.run_in(
-            Some(&mut self.server),
-            group,
-            check,
-            scratch,
-            stall,
-            timeout,
-            stop_hint,
-        )
+        self.launcher
+            .run_in(Some(&mut self.server), group, check, scratch, deadlines)
     }
 }
 

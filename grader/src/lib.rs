@@ -48,6 +48,6 @@ pub mod toml_file;
 pub mod wiring;
 pub mod workspace;
 
-pub use child::{output_section, stop_running_checks, JobEnd, Launcher, Ran, Session};
+pub use child::{output_section, stop_running_checks, Deadlines, JobEnd, Launcher, Ran, Session};
 pub use exercise::Exercise;
 pub use grader_checks::{groups, FailureKind, Group, Outcome, Status};

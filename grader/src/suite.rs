@@ -196,9 +196,11 @@ pub fn run(
                             group.name,
                             check.name,
                             &dir,
-                            settings.timeout,
-                            timeout,
-                            group.stop_hint,
+                            crate::Deadlines {
+                                stall: settings.timeout,
+                                timeout,
+                                stop_hint: group.stop_hint,
+                            },
                         ),
                         Err(message) => Ran {
                             outcome: Outcome::KitBug { message },

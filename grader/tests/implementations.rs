@@ -513,9 +513,7 @@ fn fork_trials() -> Vec<Trial> {
                         "build3",
                         "fixtures::permanent_error",
                         scratch.path(),
-                        Duration::from_secs(10),
-                        Duration::from_secs(10),
-                        "",
+                        grader::Deadlines::flat(Duration::from_secs(10), ""),
                     );
                 let Outcome::Failed { message, .. } = &ran.outcome else {
                     return Err(format!("a single run did not fail: {:?}", ran.outcome).into());

@@ -136,7 +136,8 @@ pub(super) fn run_on_learner(
         OsStr::new("scenario"),
         file.as_os_str(),
     ];
-    match launcher.run_job(&job, &[], scratch.path(), limit, limit, group.stop_hint) {
+    let deadlines = grader::Deadlines::flat(limit, group.stop_hint);
+    match launcher.run_job(&job, &[], scratch.path(), deadlines) {
         JobEnd::Reported {
             report: Report::Scenario { run },
             output,
