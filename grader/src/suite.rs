@@ -2,11 +2,12 @@
 //! tests, with two more statuses: `unfinished` (the learner's function
 //! still reaches `todo!()`) and `KIT BUG` (the kit itself failed; no verdict).
 //!
-//! The command line is libtest's (parsed into [`libtest_mimic::Arguments`]): a filter,
-//! `--exact`, `--skip`, `--list`, `--test-threads`; plus `--fail-fast`. libtest-mimic's own
-//! runner knows only ok, failed and ignored, so the running is done here. [`run`] is the
-//! executor: it starts and stops the checks and sends [`crate::events`] to a reporter; it
-//! prints nothing itself ([`crate::printers`] does, as reporters).
+//! The command line is libtest's (parsed by libtest-mimic): a filter, `--exact`, `--skip`,
+//! `--list`, `--test-threads`; plus `--fail-fast`. What the executor needs of it is a
+//! [`Selection`], the kit's own type. libtest-mimic's own runner knows only ok, failed and
+//! ignored, so the running is done here. [`run`] is the executor: it starts and stops the
+//! checks and sends [`crate::events`] to a reporter; it prints nothing itself
+//! ([`crate::printers`] does, as reporters).
 
 use crate::child::Ran;
 use crate::events::{Event, Reporter};
@@ -22,8 +23,36 @@ use thiserror::Error;
 
 pub use crate::events::{CheckRun, RunSettings, Summary};
 
+/// Which checks run, and how many at once: what the executor takes of a command line.
+/// `Selection::default()` runs every check.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Selection {
+    /// Only checks whose name holds this (is this, with `exact`).
+    pub filter: Option<String>,
+    /// `filter` and `skip` name whole checks.
+    pub exact: bool,
+    /// Leave out the checks whose name holds (is) one of these.
+    pub skip: Vec<String>,
+    /// List the selected checks instead of running them.
+    pub list: bool,
+    /// Checks run at once (otherwise [`default_threads`]).
+    pub threads: Option<usize>,
+}
+
+impl From<&Arguments> for Selection {
+    fn from(args: &Arguments) -> Self {
+        Selection {
+            filter: args.filter.clone(),
+            exact: args.exact,
+            skip: args.skip.clone(),
+            list: args.list,
+            threads: args.test_threads,
+        }
+    }
+}
+
 /// The checks of `group` that `args` selects, and how many it leaves out.
-pub fn select(group: &Group, args: &Arguments) -> (Vec<&'static CheckInfo>, usize) {
+pub fn select(group: &Group, args: &Selection) -> (Vec<&'static CheckInfo>, usize) {
     let matches = |name: &str, pattern: &str| {
         if args.exact {
             name == pattern
@@ -132,7 +161,7 @@ pub enum RunError {
 pub fn run(
     group: &Group,
     launcher: &Launcher,
-    args: &Arguments,
+    args: &Selection,
     settings: &RunSettings,
     reporter: &mut dyn Reporter,
 ) -> Result<Summary, RunError> {
@@ -155,7 +184,7 @@ pub fn run(
     })?;
     let started = Instant::now();
     let scratch = crate::scratch::Scratch::new("grader-", None)?;
-    let threads = args.test_threads.unwrap_or_else(default_threads).max(1);
+    let threads = args.threads.unwrap_or_else(default_threads).max(1);
     let mut results: Vec<Option<CheckRun>> = vec![None; selected.len()];
     // The checks that may run long (a longer minimum timeout: the exhaustive comparisons)
     // start first, so that the short ones fill the other cores meanwhile rather than leave

@@ -617,7 +617,7 @@ fn fork_trials() -> Vec<Trial> {
                 let summary = suite::run(
                     &build3::GROUP,
                     &launcher,
-                    &args,
+                    &(&args).into(),
                     &settings,
                     &mut *grader::printers::for_args(&args, &mut out),
                 )
@@ -784,7 +784,7 @@ fn grade_with_args(
     let summary = suite::run(
         group,
         &launcher,
-        args,
+        &args.into(),
         settings,
         &mut *grader::printers::for_args(args, &mut out),
     )
@@ -1510,7 +1510,7 @@ fn trials() -> Vec<Trial> {
                 ..Arguments::default()
             };
             let names = |a: &Arguments| -> Vec<&str> {
-                suite::select(&build3::GROUP, a)
+                suite::select(&build3::GROUP, &a.into())
                     .0
                     .iter()
                     .map(|c| c.name)
@@ -1531,7 +1531,8 @@ fn trials() -> Vec<Trial> {
                 skipped.len() == 6 && !skipped.iter().any(|n| n.contains("panics")),
                 || format!("{skipped:?}"),
             )?;
-            let (_, left_out) = suite::select(&build3::GROUP, &args("fixtures::", false, &[]));
+            let (_, left_out) =
+                suite::select(&build3::GROUP, &(&args("fixtures::", false, &[])).into());
             ensure(left_out == total - 8, || format!("left out {left_out}"))
         }),
         Trial::test(
@@ -1551,7 +1552,7 @@ fn trials() -> Vec<Trial> {
                 let summary = suite::run(
                     &build3::GROUP,
                     &launcher,
-                    &args,
+                    &(&args).into(),
                     &settings,
                     &mut *grader::printers::for_args(&args, &mut out),
                 )?;
@@ -1586,7 +1587,7 @@ fn trials() -> Vec<Trial> {
                     let summary = suite::run(
                         &build3::GROUP,
                         &launcher,
-                        &args,
+                        &(&args).into(),
                         &settings,
                         &mut *grader::printers::for_args(&args, &mut out),
                     )?;
@@ -1640,7 +1641,7 @@ fn trials() -> Vec<Trial> {
             let summary = suite::run(
                 &build3::GROUP,
                 &launcher,
-                &args,
+                &(&args).into(),
                 &settings,
                 &mut *grader::printers::for_args(&args, &mut out),
             )?;
@@ -1777,7 +1778,7 @@ fn build2_trials() -> Vec<Trial> {
                 let summary = suite::run(
                     &build2::GROUP,
                     &launcher,
-                    &Arguments::default(),
+                    &suite::Selection::default(),
                     &settings,
                     &mut recorder,
                 )

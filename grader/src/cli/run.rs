@@ -220,7 +220,7 @@ pub fn run_group(root: Option<PathBuf>, group: &Group, args: GroupArgs) -> Comma
     let root = kit_root(root)?;
     let exercise = load_exercise(&root, group)?;
     let log = GuidanceLog::in_kit(&root);
-    let (selected, _) = suite::select(group, &libtest);
+    let (selected, _) = suite::select(group, &(&libtest).into());
     if !libtest.list && limits.sandbox == grader_checks::sandbox::Mode::Off {
         eprintln!(
             "note: the sandbox is off (GRADER_SANDBOX=off): your code can reach the checks' \
@@ -346,8 +346,14 @@ pub fn run_group(root: Option<PathBuf>, group: &Group, args: GroupArgs) -> Comma
     let summary = {
         let mut printer = grader::printers::for_args(&libtest, &mut out);
         let mut reporters = grader::events::Tee(vec![&mut *printer, &mut keep, &mut report_files]);
-        suite::run(group, &launcher, &libtest, &settings, &mut reporters)
-            .map_err(|e| CommandError::new(format!("could not run the checks: {e}")))?
+        suite::run(
+            group,
+            &launcher,
+            &(&libtest).into(),
+            &settings,
+            &mut reporters,
+        )
+        .map_err(|e| CommandError::new(format!("could not run the checks: {e}")))?
     };
     drop(built);
     reports_written?;

@@ -174,7 +174,7 @@ pub fn measure(
     let summary = suite::run(
         group,
         &built.launcher(),
-        &libtest_mimic::Arguments::default(),
+        &suite::Selection::default(),
         &RunSettings::new("practice", Duration::from_secs(3)),
         &mut keep,
     )

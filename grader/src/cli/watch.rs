@@ -345,7 +345,7 @@ fn run_lesson(
     let mut out = super::output::Out;
     let ran = {
         let mut printer = grader::printers::for_args(&args, &mut out);
-        suite::run(group, &launcher, &args, &settings, &mut *printer)
+        suite::run(group, &launcher, &(&args).into(), &settings, &mut *printer)
     };
     let summary = match ran {
         Ok(summary) => summary,

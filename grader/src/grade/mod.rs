@@ -1179,8 +1179,14 @@ fn run_checks(
         ..RunSettings::new(job.submission.name.clone(), settings.timeout)
     };
     let mut printer = crate::printers::Human::pretty(text);
-    suite::run(job.group, &launcher, &args, &run_settings, &mut printer)
-        .map_err(|e| Stopped::Kit(format!("could not run the checks: {e}")))
+    suite::run(
+        job.group,
+        &launcher,
+        &(&args).into(),
+        &run_settings,
+        &mut printer,
+    )
+    .map_err(|e| Stopped::Kit(format!("could not run the checks: {e}")))
 }
 
 /// The row of a submission whose checks ran.
