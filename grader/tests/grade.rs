@@ -314,6 +314,10 @@ fn one_submission_with_a_log_goes_straight_into_the_output_folder() {
     let rows = rows(&out);
     assert_eq!(rows.len(), 1);
     assert_expected(&rows[0], Expect::Passing);
+    // One submission has no class to compare with or sum up.
+    for class_file in ["similarity.csv", "summary.md", "summary.html"] {
+        assert!(!out.join(class_file).exists(), "{class_file} with --one");
+    }
     // The text report says which upload it graded, and where the messages place it.
     let report = std::fs::read_to_string(out.join("build3.txt")).unwrap();
     assert!(
