@@ -235,7 +235,7 @@ pub fn grade(root: Option<PathBuf>, args: GradeArgs) -> CommandResult {
     let book = graded.book;
     summary(&book.rows, skipped, &out, started.elapsed(), &settings);
     if !settings.one {
-        similar(&graded.pairs, &out);
+        similar(&graded.pairs, &graded.unread, &out);
     }
     if let Some(run) = diff_with {
         let before =
@@ -351,7 +351,7 @@ const NAMED_FROM: f64 = 0.8;
 
 /// The class's summary files, and the pairs of submissions most alike: the groups of
 /// submissions alike at [`NAMED_FROM`] or more, each named once.
-fn similar(pairs: &[grade::similarity::Pair], out: &Path) {
+fn similar(pairs: &[grade::similarity::Pair], unread: &[String], out: &Path) {
     say!(
         "summary:   {} (and summary.md; similarity.csv lists {} pair(s) alike at {:.2} or \
          more, or one within the other)",
@@ -359,13 +359,20 @@ fn similar(pairs: &[grade::similarity::Pair], out: &Path) {
         pairs.len(),
         grade::similarity::LISTED_FROM
     );
+    if !unread.is_empty() {
+        say!(
+            "unread:    {} (not readable as Rust tokens, so in no similarity pair: look at them \
+             yourself)",
+            unread.join(", ")
+        );
+    }
     let clusters = grade::similarity::clusters(pairs, NAMED_FROM);
     for (group, sets) in clusters {
         for set in sets {
             let names: Vec<&str> = set.iter().map(String::as_str).collect();
             say!(
-                "similar:   {group}: {} (alike at {NAMED_FROM:.2} or more: a list to look at, not a \
-                 verdict)",
+                "similar:   {group}: {} (linked by pairs alike at {NAMED_FROM:.2} or more: a list \
+                 to look at, not a verdict)",
                 names.join(", ")
             );
         }

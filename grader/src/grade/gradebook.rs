@@ -318,9 +318,10 @@ pub(crate) fn points(value: f64) -> String {
 
 /// A CSV field, quoted when it holds a comma, a quote or a line break; a field a spreadsheet
 /// would run as a formula (`=`, `+`, `-`, `@` first) gets a leading `'`, since submission
-/// names and notes come from learners.
+/// names and notes come from learners. A leading tab or carriage return gets it too (OWASP's
+/// list: some spreadsheets skip them and read the formula after).
 pub(crate) fn csv_field(text: &str) -> String {
-    let text = if text.starts_with(['=', '+', '-', '@']) {
+    let text = if text.starts_with(['=', '+', '-', '@', '\t', '\r']) {
         format!("'{text}")
     } else {
         text.to_string()

@@ -203,9 +203,11 @@ pub fn grade(
         kept.push(name);
     }
     // The class at a glance, for a batch (one submission has no class to compare with).
-    let mut pairs = Vec::new();
+    let (mut pairs, mut unread) = (Vec::new(), Vec::new());
     if !settings.one {
-        pairs = class_similarity(kit, submissions, settings, &lessons);
+        let compared = compare_class(kit, submissions, settings, &lessons);
+        pairs = compared.pairs;
+        unread = compared.unread;
         write_whole(&settings.out, "similarity.csv", &similarity::csv(&pairs)).map_err(class)?;
         let summary = summary::Class {
             book: &book,
@@ -219,6 +221,7 @@ pub fn grade(
                 })
                 .collect(),
             pairs: &pairs,
+            unread: &unread,
         };
         write_whole(&settings.out, "summary.md", &summary.markdown()).map_err(class)?;
         write_whole(&settings.out, "summary.html", &summary.html()).map_err(class)?;
@@ -226,7 +229,11 @@ pub fn grade(
     }
     let kept: Vec<&str> = kept.iter().map(String::as_str).collect();
     history::keep(&settings.out, &settings.run, &kept).map_err(class)?;
-    Ok(Graded { book, pairs })
+    Ok(Graded {
+        book,
+        pairs,
+        unread,
+    })
 }
 
 /// What [`grade`] made: the gradebook, and the similarity pairs it wrote to
@@ -237,25 +244,66 @@ pub struct Graded {
     pub book: Gradebook,
     /// The pairs of submissions (or of a submission and the reference) worth a look.
     pub pairs: Vec<similarity::Pair>,
+    /// The lesson files the similarity could not read (in no pair), as `NAME (LESSON)`.
+    pub unread: Vec<String>,
+}
+
+/// [`class_similarity`] on a thread of its own with a large stack, so that no learner's
+/// file can take the gradebook down with it: a failure there (a bug of the kit's, or a
+/// file it cannot cope with) leaves the pairs empty and says why in `unread`, and the
+/// gradebook and the run are kept as usual.
+fn compare_class(
+    kit: &Path,
+    submissions: &[Submission],
+    settings: &Settings,
+    lessons: &[exports::Lesson],
+) -> similarity::Compared {
+    let failed = |why: String| similarity::Compared {
+        pairs: Vec::new(),
+        unread: vec![format!("(similarity not computed: {why})")],
+    };
+    std::thread::scope(|scope| {
+        let worker = std::thread::Builder::new()
+            .name("similarity".into())
+            .stack_size(256 << 20)
+            .spawn_scoped(scope, || {
+                class_similarity(kit, submissions, settings, lessons)
+            });
+        match worker {
+            Ok(handle) => handle.join().unwrap_or_else(|panic| {
+                let what = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_default();
+                failed(format!("a bug in the kit: {what}"))
+            }),
+            Err(e) => failed(format!("cannot start its thread: {e}")),
+        }
+    })
 }
 
 /// The similarity pairs of each lesson graded: every submission's lesson file (as the
 /// gradebook found it; refused ones are not read) against the others' and the reference
-/// answer, with the lesson's stub as the base text every submission shares.
+/// answer (named by its path in the kit, which no submission can be named), with the
+/// lesson's stub as the base text every submission shares.
 fn class_similarity(
     kit: &Path,
     submissions: &[Submission],
     settings: &Settings,
     lessons: &[exports::Lesson],
-) -> Vec<similarity::Pair> {
-    let mut pairs = Vec::new();
+) -> similarity::Compared {
+    let mut compared = similarity::Compared::default();
     for lesson in lessons {
         let Ok(exercise) = Exercise::load(kit, &lesson.group) else {
             continue;
         };
         let read = |path: PathBuf| std::fs::read_to_string(path).ok();
         let stub = read(exercise.dir(kit).join(&exercise.stub)).unwrap_or_default();
-        let answer = exercise.answer.as_ref().and_then(|a| read(kit.join(a)));
+        let answer = exercise
+            .answer
+            .as_ref()
+            .and_then(|a| Some((a.display().to_string(), read(kit.join(a))?)));
         let files: Vec<(String, String)> = submissions
             .iter()
             .filter_map(|submission| {
@@ -269,15 +317,24 @@ fn class_similarity(
                 ))
             })
             .collect();
-        pairs.extend(similarity::pairs(
+        let found = similarity::pairs(
             &lesson.group,
             &files,
-            answer.as_deref(),
+            answer
+                .as_ref()
+                .map(|(name, text)| (name.as_str(), text.as_str())),
             &stub,
-        ));
+        );
+        compared.pairs.extend(found.pairs);
+        compared.unread.extend(
+            found
+                .unread
+                .into_iter()
+                .map(|name| format!("{name} ({})", lesson.group)),
+        );
     }
-    pairs.sort_by(|x, y| y.similarity.total_cmp(&x.similarity));
-    pairs
+    similarity::sort(&mut compared.pairs);
+    compared
 }
 
 /// Writes `text` as `dir/name`, whole or not at all.
@@ -475,7 +532,11 @@ fn grade_rows(
 /// characters escaped, and a `'` before a name a spreadsheet would run as a formula (`=`,
 /// `+`, `-`, `@` first), so that the name is the same in grades.json as in grades.csv.
 pub fn gradebook_name(name: &str) -> String {
-    let name = crate::sanitise::escape_string(name.to_string());
+    // A name is one line: a line break or a tab in it (kept raw in messages) could start a
+    // line of the grader's own on a terminal, or push a cell aside.
+    let name = crate::sanitise::escape_string(name.to_string())
+        .replace('\n', "\\u{a}")
+        .replace('\t', "\\u{9}");
     if name.starts_with(['=', '+', '-', '@']) {
         format!("'{name}")
     } else {

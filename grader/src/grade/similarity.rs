@@ -25,7 +25,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::Write as _;
 use std::str::FromStr;
 
-use proc_macro2::{Delimiter, Spacing, TokenStream, TokenTree};
+use proc_macro2::{Delimiter, TokenStream, TokenTree};
 
 /// The tokens in one hashed run (MOSS's and Dolos's noise threshold is of this order).
 pub const K: usize = 12;
@@ -47,8 +47,9 @@ pub const CONTAINED_FROM: f64 = 0.80;
 /// a few lines beyond the stub is found in every answer.
 pub const CONTAINED_NEEDS: usize = 20;
 
-/// The name the reference answer goes by in a pair.
-pub const REFERENCE: &str = "reference";
+/// The most places in the other file a fingerprint's lines are looked for when pairing
+/// regions: a file of one line repeated thousands of times must not make that quadratic.
+const PLACES_LOOKED_AT: usize = 8;
 
 /// One token as compared, with the line it is on.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -69,7 +70,7 @@ pub struct Fingerprints {
 impl Fingerprints {
     /// `source`'s fingerprints, or `None` when it cannot be read as Rust tokens.
     pub fn of(source: &str) -> Option<Fingerprints> {
-        let stream = TokenStream::from_str(source).ok()?;
+        let stream = TokenStream::from_str(&as_rustc_reads(source)).ok()?;
         let mut marks = Vec::new();
         for item in items(stream) {
             marks.extend(winnow(&item));
@@ -96,6 +97,20 @@ impl Fingerprints {
     }
 }
 
+/// `source` as rustc lexes it: without a byte-order mark, and without a first line that is
+/// a shebang (`#!` not followed by `[`), which rustc skips and `proc-macro2` does not. The
+/// shebang's line stays, empty, so that line numbers hold.
+fn as_rustc_reads(source: &str) -> std::borrow::Cow<'_, str> {
+    let source = source.strip_prefix('\u{feff}').unwrap_or(source);
+    match source.strip_prefix("#!") {
+        Some(rest) if !rest.trim_start().starts_with('[') => {
+            let rest = rest.find('\n').map_or("", |at| &rest[at..]);
+            std::borrow::Cow::Owned(rest.to_string())
+        }
+        _ => std::borrow::Cow::Borrowed(source),
+    }
+}
+
 /// One pair of files worth a look.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Pair {
@@ -103,7 +118,8 @@ pub struct Pair {
     pub group: String,
     /// One submission's name.
     pub left: String,
-    /// The other's, or [`REFERENCE`].
+    /// The other's, or the reference answer's name (its path in the kit,
+    /// `reference/src/retry.rs`, which no submission can be named: a name holds no `/`).
     pub right: String,
     /// From 0 (nothing shared beyond the stub) to 1 (the same, up to names and layout).
     pub similarity: f64,
@@ -132,40 +148,66 @@ impl Pair {
     }
 }
 
+/// What [`pairs`] compared.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Compared {
+    /// The pairs worth a look, most alike first.
+    pub pairs: Vec<Pair>,
+    /// The files that could not be read as Rust tokens (in no pair: worth a look of their
+    /// own, since rustc may read what `proc-macro2` cannot).
+    pub unread: Vec<String>,
+}
+
 /// The pairs among `files` (a submission's name and its lesson file's text), and of each
-/// file with `reference`, that are at least [`LISTED_FROM`] alike, most alike first. Text
-/// that `stub` has is no evidence of anything and is left out.
+/// file with `reference` (its name and text), that are at least [`LISTED_FROM`] alike or
+/// one within the other ([`CONTAINED_FROM`]), most alike first. Text that `stub` has is no
+/// evidence of anything and is left out.
 pub fn pairs(
     group: &str,
     files: &[(String, String)],
-    reference: Option<&str>,
+    reference: Option<(&str, &str)>,
     stub: &str,
-) -> Vec<Pair> {
+) -> Compared {
+    let mut unread = Vec::new();
     let base = Fingerprints::of(stub).map(|f| f.set).unwrap_or_default();
     let printed: Vec<(&str, Fingerprints)> = files
         .iter()
-        .filter_map(|(name, text)| Some((name.as_str(), Fingerprints::of(text)?.without(&base))))
+        .filter_map(|(name, text)| match Fingerprints::of(text) {
+            Some(f) => Some((name.as_str(), f.without(&base))),
+            None => {
+                unread.push(name.clone());
+                None
+            }
+        })
         .filter(|(_, f)| !f.is_empty())
         .collect();
-    let answer = reference
-        .and_then(Fingerprints::of)
-        .map(|f| f.without(&base))
-        .filter(|f| !f.is_empty());
+    let answer = reference.and_then(|(name, text)| {
+        let f = Fingerprints::of(text)?.without(&base);
+        (!f.is_empty()).then_some((name, f))
+    });
     let mut found = Vec::new();
     for (i, (left, a)) in printed.iter().enumerate() {
         for (right, b) in &printed[i + 1..] {
             found.extend(compare(group, left, a, right, b));
         }
-        if let Some(answer) = &answer {
-            found.extend(compare(group, left, a, REFERENCE, answer));
+        if let Some((name, answer)) = &answer {
+            found.extend(compare(group, left, a, name, answer));
         }
     }
-    found.sort_by(|x, y| {
+    sort(&mut found);
+    Compared {
+        pairs: found,
+        unread,
+    }
+}
+
+/// Most alike first (by [`Pair::score`]), then by lesson and names.
+pub fn sort(pairs: &mut [Pair]) {
+    pairs.sort_by(|x, y| {
         y.score()
             .total_cmp(&x.score())
             .then_with(|| (&x.group, &x.left, &x.right).cmp(&(&y.group, &y.left, &y.right)))
     });
-    found
 }
 
 /// How alike `left` and `right` are once `stub`'s text is left out, however little: `None`
@@ -245,6 +287,7 @@ fn regions(
         };
         let &(b_first, b_last) = places
             .iter()
+            .take(PLACES_LOOKED_AT)
             .filter(goes_on)
             .max_by_key(|(b_first, _)| *b_first)
             .unwrap_or(&places[0]);
@@ -292,7 +335,9 @@ fn items_within(stream: TokenStream, depth: usize) -> Vec<Vec<Token>> {
             TokenTree::Punct(p) => p.as_char() == ';',
             _ => false,
         };
-        if is_cfg_test(tree, trees.get(i + 1)) {
+        // Only an item's own attributes leave it out: a `#[cfg(test)]` inside an item (on a
+        // generic parameter, say) says nothing of the item.
+        if current.is_empty() && !test_only && attributes_hold_cfg_test(&trees[i..]) {
             test_only = true;
         }
         if test_only {
@@ -346,15 +391,37 @@ fn items_within(stream: TokenStream, depth: usize) -> Vec<Vec<Token>> {
     out
 }
 
-/// Whether `tree` and `next` are `#[cfg(test)]`: a learner's or the reference's own tests
-/// are not the lesson's answer.
-fn is_cfg_test(tree: &TokenTree, next: Option<&TokenTree>) -> bool {
-    let (TokenTree::Punct(p), Some(TokenTree::Group(g))) = (tree, next) else {
+/// Whether the attributes that `trees` starts with (`#[…]` after `#[…]`) hold `#[cfg(test)]`:
+/// a learner's or the reference's own tests are not the lesson's answer.
+fn attributes_hold_cfg_test(trees: &[TokenTree]) -> bool {
+    let mut at = 0;
+    while let (Some(TokenTree::Punct(p)), Some(TokenTree::Group(g))) =
+        (trees.get(at), trees.get(at + 1))
+    {
+        if p.as_char() != '#' || g.delimiter() != Delimiter::Bracket {
+            return false;
+        }
+        if is_cfg_test(g) {
+            return true;
+        }
+        at += 2;
+    }
+    false
+}
+
+/// Whether an attribute's bracket group is `cfg(test)`, read token by token (never through
+/// `to_string`, which recurses as deep as the group nests: a learner's attribute may nest
+/// thousands deep).
+fn is_cfg_test(attribute: &proc_macro2::Group) -> bool {
+    let inner: Vec<TokenTree> = attribute.stream().into_iter().take(3).collect();
+    let [TokenTree::Ident(cfg), TokenTree::Group(args)] = &inner[..] else {
         return false;
     };
-    p.as_char() == '#'
-        && g.delimiter() == Delimiter::Bracket
-        && g.stream().to_string().replace(' ', "") == "cfg(test)"
+    if cfg != "cfg" || args.delimiter() != Delimiter::Parenthesis {
+        return false;
+    }
+    let args: Vec<TokenTree> = args.stream().into_iter().take(2).collect();
+    matches!(&args[..], [TokenTree::Ident(test)] if test == "test")
 }
 
 /// `stream`'s trees without doc comments (`#[doc = "…"]` and `#![doc = "…"]`, which is how
@@ -423,14 +490,11 @@ fn push(tree: &TokenTree, out: &mut Vec<Token>) {
                 }
                 .to_string()
             }
-            TokenTree::Punct(p) => {
-                // `::` and `=>` are one token to a reader: a joint punct says so.
-                let mut kind = p.as_char().to_string();
-                if p.spacing() == Spacing::Joint {
-                    kind.push('+');
-                }
-                kind
-            }
+            // A `;` or `,` is left out: empty statements and trailing commas are padding a
+            // copier adds for free. Whether a punct is joint to the next is layout (`|w|*w`
+            // against `|w| *w`), so it is not kept either.
+            TokenTree::Punct(p) if matches!(p.as_char(), ';' | ',') => continue,
+            TokenTree::Punct(p) => p.as_char().to_string(),
             TokenTree::Group(g) => {
                 let (open, close) = match g.delimiter() {
                     Delimiter::Parenthesis => ("(", ")"),
@@ -438,15 +502,11 @@ fn push(tree: &TokenTree, out: &mut Vec<Token>) {
                     Delimiter::Bracket => ("[", "]"),
                     Delimiter::None => ("", ""),
                 };
-                let close = (!close.is_empty()).then(|| Token {
-                    kind: close.into(),
-                    line: g.span_close().end().line,
-                });
-                stack.push((without_docs(g.stream()).into_iter(), close));
-                if open.is_empty() {
-                    continue;
-                }
-                open.to_string()
+                // Brackets are left out too: extra parentheses, or braces around a match
+                // arm, change no meaning and are free to add. The tokens inside are kept.
+                let _ = (open, close);
+                stack.push((without_docs(g.stream()).into_iter(), None));
+                continue;
             }
         };
         out.push(Token { kind, line });
@@ -558,23 +618,47 @@ pub fn csv(pairs: &[Pair]) -> String {
     out
 }
 
-/// Groups of submissions, per lesson, whose files are alike by `pairs` at `at_least`: the
-/// connected sets, for a summary to name once each.
+/// Groups of submissions, per lesson, linked by pairs alike at `at_least` or more (by
+/// [`Pair::score`]): the connected sets, for a summary to name once each. Two members of a
+/// set need not be alike themselves: a file that holds two classmates' answers links them.
 pub fn clusters(pairs: &[Pair], at_least: f64) -> BTreeMap<String, Vec<BTreeSet<String>>> {
-    let mut out: BTreeMap<String, Vec<BTreeSet<String>>> = BTreeMap::new();
-    for pair in pairs.iter().filter(|p| p.score() >= at_least) {
-        let sets = out.entry(pair.group.clone()).or_default();
-        let joined: Vec<usize> = sets
-            .iter()
-            .enumerate()
-            .filter(|(_, s)| s.contains(&pair.left) || s.contains(&pair.right))
-            .map(|(i, _)| i)
-            .collect();
-        let mut merged: BTreeSet<String> = [pair.left.clone(), pair.right.clone()].into();
-        for i in joined.into_iter().rev() {
-            merged.extend(sets.remove(i));
+    // Union-find over each lesson's names: linear in the pairs, however large a set grows.
+    let mut parent: BTreeMap<(String, String), (String, String)> = BTreeMap::new();
+    fn root(
+        parent: &mut BTreeMap<(String, String), (String, String)>,
+        key: &(String, String),
+    ) -> (String, String) {
+        let mut at = key.clone();
+        while let Some(up) = parent.get(&at).filter(|up| **up != at) {
+            at = up.clone();
         }
-        sets.push(merged);
+        // Every node on the way points at the root from now on.
+        let mut on = key.clone();
+        while let Some(up) = parent.get(&on).cloned().filter(|up| *up != on) {
+            parent.insert(on, at.clone());
+            on = up;
+        }
+        at
+    }
+    for pair in pairs.iter().filter(|p| p.score() >= at_least) {
+        let left = (pair.group.clone(), pair.left.clone());
+        let right = (pair.group.clone(), pair.right.clone());
+        parent.entry(left.clone()).or_insert_with(|| left.clone());
+        parent.entry(right.clone()).or_insert_with(|| right.clone());
+        let (a, b) = (root(&mut parent, &left), root(&mut parent, &right));
+        if a != b {
+            parent.insert(b, a);
+        }
+    }
+    let mut sets: BTreeMap<(String, String), BTreeSet<String>> = BTreeMap::new();
+    let keys: Vec<(String, String)> = parent.keys().cloned().collect();
+    for key in keys {
+        let top = root(&mut parent, &key);
+        sets.entry(top).or_default().insert(key.1);
+    }
+    let mut out: BTreeMap<String, Vec<BTreeSet<String>>> = BTreeMap::new();
+    for ((group, _), set) in sets {
+        out.entry(group).or_default().push(set);
     }
     out
 }
@@ -654,20 +738,20 @@ pub fn retry_request(attempts: u32, budget: u64) -> Result<u32, String> {
             ("bo".to_string(), DISGUISED.to_string()),
             ("cy".to_string(), OTHER.to_string()),
         ];
-        let found = pairs("build3", &files, Some(OTHER), STUB);
+        let found = pairs("build3", &files, Some(("the-answer", OTHER)), STUB).pairs;
         assert_eq!(found[0].left, "ana");
         assert_eq!(found[0].right, "bo");
         assert!((found[0].similarity - 1.0).abs() < 1e-9, "{found:?}");
         // cy's file is the reference here: listed, as a copy of it.
         assert!(found
             .iter()
-            .any(|p| p.left == "cy" && p.right == REFERENCE && p.similarity > 0.99));
+            .any(|p| p.left == "cy" && p.right == "the-answer" && p.similarity > 0.99));
         // ana and cy wrote the function independently: not listed, or far below.
         assert!(
             found
                 .iter()
                 .filter(|p| (p.left == "ana" && p.right == "cy")
-                    || p.right == REFERENCE && p.left != "cy")
+                    || p.right == "the-answer" && p.left != "cy")
                 .all(|p| p.similarity < 0.5),
             "{found:?}"
         );
@@ -679,7 +763,7 @@ pub fn retry_request(attempts: u32, budget: u64) -> Result<u32, String> {
             ("ana".to_string(), STUB.to_string()),
             ("bo".to_string(), STUB.to_string()),
         ];
-        assert_eq!(pairs("build3", &files, None, STUB), vec![]);
+        assert_eq!(pairs("build3", &files, None, STUB), Compared::default());
     }
 
     #[test]
@@ -688,7 +772,7 @@ pub fn retry_request(attempts: u32, budget: u64) -> Result<u32, String> {
             ("ana".to_string(), ORIGINAL.to_string()),
             ("bo".to_string(), format!("\n\n\n{ORIGINAL}")),
         ];
-        let found = pairs("build3", &files, None, "");
+        let found = pairs("build3", &files, None, "").pairs;
         let regions = &found[0].regions;
         assert!(!regions.is_empty());
         for (a, b, c, d) in regions {
@@ -741,12 +825,103 @@ pub fn retry_request(attempts: u32, budget: u64) -> Result<u32, String> {
         .join("\n");
         let stub = include_str!("../../../exercises/build3/stub.rs");
         let files = vec![("pad".to_string(), padded)];
-        let found = pairs("build3", &files, Some(answer), stub);
+        let found = pairs(
+            "build3",
+            &files,
+            Some(("reference/src/retry.rs", answer)),
+            stub,
+        )
+        .pairs;
         assert_eq!(found.len(), 1, "{found:?}");
         assert!(found[0].similarity < 0.5, "diluted: {found:?}");
         assert!(found[0].contained > 0.95, "{found:?}");
         assert!(found[0].score() > 0.95);
         assert_eq!(clusters(&found, 0.8)["build3"].len(), 1);
+    }
+
+    /// The reference answer of build3, as the kit ships it.
+    const ANSWER: &str = include_str!("../../../reference/src/retry.rs");
+
+    fn against_answer(file: &str) -> Option<f64> {
+        similarity(
+            file,
+            ANSWER,
+            include_str!("../../../exercises/build3/stub.rs"),
+        )
+    }
+
+    #[test]
+    fn what_rustc_skips_or_ignores_hides_no_copy() {
+        // Red-team round: each of these passed every check and was in no pair.
+        let shebang = format!("#! \"\n{ANSWER}");
+        let generic = ANSWER.replacen(
+            "pub fn retry_request<T>(",
+            "pub fn retry_request<#[cfg(test)] 'hidden, T>(",
+            1,
+        );
+        assert_ne!(generic, ANSWER);
+        let padded = ANSWER
+            .replace("    policy.validate()?;", "    ;;(policy.validate()?);;")
+            .replace(
+                "Ok(value) => return Ok(value),",
+                "Ok(value) => { return (Ok(value)); },",
+            )
+            .replace(".min(policy.max_delay)", ".min((policy.max_delay),)");
+        let bom = format!("\u{feff}{ANSWER}");
+        for (what, file) in [
+            ("a shebang line", shebang),
+            ("#[cfg(test)] inside an item", generic),
+            ("empty statements and extra brackets", padded),
+            ("a byte-order mark", bom),
+        ] {
+            let score = against_answer(&file);
+            assert!(score.is_some_and(|s| s > 0.95), "{what}: {score:?}");
+        }
+        // Layout alone, joint or not: `|w|*w` against `|w| * w`.
+        let spaced = ANSWER.replace(">=", ">= ").replace("|w| *w", "|w|*w");
+        assert!(against_answer(&spaced).is_some_and(|s| s > 0.99));
+    }
+
+    #[test]
+    fn a_deeply_nested_attribute_is_read_without_recursion() {
+        let deep = 20_000;
+        let source = format!(
+            "#[a{}{}]\nfn f() {{}}\n{ANSWER}",
+            "(".repeat(deep),
+            ")".repeat(deep)
+        );
+        let found = std::thread::Builder::new()
+            .stack_size(256 * 1024)
+            .spawn(move || against_answer(&source))
+            .unwrap()
+            .join()
+            .expect("no stack overflow");
+        assert!(found.is_some_and(|s| s > 0.9), "{found:?}");
+    }
+
+    #[test]
+    fn repeated_lines_do_not_make_regions_quadratic() {
+        // Two identical files of one line repeated: every mark has thousands of places.
+        let table = format!("const T: [u8; 60000] = [{}];\n", "0, ".repeat(60_000));
+        let files = vec![
+            ("a".to_string(), format!("{table}{ANSWER}")),
+            ("b".to_string(), format!("{table}{ANSWER}")),
+        ];
+        let started = std::time::Instant::now();
+        let found = pairs("build3", &files, None, "").pairs;
+        assert_eq!(found.len(), 1);
+        // Quadratic took tens of seconds here; linear takes well under one.
+        assert!(started.elapsed() < std::time::Duration::from_secs(20));
+    }
+
+    #[test]
+    fn unreadable_files_are_named() {
+        let files = vec![
+            ("ok".to_string(), ANSWER.to_string()),
+            ("broken".to_string(), "fn f( {".to_string()),
+        ];
+        let found = pairs("build3", &files, None, "");
+        assert_eq!(found.unread, ["broken"]);
     }
 
     #[test]

@@ -17,6 +17,10 @@ use std::fmt::Write as _;
 /// The grade bands of the distribution: a row's score as a share of its lesson's points.
 const BANDS: [&str; 6] = ["0%", "1–49%", "50–79%", "80–89%", "90–99%", "100%"];
 
+/// Why a file the similarity could not read needs a look: it is in no pair.
+const UNREAD: &str = "its file could not be read as Rust tokens, so it is in no similarity pair: \
+                      look at it yourself";
+
 /// The most similarity pairs the summary lists (similarity.csv has them all).
 pub const PAIRS_SHOWN: usize = 15;
 
@@ -168,6 +172,18 @@ fn percent(n: usize, of: usize) -> String {
 }
 
 /// A cell of a Markdown table: one line, no `|` to break the table, no HTML a viewer runs.
+/// A learner's text (a name, a message) in a Markdown table cell: a code span, in which no
+/// Markdown or HTML is read (an image to fetch, a link, a bold "FAKE"), on one line.
+fn code(text: &str) -> String {
+    let inner = md(text);
+    if inner.is_empty() {
+        String::new()
+    } else {
+        format!("`{inner}`")
+    }
+}
+
+/// The kit's own text in a Markdown table cell: one line, no `|` to break the table, no HTML.
 fn md(text: &str) -> String {
     let line = text.lines().next().unwrap_or("");
     let mut out = String::with_capacity(line.len());
@@ -209,6 +225,8 @@ pub struct Class<'a> {
     pub lessons: Vec<(&'a Lesson, Vec<&'static str>)>,
     /// The similarity pairs, most alike first.
     pub pairs: &'a [Pair],
+    /// The lesson files the similarity could not read as Rust tokens (in no pair).
+    pub unread: &'a [String],
 }
 
 impl Class<'_> {
@@ -267,7 +285,7 @@ impl Class<'_> {
                 let _ = writeln!(out, "| (none) | 0 | |");
             }
             for (check, n, message) in &f.first {
-                let _ = writeln!(out, "| {} | {n} | {} |", md(check), md(message));
+                let _ = writeln!(out, "| {} | {n} | {} |", md(check), code(message));
             }
             let _ = writeln!(
                 out,
@@ -287,7 +305,7 @@ impl Class<'_> {
         }
         let _ = writeln!(
             out,
-            "## Similar submissions\n\nA list to look at, not a verdict: how alike two lesson files are once names, layout, comments, the order of items and the stub's own text are set aside (1.00: the same); `contained` is the share of the smaller file found in the other (a copy padded out with other code). `reference` is the kit's answer. Regions are `left lines~right lines`.\n"
+            "## Similar submissions\n\nA list to look at, not a verdict: how alike two lesson files are once names, layout, comments, the order of items and the stub's own text are set aside (1.00: the same); `contained` is the share of the smaller file found in the other (a copy padded out with other code). The kit's answer goes by its path (`reference/src/…`). Regions are `left lines~right lines`.\n"
         );
         let _ = writeln!(
             out,
@@ -305,8 +323,8 @@ impl Class<'_> {
                 out,
                 "| {} | {} | {} | {:.2} | {:.2} | {} |",
                 md(&p.group),
-                md(&p.left),
-                md(&p.right),
+                code(&p.left),
+                code(&p.right),
                 p.similarity,
                 p.contained,
                 md(&p.regions_text())
@@ -324,16 +342,19 @@ impl Class<'_> {
             "\n## Needs attention\n\n| submission | lesson | why |\n|---|---|---|"
         );
         let attention = attention(self.book);
-        if attention.is_empty() {
+        if attention.is_empty() && self.unread.is_empty() {
             let _ = writeln!(out, "| (none) | | |");
+        }
+        for name in self.unread {
+            let _ = writeln!(out, "| {} | | {} |", code(name), UNREAD);
         }
         for (row, why) in attention {
             let _ = writeln!(
                 out,
                 "| {} | {} | {} |",
-                md(&row.submission),
+                code(&row.submission),
                 md(&row.group),
-                md(&why)
+                code(&why)
             );
         }
         out
@@ -417,7 +438,7 @@ impl Class<'_> {
         }
         let _ = writeln!(
             out,
-            "<section id=\"similarity\">\n<h2>Similar submissions</h2>\n<p>A list to look at, not a verdict: how alike two lesson files are once names, layout, comments, the order of items and the stub's own text are set aside (1.00: the same); <em>contained</em> is the share of the smaller file found in the other (a copy padded out with other code). <code>reference</code> is the kit's answer. Regions are <code>left lines~right lines</code>.</p>\n<table>\n<tr><th>lesson</th><th>left</th><th>right</th><th>similarity</th><th>contained</th><th>regions</th></tr>"
+            "<section id=\"similarity\">\n<h2>Similar submissions</h2>\n<p>A list to look at, not a verdict: how alike two lesson files are once names, layout, comments, the order of items and the stub's own text are set aside (1.00: the same); <em>contained</em> is the share of the smaller file found in the other (a copy padded out with other code). The kit's answer goes by its path (<code>reference/src/…</code>). Regions are <code>left lines~right lines</code>.</p>\n<table>\n<tr><th>lesson</th><th>left</th><th>right</th><th>similarity</th><th>contained</th><th>regions</th></tr>"
         );
         if self.pairs.is_empty() {
             let _ = writeln!(
@@ -451,8 +472,16 @@ impl Class<'_> {
             "</section>\n<section id=\"attention\">\n<h2>Needs attention</h2>\n<table>\n<tr><th>submission</th><th>lesson</th><th>why</th></tr>"
         );
         let attention = attention(self.book);
-        if attention.is_empty() {
+        if attention.is_empty() && self.unread.is_empty() {
             let _ = writeln!(out, "<tr><td colspan=\"3\">(none)</td></tr>");
+        }
+        for name in self.unread {
+            let _ = writeln!(
+                out,
+                "<tr><td>{}</td><td></td><td>{}</td></tr>",
+                html(name),
+                html(UNREAD)
+            );
         }
         for (row, why) in attention {
             let _ = writeln!(
@@ -576,6 +605,7 @@ mod tests {
             book: &book,
             lessons: vec![(&lesson, vec!["x::one"])],
             pairs: &[],
+            unread: &[],
         };
         let page = class.html();
         assert!(!page.contains("<script"), "{page}");
@@ -587,6 +617,11 @@ mod tests {
         let text = class.markdown();
         assert!(!text.contains("<script>"), "{text}");
         assert!(text.contains("| x::one | 1 | 100% |"), "{text}");
+        // A learner's message is a code span: no image to fetch, no link, no emphasis.
+        assert!(
+            text.contains("| x::one | 1 | `x::one &lt;b&gt;expected&lt;/b&gt; 3` |"),
+            "{text}"
+        );
     }
 
     #[test]
