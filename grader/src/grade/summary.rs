@@ -183,13 +183,16 @@ fn code(text: &str) -> String {
     }
 }
 
-/// The kit's own text in a Markdown table cell: one line, no `|` to break the table, no HTML.
+/// The kit's own text in a Markdown table cell: one line, no `|` to break the table (a `¦` in
+/// its place), no HTML.
 fn md(text: &str) -> String {
     let line = text.lines().next().unwrap_or("");
     let mut out = String::with_capacity(line.len());
     for c in line.chars() {
         match c {
-            '|' => out.push_str("\\|"),
+            // Not `\|`: a learner's own backslash before it (`\\|`) would leave the pipe
+            // raw to some renderers, and the table's cells would shift.
+            '|' => out.push('¦'),
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
             '`' => out.push('\''),
@@ -621,6 +624,20 @@ mod tests {
         assert!(
             text.contains("| x::one | 1 | `x::one &lt;b&gt;expected&lt;/b&gt; 3` |"),
             "{text}"
+        );
+        // A pipe of a learner's cannot open a cell, backslash or not.
+        let (book, lesson) = class_of(vec![row("a\\| 1.00 |", RowStatus::Refused, 0.0, &[])]);
+        let class = Class {
+            book: &book,
+            lessons: vec![(&lesson, vec!["x::one"])],
+            pairs: &[],
+            unread: &[],
+        };
+        let piped = class.markdown();
+        assert!(!piped.lines().any(|l| l.contains("a\\|")), "{piped}");
+        assert!(
+            piped.contains("| `a\\¦ 1.00 ¦` | build3 | `refused: ` |"),
+            "{piped}"
         );
     }
 
