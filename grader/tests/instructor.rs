@@ -552,6 +552,63 @@ fn chromium_shows_the_chart(page: &Path) {
 }
 
 #[test]
+fn an_lms_export_keeps_each_submissions_report_and_a_renamed_file_gets_a_hint() {
+    let dir = tempfile::tempdir().unwrap();
+    let (subs, out) = (dir.path().join("class"), dir.path().join("grades"));
+    let correct = class::source(&kit_root(), class::variant("correct"), "ana");
+    for (rel, text) in [
+        ("ana/lib.rs", &correct),
+        ("jo/retry_request_jo.rs", &correct),
+    ] {
+        let path = subs.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    let roster = dir.path().join("roster.csv");
+    std::fs::write(
+        &roster,
+        "id,name,submission
+s1,Ana,ana
+s2,Jo,jo
+",
+    )
+    .unwrap();
+    // No lesson named: jo's renamed file is not graded, and the row says how it would be.
+    let output = grade(&[
+        subs.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--roster",
+        roster.to_str().unwrap(),
+        "--report",
+        "canvas",
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let said = text(&output.stdout);
+    assert!(said.contains("SUBMISSION/GROUP.{json,txt}"), "{said}");
+    assert!(
+        out.join("ana/build3.json").is_file(),
+        "the default report stays"
+    );
+    assert!(out.join("canvas.csv").is_file());
+    let rows = json(&out.join("grades.json"))["rows"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let note = row(&rows, "jo")["note"].as_str().unwrap().to_string();
+    assert!(
+        note.contains("retry_request_jo.rs") && note.contains("--group build3"),
+        "{note}"
+    );
+    // The summary names the student the roster does not match.
+    let summary = read(&out.join("summary.md"));
+    assert!(
+        summary.contains("| `jo` |  | `no lesson file graded: no lesson file found"),
+        "{summary}"
+    );
+}
+
+#[test]
 fn an_lms_export_without_a_roster_and_a_bad_roster_are_refused_with_a_hint() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(dir.path().join("class/ana")).unwrap();

@@ -152,6 +152,11 @@ pub fn grade(root: Option<PathBuf>, args: GradeArgs) -> CommandResult {
             _ => {}
         }
     }
+    // An LMS export is a file of the class, not a submission's report: asking for one
+    // leaves each submission's default report (json) as it was.
+    if formats.is_empty() {
+        formats.push(ReportFormat::Json);
+    }
     let roster = args
         .roster
         .as_deref()

@@ -701,9 +701,34 @@ fn plan(batch: Batch<'_>, submission: &Submission, jobs: &mut Vec<Job>, rows: &m
                 expected.join(", ")
             )
         } else {
+            // A folder whose only `.rs` file has another name (a platform renamed the
+            // upload) is graded with --group: say so, naming the file.
+            let only = exercises
+                .first()
+                .and_then(|(_, e)| submission.lesson_file(e, true).ok().flatten());
+            let hint = match only {
+                Some(file) => {
+                    // The lesson whose function the file defines, when one is.
+                    let text = submission
+                        .read(&file, MAX_LESSON_FILE)
+                        .map(|b| String::from_utf8_lossy(&b).into_owned())
+                        .unwrap_or_default();
+                    let lesson = exercises
+                        .iter()
+                        .find(|(_, e)| text.contains(&format!("fn {}", e.function)))
+                        .map_or("LESSON", |(g, _)| g.name);
+                    format!(
+                        "; it holds one .rs file, {}: name its lesson to grade it (--group {lesson})",
+                        crate::sanitise::escape_string(
+                            shown(submission, &file).display().to_string()
+                        ),
+                    )
+                }
+                None => String::new(),
+            };
             format!(
                 "no lesson file found: expected one of {} at the folder's top, in src/ or in \
-                 practice/src/",
+                 practice/src/{hint}",
                 expected.join(", ")
             )
         };

@@ -471,6 +471,10 @@ fn push(tree: &TokenTree, out: &mut Vec<Token>) {
         };
         let line = line_of(&tree);
         let kind = match &tree {
+            // `mut` is left out: every working answer adds it to parameters the stub leaves
+            // without, so it would be shared by every pair (and a copier adds or drops it
+            // for free).
+            TokenTree::Ident(ident) if ident == "mut" => continue,
             TokenTree::Ident(ident) => {
                 let text = ident.to_string();
                 if is_keyword(text.trim_start_matches("r#")) {
@@ -880,6 +884,24 @@ pub fn retry_request(attempts: u32, budget: u64) -> Result<u32, String> {
         // Layout alone, joint or not: `|w|*w` against `|w| * w`.
         let spaced = ANSWER.replace(">=", ">= ").replace("|w| *w", "|w|*w");
         assert!(against_answer(&spaced).is_some_and(|s| s > 0.99));
+    }
+
+    #[test]
+    fn the_stubs_signature_with_mut_is_still_the_stubs() {
+        // The lesson lets a learner add `mut` to the parameters; the stub has none.
+        let stub = include_str!("../../../exercises/build3/stub.rs");
+        let with_mut = stub
+            .replace("    request: impl", "    mut request: impl")
+            .replace("    sleep: impl", "    mut sleep: impl")
+            .replace("    log: impl", "    mut log: impl");
+        assert_ne!(with_mut, stub);
+        let base = Fingerprints::of(stub).unwrap().set;
+        let theirs = Fingerprints::of(&with_mut).unwrap().without(&base);
+        assert!(
+            theirs.is_empty(),
+            "{} fingerprints beyond the stub",
+            theirs.len()
+        );
     }
 
     #[test]

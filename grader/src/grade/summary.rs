@@ -9,6 +9,8 @@
 //! a learner chose (names, messages) is escaped for the format it goes into.
 
 use super::exports::Lesson;
+#[cfg(test)]
+use super::gradebook::Student;
 use super::gradebook::{points, Gradebook, Row, RowStatus};
 use super::similarity::Pair;
 use std::collections::BTreeMap;
@@ -142,10 +144,24 @@ fn figures<'a>(book: &'a Gradebook, lesson: &'a Lesson, checks: &[&str]) -> Less
 
 /// The rows that need a look before grades go out: why, per row.
 fn attention(book: &Gradebook) -> Vec<(&Row, String)> {
+    let roster = book.rows.iter().any(|r| r.student.is_some());
     book.rows
         .iter()
         .filter_map(|r| {
             let why = match r.status {
+                // A student whose folder is named otherwise than the roster says shows up
+                // twice: as `missing`, worth 0 in the LMS files, and as a row without an id.
+                RowStatus::MissingFile => format!("no lesson file graded: {}", r.note),
+                RowStatus::Missing => {
+                    "on the roster, handed in nothing: 0 in the LMS files (a folder named \
+                     otherwise?)"
+                        .to_string()
+                }
+                _ if roster && r.student.is_none() => {
+                    "not on the roster: in no LMS file (a folder named otherwise than the \
+                     roster says?)"
+                        .to_string()
+                }
                 RowStatus::KitError => "kit-error: not a grade; regrade it".to_string(),
                 RowStatus::Refused => format!("refused: {}", r.note),
                 _ if r.timeouts > 0 => format!(
@@ -459,7 +475,11 @@ impl Class<'_> {
                 html(&p.right),
                 p.similarity,
                 p.contained,
-                html(&p.regions_text())
+                p.regions
+                    .iter()
+                    .map(|(a, b, c, d)| format!("<span class=\"region\">{a}-{b}~{c}-{d}</span>"))
+                    .collect::<Vec<_>>()
+                    .join(" ")
             );
         }
         let _ = writeln!(out, "</table>");
@@ -541,6 +561,7 @@ section { margin: 2em 0; } h2 small, h3 small { font-weight: normal; color: #666
 table { border-collapse: collapse; margin: 0.5em 0; } th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: left; vertical-align: top; }
 th { background: #f3f3f3; } td.num { text-align: right; }
 pre { margin: 0; white-space: pre-wrap; font-size: 13px; max-width: 40em; }
+span.region { white-space: nowrap; }
 svg.chart text { font: 13px system-ui, sans-serif; fill: #222; }
 svg.chart rect.bar { fill: #3b6fb6; }
 .status { display: inline-block; margin-right: 0.6em; padding: 0 0.4em; border-radius: 3px; background: #eee; }
@@ -639,6 +660,35 @@ mod tests {
             piped.contains("| `a\\¦ 1.00 ¦` | build3 | `refused: ` |"),
             "{piped}"
         );
+    }
+
+    #[test]
+    fn attention_names_the_rows_a_roster_does_not_match() {
+        let student = |id: &str| Student {
+            id: id.into(),
+            name: id.into(),
+            extra: Default::default(),
+        };
+        let ana = Row {
+            student: Some(student("s1")),
+            ..row("ana", RowStatus::Passing, 10.0, &[])
+        };
+        let gone = Row {
+            student: Some(student("s2")),
+            ..row("s2", RowStatus::Missing, 0.0, &[])
+        };
+        let (book, _) = class_of(vec![
+            ana,
+            gone,
+            row("Bo_Brown", RowStatus::Passing, 10.0, &[]),
+        ]);
+        let found: Vec<(&str, String)> = attention(&book)
+            .into_iter()
+            .map(|(r, why)| (r.submission.as_str(), why))
+            .collect();
+        assert_eq!(found.len(), 2, "{found:?}");
+        assert!(found[0].0 == "Bo_Brown" && found[0].1.starts_with("not on the roster"));
+        assert!(found[1].0 == "s2" && found[1].1.starts_with("on the roster, handed in nothing"));
     }
 
     #[test]
