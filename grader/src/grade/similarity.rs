@@ -220,6 +220,16 @@ pub fn similarity(left: &str, right: &str, stub: &str) -> Option<f64> {
     (!a.is_empty() && !b.is_empty()).then(|| dice(&a, &b))
 }
 
+/// What orders the kit's pairs ([`Pair::score`]) for `left` and `right`: the larger of
+/// their similarity and the share of the smaller one the other holds, with `stub`'s text
+/// left out. `None` as for [`similarity`].
+pub fn score(left: &str, right: &str, stub: &str) -> Option<f64> {
+    let base = Fingerprints::of(stub).map(|f| f.set).unwrap_or_default();
+    let a = Fingerprints::of(left)?.without(&base);
+    let b = Fingerprints::of(right)?.without(&base);
+    (!a.is_empty() && !b.is_empty()).then(|| dice(&a, &b).max(contained(&a, &b)))
+}
+
 /// Twice the fingerprints `a` and `b` share, over both counts.
 fn dice(a: &Fingerprints, b: &Fingerprints) -> f64 {
     let shared = a.set.intersection(&b.set).count();
