@@ -86,7 +86,7 @@ fn figures<'a>(book: &'a Gradebook, lesson: &'a Lesson, checks: &[&str]) -> Less
             bands[band(row)] += 1;
         }
     }
-    let failures = checks
+    let mut failures: Vec<(String, usize)> = checks
         .iter()
         .map(|c| {
             let n = ran_rows
@@ -96,6 +96,8 @@ fn figures<'a>(book: &'a Gradebook, lesson: &'a Lesson, checks: &[&str]) -> Less
             (c.to_string(), n)
         })
         .collect();
+    // Most failed first: what to go over again in class. Ties keep the lesson's order.
+    failures.sort_by_key(|(_, n)| std::cmp::Reverse(*n));
     let mut first: BTreeMap<String, (usize, String)> = BTreeMap::new();
     for row in &ran_rows {
         if let Some(check) = row.failed_checks.first() {
@@ -286,7 +288,7 @@ impl Class<'_> {
             }
             let _ = writeln!(
                 out,
-                "\n### Each check's failure rate (of the {} row(s) whose checks ran)\n\n| check | failed | rate |\n|---|---|---|",
+                "\n### Each check's failure rate (of the {} row(s) whose checks ran; most failed first)\n\n| check | failed | rate |\n|---|---|---|",
                 f.ran
             );
             for (check, n) in f.failures.iter().filter(|(_, n)| *n > 0) {
@@ -422,7 +424,7 @@ impl Class<'_> {
             ));
             let _ = writeln!(
                 out,
-                "<h3>Each check's failure rate <small>(of the {} row(s) whose checks ran)</small></h3>",
+                "<h3>Each check's failure rate <small>(of the {} row(s) whose checks ran; most failed first)</small></h3>",
                 f.ran
             );
             out.push_str(&bar_chart("failures", &f.failures, f.ran.max(1), true));
@@ -602,7 +604,7 @@ mod tests {
             row("d", RowStatus::DoesNotCompile, 0.0, &[]),
             row("e", RowStatus::KitError, 0.0, &[]),
         ]);
-        let f = figures(&book, &lesson, &["x::one", "x::two", "x::three"]);
+        let f = figures(&book, &lesson, &["x::three", "x::one", "x::two"]);
         assert_eq!(f.ran, 3);
         assert_eq!(f.bands, [1, 0, 1, 1, 0, 1], "the kit error is in no band");
         assert_eq!(
