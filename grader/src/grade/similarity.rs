@@ -3,23 +3,29 @@
 //!
 //! The method is MOSS's and Dolos's, on Rust tokens:
 //!
-//! 1. A file is read as Rust tokens by `proc-macro2` (comments and layout are gone; doc
-//!    comments, which it keeps as `#[doc]` attributes, are dropped too). Every identifier
-//!    that is not a keyword becomes one token, `id`, and every literal one of `str`, `num`
-//!    or `chr`: renaming variables or changing messages changes nothing.
+//! 1. A file is read as Rust tokens by `proc-macro2`, as rustc reads it (a shebang line and
+//!    a byte-order mark skipped). Comments and layout are gone; doc comments, which it keeps
+//!    as `#[doc]` attributes, are dropped too, and so are brackets, `;`, `,` and `mut`, which
+//!    change no meaning a copier cares about and cost nothing to add. Every identifier that
+//!    is not a keyword becomes one token, `id`, and every literal one of `str`, `num` or
+//!    `chr`: renaming variables or changing messages changes nothing.
 //! 2. The file is cut into its items (and the items of its `impl`, `mod` and `trait`
-//!    blocks), so that reordering items changes nothing either.
+//!    blocks), so that reordering items changes nothing either; items whose own attributes
+//!    say `#[cfg(test)]` are left out.
 //! 3. Each item's runs of [`K`] tokens are hashed, and winnowing keeps the smallest hash of
 //!    every [`WINDOW`] consecutive ones: any shared run of `K + WINDOW - 1` tokens is
 //!    found, and a file has a few fingerprints per line rather than one per token.
 //! 4. Fingerprints that the lesson's stub has are left out everywhere (MOSS's base file):
 //!    every submission shares the stub's text, which says nothing about copying.
 //! 5. Two files' similarity is the share of their fingerprints they have in common (Dice's
-//!    coefficient: twice the shared, over both files' counts). The regions are the lines
-//!    those shared fingerprints cover, paired between the two files.
+//!    coefficient: twice the shared, over both files' counts); `contained` is the share of
+//!    the smaller file the other holds (a copy padded out with other code). The regions
+//!    are the lines those shared fingerprints cover, paired between the two files.
 //!
-//! A file that `proc-macro2` cannot read (an unclosed delimiter, say) has no fingerprints
-//! and is in no pair; its row already says it does not compile.
+//! Nothing here recurses as deep as a learner's brackets nest, and nothing is quadratic in
+//! a file's length: a learner's file is hostile input. A file that `proc-macro2` cannot
+//! read (an unclosed delimiter, say) has no fingerprints and is in no pair;
+//! [`Compared::unread`] names it, for the instructor to look at.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::Write as _;
