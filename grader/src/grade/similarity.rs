@@ -146,12 +146,17 @@ impl Pair {
 
     /// The regions as `12-30~40-58 41-50~5-14` (left's lines, then right's).
     pub fn regions_text(&self) -> String {
-        self.regions
-            .iter()
-            .map(|(a, b, c, d)| format!("{a}-{b}~{c}-{d}"))
-            .collect::<Vec<_>>()
-            .join(" ")
+        regions_text(&self.regions)
     }
+}
+
+/// Regions as `12-30~40-58 41-50~5-14` (left's lines, then right's).
+pub(crate) fn regions_text(regions: &[(usize, usize, usize, usize)]) -> String {
+    regions
+        .iter()
+        .map(|(a, b, c, d)| format!("{a}-{b}~{c}-{d}"))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// What [`pairs`] compared.

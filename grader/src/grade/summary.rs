@@ -238,6 +238,156 @@ fn html(text: &str) -> String {
     out
 }
 
+/// A cell of one of the tables both summaries show, by what it holds: each format
+/// renders it as that kind of text is rendered there.
+enum Cell {
+    /// The kit's own text (a lesson, a kind, a note of the kit's).
+    Kit(String),
+    /// A learner's text (a name, a reason that quotes their note): a code span in Markdown.
+    Learner(String),
+    /// A check's name: code in the browser.
+    Check(String),
+    /// A failure message: its first line as a code span in Markdown, preformatted whole in
+    /// the browser.
+    Message(String),
+    /// A count, as it is.
+    Count(usize),
+    /// A figure from 0 to 1, two decimals, right-aligned in the browser.
+    Figure(f64),
+    /// A pair's regions: each kept on one line in the browser.
+    Regions(Vec<(usize, usize, usize, usize)>),
+}
+
+impl Cell {
+    fn markdown(&self) -> String {
+        match self {
+            Cell::Kit(text) | Cell::Check(text) => md(text),
+            Cell::Learner(text) | Cell::Message(text) => code(text),
+            Cell::Count(n) => n.to_string(),
+            Cell::Figure(x) => format!("{x:.2}"),
+            Cell::Regions(regions) => md(&super::similarity::regions_text(regions)),
+        }
+    }
+
+    fn html(&self) -> String {
+        match self {
+            Cell::Kit(text) | Cell::Learner(text) => format!("<td>{}</td>", html(text)),
+            Cell::Check(text) => format!("<td><code>{}</code></td>", html(text)),
+            Cell::Message(text) => format!("<td><pre>{}</pre></td>", html(text)),
+            Cell::Count(n) => format!("<td>{n}</td>"),
+            Cell::Figure(x) => format!("<td class=\"num\">{x:.2}</td>"),
+            Cell::Regions(regions) => format!(
+                "<td><code>{}</code></td>",
+                regions
+                    .iter()
+                    .map(|(a, b, c, d)| format!("<span class=\"region\">{a}-{b}~{c}-{d}</span>"))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            ),
+        }
+    }
+}
+
+/// One of the tables both summaries show: built once, rendered by each format.
+struct Table {
+    head: &'static [&'static str],
+    rows: Vec<Vec<Cell>>,
+    /// The row shown when there is none (the browser spans its first cell across).
+    empty: Vec<Cell>,
+}
+
+impl Table {
+    /// Its header, its separator and its rows (or its empty row, whose blank cells are
+    /// written `| |`), a line each.
+    fn markdown(&self) -> String {
+        let line = |cells: &[String]| format!("| {} |\n", cells.join(" | "));
+        let mut out = line(&self.head.iter().map(|h| h.to_string()).collect::<Vec<_>>());
+        out.push_str(&format!("|{}\n", "---|".repeat(self.head.len())));
+        if self.rows.is_empty() {
+            out.push('|');
+            for cell in self.empty.iter().map(Cell::markdown) {
+                if cell.is_empty() {
+                    out.push_str(" |");
+                } else {
+                    let _ = write!(out, " {cell} |");
+                }
+            }
+            out.push('\n');
+        }
+        for row in &self.rows {
+            out.push_str(&line(&row.iter().map(Cell::markdown).collect::<Vec<_>>()));
+        }
+        out
+    }
+
+    /// `<table>` to `</table>`, a line each.
+    fn html(&self) -> String {
+        let mut out = String::from("<table>\n<tr>");
+        for h in self.head {
+            let _ = write!(out, "<th>{h}</th>");
+        }
+        out.push_str("</tr>\n");
+        if self.rows.is_empty() {
+            let first = self.empty.first().map(Cell::html).unwrap_or_default();
+            let spanned =
+                first.replacen("<td>", &format!("<td colspan=\"{}\">", self.head.len()), 1);
+            let _ = writeln!(out, "<tr>{spanned}</tr>");
+        }
+        for row in &self.rows {
+            let cells: String = row.iter().map(Cell::html).collect();
+            let _ = writeln!(out, "<tr>{cells}</tr>");
+        }
+        out.push_str("</table>\n");
+        out
+    }
+}
+
+impl LessonFigures<'_> {
+    fn first_failures(&self) -> Table {
+        Table {
+            head: &["first failed check", "rows", "one message"],
+            rows: self
+                .first
+                .iter()
+                .map(|(check, n, message)| {
+                    vec![
+                        Cell::Check(check.clone()),
+                        Cell::Count(*n),
+                        Cell::Message(message.clone()),
+                    ]
+                })
+                .collect(),
+            empty: vec![
+                Cell::Kit("(none)".into()),
+                Cell::Count(0),
+                Cell::Kit(String::new()),
+            ],
+        }
+    }
+
+    fn guidance(&self) -> Table {
+        Table {
+            head: &["kind", "rows", "uses"],
+            rows: self
+                .guidance
+                .iter()
+                .map(|(kind, (rows, uses))| {
+                    vec![
+                        Cell::Kit(kind.clone()),
+                        Cell::Count(*rows),
+                        Cell::Count(*uses),
+                    ]
+                })
+                .collect(),
+            empty: vec![
+                Cell::Kit("(none recorded)".into()),
+                Cell::Count(0),
+                Cell::Count(0),
+            ],
+        }
+    }
+}
+
 /// Everything the summary is made of.
 pub struct Class<'a> {
     /// The gradebook.
@@ -256,6 +406,68 @@ impl Class<'_> {
             .iter()
             .map(|(lesson, checks)| figures(self.book, lesson, checks))
             .collect()
+    }
+
+    /// The first [`PAIRS_SHOWN`] similarity pairs.
+    fn pairs(&self) -> Table {
+        Table {
+            head: &[
+                "lesson",
+                "left",
+                "right",
+                "similarity",
+                "contained",
+                "regions",
+            ],
+            rows: self
+                .pairs
+                .iter()
+                .take(PAIRS_SHOWN)
+                .map(|p| {
+                    vec![
+                        Cell::Kit(p.group.clone()),
+                        Cell::Learner(p.left.clone()),
+                        Cell::Learner(p.right.clone()),
+                        Cell::Figure(p.similarity),
+                        Cell::Figure(p.contained),
+                        Cell::Regions(p.regions.clone()),
+                    ]
+                })
+                .collect(),
+            empty: [
+                format!("(none at {:.2} or more)", super::similarity::LISTED_FROM),
+                String::new(),
+                String::new(),
+                String::new(),
+                String::new(),
+                String::new(),
+            ]
+            .map(Cell::Kit)
+            .into(),
+        }
+    }
+
+    /// The files the similarity could not read, then the rows that need a look.
+    fn attention(&self) -> Table {
+        let unread = self.unread.iter().map(|name| {
+            vec![
+                Cell::Learner(name.clone()),
+                Cell::Kit(String::new()),
+                Cell::Kit(UNREAD.into()),
+            ]
+        });
+        let rows = attention(self.book).into_iter().map(|(row, why)| {
+            vec![
+                Cell::Learner(row.submission.clone()),
+                Cell::Kit(row.group.clone()),
+                Cell::Learner(why),
+            ]
+        });
+        Table {
+            head: &["submission", "lesson", "why"],
+            rows: unread.chain(rows).collect(),
+            empty: ["(none)", "", ""].map(|t| Cell::Kit(t.into())).into(),
+        }
     }
 
     /// `summary.md`.
@@ -298,26 +510,12 @@ impl Class<'_> {
             if clean > 0 {
                 let _ = writeln!(out, "| ({clean} other check(s): no failure) | 0 | 0% |");
             }
-            let _ = writeln!(
+            let _ = write!(
                 out,
-                "\n### Most common first failures\n\n| first failed check | rows | one message |\n|---|---|---|"
+                "\n### Most common first failures\n\n{}\n### Guidance\n\n{}",
+                f.first_failures().markdown(),
+                f.guidance().markdown()
             );
-            if f.first.is_empty() {
-                let _ = writeln!(out, "| (none) | 0 | |");
-            }
-            for (check, n, message) in &f.first {
-                let _ = writeln!(out, "| {} | {n} | {} |", md(check), code(message));
-            }
-            let _ = writeln!(
-                out,
-                "\n### Guidance\n\n| kind | rows | uses |\n|---|---|---|"
-            );
-            if f.guidance.is_empty() {
-                let _ = writeln!(out, "| (none recorded) | 0 | 0 |");
-            }
-            for (kind, (rows, uses)) in &f.guidance {
-                let _ = writeln!(out, "| {} | {rows} | {uses} |", md(kind));
-            }
             let _ = writeln!(
                 out,
                 "\n{} row(s) came without a guidance log; {} with a log that fails `log --check` (unverified).\n",
@@ -328,29 +526,7 @@ impl Class<'_> {
             out,
             "## Similar submissions\n\nA list to look at, not a verdict: how alike two lesson files are once names, layout, comments, the order of items and the stub's own text are set aside (1.00: the same); `contained` is the share of the smaller file found in the other (a copy padded out with other code). The kit's answer goes by its path (`reference/src/…`). Regions are `left lines~right lines`.\n"
         );
-        let _ = writeln!(
-            out,
-            "| lesson | left | right | similarity | contained | regions |\n|---|---|---|---|---|---|"
-        );
-        if self.pairs.is_empty() {
-            let _ = writeln!(
-                out,
-                "| (none at {:.2} or more) | | | | | |",
-                super::similarity::LISTED_FROM
-            );
-        }
-        for p in self.pairs.iter().take(PAIRS_SHOWN) {
-            let _ = writeln!(
-                out,
-                "| {} | {} | {} | {:.2} | {:.2} | {} |",
-                md(&p.group),
-                code(&p.left),
-                code(&p.right),
-                p.similarity,
-                p.contained,
-                md(&p.regions_text())
-            );
-        }
+        out.push_str(&self.pairs().markdown());
         if self.pairs.len() > PAIRS_SHOWN {
             let _ = writeln!(
                 out,
@@ -358,26 +534,11 @@ impl Class<'_> {
                 self.pairs.len() - PAIRS_SHOWN
             );
         }
-        let _ = writeln!(
+        let _ = write!(
             out,
-            "\n## Needs attention\n\n| submission | lesson | why |\n|---|---|---|"
+            "\n## Needs attention\n\n{}",
+            self.attention().markdown()
         );
-        let attention = attention(self.book);
-        if attention.is_empty() && self.unread.is_empty() {
-            let _ = writeln!(out, "| (none) | | |");
-        }
-        for name in self.unread {
-            let _ = writeln!(out, "| {} | | {} |", code(name), UNREAD);
-        }
-        for (row, why) in attention {
-            let _ = writeln!(
-                out,
-                "| {} | {} | {} |",
-                code(&row.submission),
-                md(&row.group),
-                code(&why)
-            );
-        }
         out
     }
 
@@ -428,63 +589,23 @@ impl Class<'_> {
                 f.ran
             );
             out.push_str(&bar_chart("failures", &f.failures, f.ran.max(1), true));
-            let _ = writeln!(out, "<h3>Most common first failures</h3>\n<table>\n<tr><th>first failed check</th><th>rows</th><th>one message</th></tr>");
-            if f.first.is_empty() {
-                let _ = writeln!(out, "<tr><td colspan=\"3\">(none)</td></tr>");
-            }
-            for (check, n, message) in &f.first {
-                let _ = writeln!(
-                    out,
-                    "<tr><td><code>{}</code></td><td>{n}</td><td><pre>{}</pre></td></tr>",
-                    html(check),
-                    html(message)
-                );
-            }
-            let _ = writeln!(out, "</table>\n<h3>Guidance</h3>\n<table>\n<tr><th>kind</th><th>rows</th><th>uses</th></tr>");
-            if f.guidance.is_empty() {
-                let _ = writeln!(out, "<tr><td colspan=\"3\">(none recorded)</td></tr>");
-            }
-            for (kind, (rows, uses)) in &f.guidance {
-                let _ = writeln!(
-                    out,
-                    "<tr><td>{}</td><td>{rows}</td><td>{uses}</td></tr>",
-                    html(kind)
-                );
-            }
+            let _ = write!(
+                out,
+                "<h3>Most common first failures</h3>\n{}<h3>Guidance</h3>\n{}",
+                f.first_failures().html(),
+                f.guidance().html()
+            );
             let _ = writeln!(
                 out,
-                "</table>\n<p>{} row(s) came without a guidance log; {} with a log that fails <code>log --check</code> (unverified).</p>\n</section>",
+                "<p>{} row(s) came without a guidance log; {} with a log that fails <code>log --check</code> (unverified).</p>\n</section>",
                 f.without_log, f.unverified
             );
         }
         let _ = writeln!(
             out,
-            "<section id=\"similarity\">\n<h2>Similar submissions</h2>\n<p>A list to look at, not a verdict: how alike two lesson files are once names, layout, comments, the order of items and the stub's own text are set aside (1.00: the same); <em>contained</em> is the share of the smaller file found in the other (a copy padded out with other code). The kit's answer goes by its path (<code>reference/src/…</code>). Regions are <code>left lines~right lines</code>.</p>\n<table>\n<tr><th>lesson</th><th>left</th><th>right</th><th>similarity</th><th>contained</th><th>regions</th></tr>"
+            "<section id=\"similarity\">\n<h2>Similar submissions</h2>\n<p>A list to look at, not a verdict: how alike two lesson files are once names, layout, comments, the order of items and the stub's own text are set aside (1.00: the same); <em>contained</em> is the share of the smaller file found in the other (a copy padded out with other code). The kit's answer goes by its path (<code>reference/src/…</code>). Regions are <code>left lines~right lines</code>.</p>"
         );
-        if self.pairs.is_empty() {
-            let _ = writeln!(
-                out,
-                "<tr><td colspan=\"6\">(none at {:.2} or more)</td></tr>",
-                super::similarity::LISTED_FROM
-            );
-        }
-        for p in self.pairs.iter().take(PAIRS_SHOWN) {
-            let _ = writeln!(
-                out,
-                "<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{:.2}</td><td class=\"num\">{:.2}</td><td><code>{}</code></td></tr>",
-                html(&p.group),
-                html(&p.left),
-                html(&p.right),
-                p.similarity,
-                p.contained,
-                p.regions
-                    .iter()
-                    .map(|(a, b, c, d)| format!("<span class=\"region\">{a}-{b}~{c}-{d}</span>"))
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            );
-        }
-        let _ = writeln!(out, "</table>");
+        out.push_str(&self.pairs().html());
         if self.pairs.len() > PAIRS_SHOWN {
             let _ = writeln!(
                 out,
@@ -494,30 +615,9 @@ impl Class<'_> {
         }
         let _ = writeln!(
             out,
-            "</section>\n<section id=\"attention\">\n<h2>Needs attention</h2>\n<table>\n<tr><th>submission</th><th>lesson</th><th>why</th></tr>"
+            "</section>\n<section id=\"attention\">\n<h2>Needs attention</h2>\n{}</section>\n</body>\n</html>",
+            self.attention().html()
         );
-        let attention = attention(self.book);
-        if attention.is_empty() && self.unread.is_empty() {
-            let _ = writeln!(out, "<tr><td colspan=\"3\">(none)</td></tr>");
-        }
-        for name in self.unread {
-            let _ = writeln!(
-                out,
-                "<tr><td>{}</td><td></td><td>{}</td></tr>",
-                html(name),
-                html(UNREAD)
-            );
-        }
-        for (row, why) in attention {
-            let _ = writeln!(
-                out,
-                "<tr><td>{}</td><td>{}</td><td>{}</td></tr>",
-                html(&row.submission),
-                html(&row.group),
-                html(&why)
-            );
-        }
-        let _ = writeln!(out, "</table>\n</section>\n</body>\n</html>");
         out
     }
 }
