@@ -132,6 +132,14 @@ pub enum GradeError {
     },
 }
 
+/// A submission's lesson file as it was graded, for the similarity of the class.
+struct LessonFile {
+    group: &'static str,
+    /// The submission's name, as the gradebook has it.
+    submission: String,
+    text: String,
+}
+
 /// One submission's lesson to grade.
 #[derive(Debug, Clone)]
 struct Job {
@@ -172,7 +180,7 @@ pub fn grade(
     settings: &Settings,
     events: &(dyn Fn(Event) + Sync),
 ) -> Result<Graded, GradeError> {
-    let book = grade_rows(kit, submissions, settings, events)?;
+    let (book, graded_files) = grade_rows(kit, submissions, settings, events)?;
     let class = |source| GradeError::Gradebook {
         dir: settings.out.clone(),
         source,
@@ -205,7 +213,7 @@ pub fn grade(
     // The class at a glance, for a batch (one submission has no class to compare with).
     let (mut pairs, mut unread) = (Vec::new(), Vec::new());
     if !settings.one {
-        let compared = compare_class(kit, submissions, settings, &lessons);
+        let compared = compare_class(kit, &graded_files, &lessons);
         pairs = compared.pairs;
         unread = compared.unread;
         write_whole(&settings.out, "similarity.csv", &similarity::csv(&pairs)).map_err(class)?;
@@ -254,8 +262,7 @@ pub struct Graded {
 /// gradebook and the run are kept as usual.
 fn compare_class(
     kit: &Path,
-    submissions: &[Submission],
-    settings: &Settings,
+    files: &[LessonFile],
     lessons: &[exports::Lesson],
 ) -> similarity::Compared {
     let failed = |why: String| similarity::Compared {
@@ -266,9 +273,7 @@ fn compare_class(
         let worker = std::thread::Builder::new()
             .name("similarity".into())
             .stack_size(256 << 20)
-            .spawn_scoped(scope, || {
-                class_similarity(kit, submissions, settings, lessons)
-            });
+            .spawn_scoped(scope, || class_similarity(kit, files, lessons));
         match worker {
             Ok(handle) => handle.join().unwrap_or_else(|panic| {
                 let what = panic
@@ -283,14 +288,13 @@ fn compare_class(
     })
 }
 
-/// The similarity pairs of each lesson graded: every submission's lesson file (as the
-/// gradebook found it; refused ones are not read) against the others' and the reference
-/// answer (named by its path in the kit, which no submission can be named), with the
-/// lesson's stub as the base text every submission shares.
+/// The similarity pairs of each lesson graded: every submission's lesson file, as it was
+/// graded (a refused one is not among them), against the others' and the reference answer
+/// (named by its path in the kit, which no submission can be named), with the lesson's
+/// stub as the base text every submission shares.
 fn class_similarity(
     kit: &Path,
-    submissions: &[Submission],
-    settings: &Settings,
+    files: &[LessonFile],
     lessons: &[exports::Lesson],
 ) -> similarity::Compared {
     let mut compared = similarity::Compared::default();
@@ -304,18 +308,10 @@ fn class_similarity(
             .answer
             .as_ref()
             .and_then(|a| Some((a.display().to_string(), read(kit.join(a))?)));
-        let files: Vec<(String, String)> = submissions
+        let files: Vec<(String, String)> = files
             .iter()
-            .filter_map(|submission| {
-                let file = submission
-                    .lesson_file(&exercise, settings.group.is_some())
-                    .ok()??;
-                let content = submission.read(&file, MAX_LESSON_FILE).ok()?;
-                Some((
-                    gradebook_name(&submission.name),
-                    String::from_utf8_lossy(&content).into_owned(),
-                ))
-            })
+            .filter(|f| f.group == lesson.group)
+            .map(|f| (f.submission.clone(), f.text.clone()))
             .collect();
         let found = similarity::pairs(
             &lesson.group,
@@ -350,7 +346,7 @@ fn grade_rows(
     submissions: &[Submission],
     settings: &Settings,
     events: &(dyn Fn(Event) + Sync),
-) -> Result<Gradebook, GradeError> {
+) -> Result<(Gradebook, Vec<LessonFile>), GradeError> {
     let submissions: Vec<Submission> = submissions
         .iter()
         .map(|s| Submission {
@@ -411,6 +407,16 @@ fn grade_rows(
         };
         plan(batch, submission, &mut jobs, &mut rows);
     }
+    // What was graded, read once: the similarity compares these very bytes.
+    let files: Vec<LessonFile> = jobs
+        .iter()
+        .filter(|job| job.refused.is_none())
+        .map(|job| LessonFile {
+            group: job.group.name,
+            submission: job.submission.name.clone(),
+            text: String::from_utf8_lossy(&job.content).into_owned(),
+        })
+        .collect();
     let previous = (!settings.force)
         .then(|| Gradebook::load(&settings.out))
         .flatten();
@@ -483,7 +489,7 @@ fn grade_rows(
     }
     write_book(&rows)?;
     if pending.is_empty() {
-        return Ok(book_of(&rows));
+        return Ok((book_of(&rows), files));
     }
 
     let slots = prepare_slots(kit, &base, &exercises, settings, pending.len(), events)?;
@@ -525,7 +531,7 @@ fn grade_rows(
         }
         Ok(())
     })?;
-    Ok(book_of(&rows))
+    Ok((book_of(&rows), files))
 }
 
 /// A submission's name in the gradebook, every report and every export: its control
