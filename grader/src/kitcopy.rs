@@ -125,17 +125,12 @@ fn git_tracked(root: &Path, untracked: Untracked) -> Option<Vec<PathBuf>> {
     match untracked {
         Untracked::Taken => files.extend(new),
         Untracked::Left if !new.is_empty() => {
-            let shown: Vec<String> = new
-                .iter()
-                .take(5)
-                .map(|p| p.display().to_string())
-                .collect();
+            let names: Vec<String> = new.iter().map(|p| p.display().to_string()).collect();
             eprintln!(
                 "warning: {} file(s) in the kit that git does not track are left out of the \
-                 copy: {}{} (commit a file of the kit's to have it there)",
+                 copy: {} (commit a file of the kit's to have it there)",
                 new.len(),
-                shown.join(", "),
-                if new.len() > 5 { ", …" } else { "" }
+                first_few(&names)
             )
         }
         Untracked::Left => {}
@@ -145,7 +140,7 @@ fn git_tracked(root: &Path, untracked: Untracked) -> Option<Vec<PathBuf>> {
 
 /// The kit's top level: what a fresh clone holds there. Anything else at the top of a kit
 /// folder that is no git repository (a download, a copy) is not the kit's.
-pub const KIT_TOP: &[&str] = &[
+const KIT_TOP: &[&str] = &[
     ".ci",
     ".gitignore",
     "CONTRIBUTING.md",
@@ -177,20 +172,29 @@ fn kits_own(files: Vec<PathBuf>, untracked: Untracked) -> Vec<PathBuf> {
     if untracked == Untracked::Left && !other.is_empty() {
         let mut names: Vec<String> = other.iter().map(top).collect();
         names.dedup();
-        let shown: Vec<&str> = names.iter().take(5).map(String::as_str).collect();
         eprintln!(
             "warning: the kit folder is no git repository, so what is the kit's is told by its \
-             top level: {} not the kit's, left out of the copy: {}{}",
+             top level: {} not the kit's, left out of the copy: {}",
             if names.len() == 1 {
                 "this is"
             } else {
                 "these are"
             },
-            shown.join(", "),
-            if names.len() > 5 { ", …" } else { "" }
+            first_few(&names)
         );
     }
     own
+}
+
+/// The first five of `names`, and `…` for the rest: a warning names what it speaks of
+/// without flooding the terminal.
+fn first_few(names: &[String]) -> String {
+    let shown = names.iter().take(5).cloned().collect::<Vec<_>>().join(", ");
+    if names.len() > 5 {
+        format!("{shown}, …")
+    } else {
+        shown
+    }
 }
 
 /// Every file under `root` but build output, git's folder and the learner's backups.
