@@ -480,14 +480,11 @@ fn without_docs(stream: TokenStream) -> Vec<TokenTree> {
 /// their own, not by recursion: a learner's file may nest brackets thousands deep, and the
 /// grader's stack must not be what that reaches.
 fn push(tree: &TokenTree, out: &mut Vec<Token>) {
-    // Each frame: a group's remaining trees, and the closing token to write after them.
-    let mut stack: Vec<(std::vec::IntoIter<TokenTree>, Option<Token>)> =
-        vec![(vec![tree.clone()].into_iter(), None)];
-    while let Some((trees, _)) = stack.last_mut() {
+    // Each frame: a group's remaining trees.
+    let mut stack: Vec<std::vec::IntoIter<TokenTree>> = vec![vec![tree.clone()].into_iter()];
+    while let Some(trees) = stack.last_mut() {
         let Some(tree) = trees.next() else {
-            if let Some((_, Some(close))) = stack.pop() {
-                out.push(close);
-            }
+            stack.pop();
             continue;
         };
         let line = line_of(&tree);
@@ -520,17 +517,10 @@ fn push(tree: &TokenTree, out: &mut Vec<Token>) {
             // against `|w| *w`), so it is not kept either.
             TokenTree::Punct(p) if matches!(p.as_char(), ';' | ',') => continue,
             TokenTree::Punct(p) => p.as_char().to_string(),
+            // Brackets are left out too: extra parentheses, or braces around a match arm,
+            // change no meaning and are free to add. The tokens inside are kept.
             TokenTree::Group(g) => {
-                let (open, close) = match g.delimiter() {
-                    Delimiter::Parenthesis => ("(", ")"),
-                    Delimiter::Brace => ("{", "}"),
-                    Delimiter::Bracket => ("[", "]"),
-                    Delimiter::None => ("", ""),
-                };
-                // Brackets are left out too: extra parentheses, or braces around a match
-                // arm, change no meaning and are free to add. The tokens inside are kept.
-                let _ = (open, close);
-                stack.push((without_docs(g.stream()).into_iter(), None));
+                stack.push(without_docs(g.stream()).into_iter());
                 continue;
             }
         };
