@@ -225,36 +225,40 @@ pub fn sort(pairs: &mut [Pair]) {
 /// when either cannot be read as Rust or holds nothing beyond the stub. (For comparing the
 /// kit's measure with another tool's over every pair; [`pairs`] lists the ones worth a look.)
 pub fn similarity(left: &str, right: &str, stub: &str) -> Option<f64> {
-    let base = Fingerprints::of(stub).map(|f| f.set).unwrap_or_default();
-    let a = Fingerprints::of(left)?.without(&base);
-    let b = Fingerprints::of(right)?.without(&base);
-    (!a.is_empty() && !b.is_empty()).then(|| dice(&a, &b))
+    let (a, b) = both(left, right, stub)?;
+    Some(figures(&a, &b).0)
 }
 
 /// What orders the kit's pairs ([`Pair::score`]) for `left` and `right`: the larger of
 /// their similarity and the share of the smaller one the other holds, with `stub`'s text
 /// left out. `None` as for [`similarity`].
 pub fn score(left: &str, right: &str, stub: &str) -> Option<f64> {
+    let (a, b) = both(left, right, stub)?;
+    let (similarity, contained) = figures(&a, &b);
+    Some(similarity.max(contained))
+}
+
+/// `left`'s and `right`'s fingerprints without `stub`'s, when both have some.
+fn both(left: &str, right: &str, stub: &str) -> Option<(Fingerprints, Fingerprints)> {
     let base = Fingerprints::of(stub).map(|f| f.set).unwrap_or_default();
     let a = Fingerprints::of(left)?.without(&base);
     let b = Fingerprints::of(right)?.without(&base);
-    (!a.is_empty() && !b.is_empty()).then(|| dice(&a, &b).max(contained(&a, &b)))
+    (!a.is_empty() && !b.is_empty()).then_some((a, b))
 }
 
-/// Twice the fingerprints `a` and `b` share, over both counts.
-fn dice(a: &Fingerprints, b: &Fingerprints) -> f64 {
-    let shared = a.set.intersection(&b.set).count();
-    2.0 * shared as f64 / (a.set.len() + b.set.len()) as f64
-}
-
-/// The share of the smaller of `a` and `b` that the other holds (0 below
-/// [`CONTAINED_NEEDS`] fingerprints).
-fn contained(a: &Fingerprints, b: &Fingerprints) -> f64 {
+/// `a`'s and `b`'s similarity (Dice's: twice the fingerprints they share, over both
+/// counts) and the share of the smaller one the other holds (0 below [`CONTAINED_NEEDS`]
+/// fingerprints), from one count of what they share.
+fn figures(a: &Fingerprints, b: &Fingerprints) -> (f64, f64) {
+    let shared = a.set.intersection(&b.set).count() as f64;
+    let similarity = 2.0 * shared / (a.set.len() + b.set.len()) as f64;
     let smaller = a.set.len().min(b.set.len());
-    if smaller < CONTAINED_NEEDS {
-        return 0.0;
-    }
-    a.set.intersection(&b.set).count() as f64 / smaller as f64
+    let contained = if smaller < CONTAINED_NEEDS {
+        0.0
+    } else {
+        shared / smaller as f64
+    };
+    (similarity, contained)
 }
 
 /// `a` and `b` as a pair, when they are at least [`LISTED_FROM`] alike or one holds at least
@@ -266,7 +270,7 @@ fn compare(
     right: &str,
     b: &Fingerprints,
 ) -> Option<Pair> {
-    let (similarity, contained) = (dice(a, b), contained(a, b));
+    let (similarity, contained) = figures(a, b);
     if similarity < LISTED_FROM && contained < CONTAINED_FROM {
         return None;
     }
