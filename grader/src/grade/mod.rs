@@ -276,11 +276,7 @@ fn compare_class(
             .spawn_scoped(scope, || class_similarity(kit, files, lessons));
         match worker {
             Ok(handle) => handle.join().unwrap_or_else(|panic| {
-                let what = panic
-                    .downcast_ref::<&str>()
-                    .map(|s| s.to_string())
-                    .or_else(|| panic.downcast_ref::<String>().cloned())
-                    .unwrap_or_default();
+                let what = grader_checks::panics::panic_message(&*panic);
                 failed(format!("a bug in the kit: {what}"))
             }),
             Err(e) => failed(format!("cannot start its thread: {e}")),
