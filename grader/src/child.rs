@@ -1391,7 +1391,18 @@ fn stat_field(stat: &str, n: usize) -> Option<u64> {
 /// Whether the C library aborted the process for want of memory (`Fatal glibc error: failed
 /// to register TLS destructor: out of memory`): a new thread's stack or its thread-local
 /// storage did not fit under the memory limit, so the process went over a limit, not wrong.
-fn c_library_out_of_memory(output: &Captured) -> bool {
+/// Only a process that then died of SIGABRT, as glibc's abort does: the line alone is text
+/// a learner's code can print.
+fn c_library_out_of_memory(status: ExitStatus, output: &Captured) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        if status.signal() != Some(6) {
+            return false;
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = status;
     output
         .text
         .lines()
@@ -1399,7 +1410,7 @@ fn c_library_out_of_memory(output: &Captured) -> bool {
 }
 
 fn death_kind(status: ExitStatus, output: &Captured) -> FailureKind {
-    if output.text.contains("memory allocation of") || c_library_out_of_memory(output) {
+    if output.text.contains("memory allocation of") || c_library_out_of_memory(status, output) {
         return FailureKind::Limit;
     }
     #[cfg(unix)]
@@ -1427,7 +1438,7 @@ fn describe_death(status: ExitStatus, output: &Captured, limits: &Limits) -> Str
             bytes(limits.memory)
         );
     }
-    if c_library_out_of_memory(output) {
+    if c_library_out_of_memory(status, output) {
         return format!(
             "ran out of memory under the limit of a check ({}) and was stopped. Many threads \
              at once do this (each reserves a stack of its own), as does something that grows \
@@ -1619,5 +1630,9 @@ mod tests {
         // An abort of any other kind stays a crash.
         let other = captured("thread panicked while processing panic. aborting.\n");
         assert_eq!(death_kind(abort, &other), FailureKind::Crash);
+        // The line printed by code that then dies otherwise (a segfault) is not believed.
+        let segv = ExitStatus::from_raw(11);
+        assert_eq!(death_kind(segv, &out), FailureKind::Crash);
+        assert!(!describe_death(segv, &out, &Limits::default()).contains("ran out of memory"));
     }
 }

@@ -273,6 +273,13 @@ fn a_learner_runs_scenarios_on_their_own_code() {
             stdout.contains("---- output of the code under test ----\nmy debug: max 3"),
             "{extra:?}: {stdout}"
         );
+        // Printed text comes before the kit's report, so it cannot pass for what follows it.
+        let printed_at = stdout.find("my debug: max 3").unwrap();
+        let report_at = stdout
+            .find("against practice")
+            .or_else(|| stdout.find("next to the reference"))
+            .unwrap();
+        assert!(printed_at < report_at, "{extra:?}: {stdout}");
     }
 
     // A loop that never ends is stopped, as in the grader.

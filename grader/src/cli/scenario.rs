@@ -102,11 +102,12 @@ fn show(title: &str, settings: &str, run: &ScenarioRun) {
 }
 
 /// What the learner's own code printed during a scenario (their `eprintln!`s), shown as a
-/// check's failure shows it; nothing when it printed nothing.
+/// check's failure shows it, ended by a line of the kit's; nothing when it printed nothing.
 fn show_printed(printed: &str) {
     let section = grader::output_section(printed);
     if !section.is_empty() {
         say!("{}", section.trim_start_matches('\n'));
+        say!("---- end of the output; what follows is the kit's ----\n");
     }
 }
 
@@ -234,13 +235,15 @@ pub fn scenario(root: Option<PathBuf>, args: ScenarioArgs) -> CommandResult {
             return Ok(ExitCode::from(EXIT_NOT_ALL_PASSED));
         }
     };
+    // What the learner's code printed comes first: everything after it is the kit's own, so
+    // printed text cannot pass for the run or the verdict that follows.
+    show_printed(&printed);
     if !args.compare {
         show(
             &format!("scenario {file} ({}) against practice", group.name),
             &loaded.settings,
             &yours,
         );
-        show_printed(&printed);
         return Ok(if yours.finished() {
             ExitCode::SUCCESS
         } else {
@@ -255,7 +258,6 @@ pub fn scenario(root: Option<PathBuf>, args: ScenarioArgs) -> CommandResult {
     say!("{}", loaded.settings);
     let text = side_by_side(("yours", &yours), ("reference", &theirs));
     say!("{}", text.trim_end());
-    show_printed(&printed);
     if yours == theirs {
         say!("\nSame on every line.{recorded}");
         Ok(ExitCode::SUCCESS)
