@@ -13,11 +13,11 @@ use std::path::Path;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Problem {
     /// The lesson it is about; `None` for the kit as a whole.
-    pub lesson: Option<String>,
+    pub(crate) lesson: Option<String>,
     /// What is wrong.
-    pub what: String,
+    pub(crate) what: String,
     /// What to do about it.
-    pub fix: String,
+    pub(crate) fix: String,
 }
 
 impl Problem {
@@ -31,10 +31,10 @@ impl Problem {
 }
 
 /// The heading of the lesson's table of rules and the checks that enforce them.
-pub const RULES_HEADING: &str = "## The rules and the checks that enforce them";
+pub(crate) const RULES_HEADING: &str = "## The rules and the checks that enforce them";
 
 /// Every problem of the kit at `root`: its list and generated wiring, then each lesson.
-pub fn problems(root: &Path) -> Vec<Problem> {
+pub(crate) fn problems(root: &Path) -> Vec<Problem> {
     let lessons = match wiring::load(root) {
         Ok(lessons) => lessons,
         Err(e) => {
@@ -84,7 +84,7 @@ pub fn problems(root: &Path) -> Vec<Problem> {
 }
 
 /// The problems of one lesson.
-pub fn lesson_problems(root: &Path, lesson: &Lesson) -> Vec<Problem> {
+pub(crate) fn lesson_problems(root: &Path, lesson: &Lesson) -> Vec<Problem> {
     let name = lesson.listed.name.as_str();
     let exercise = &lesson.exercise;
     let dir = exercise.dir(root);
@@ -231,7 +231,7 @@ fn weight_problems(dir: &Path, group: &Group) -> Vec<Problem> {
 
 /// Every "must" and "never" of the lesson names its check, and the table of rules names
 /// every check of the group, and only those.
-pub fn rule_problems(name: &str, lesson: &str, group: &Group) -> Vec<Problem> {
+pub(crate) fn rule_problems(name: &str, lesson: &str, group: &Group) -> Vec<Problem> {
     let mut out = Vec::new();
     let file = format!("exercises/{name}/lesson.md");
     let names: Vec<&str> = group.checks.iter().map(|c| c.name).collect();

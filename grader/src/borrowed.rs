@@ -17,11 +17,12 @@ use std::path::{Component, Path, PathBuf};
 
 /// The kit's packages that hold or run the answers: a practice crate that reaches one of
 /// them could call a finished answer as its own.
-pub const ANSWER_PACKAGES: [&str; 4] = ["reference", "grader", "grader-checks", "practice-harness"];
+pub(crate) const ANSWER_PACKAGES: [&str; 4] =
+    ["reference", "grader", "grader-checks", "practice-harness"];
 
 /// What was found, for the learner: each item says what and how to undo it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Borrowed {
+pub(crate) enum Borrowed {
     /// The practice crate depends on a package that holds the answers.
     Dependency {
         /// The chain, e.g. `practice → grader → reference`.
@@ -36,7 +37,7 @@ pub enum Borrowed {
 
 impl Borrowed {
     /// What was found, in one line.
-    pub fn what(&self) -> String {
+    pub(crate) fn what(&self) -> String {
         match self {
             Borrowed::Dependency { chain } => format!(
                 "the practice crate depends on `{}` ({}), which holds the kit's answers",
@@ -51,7 +52,7 @@ impl Borrowed {
     }
 
     /// How to undo it.
-    pub fn undo(&self) -> String {
+    pub(crate) fn undo(&self) -> String {
         match self {
             Borrowed::Dependency { chain } => format!(
                 "remove `{}` from [dependencies] in practice/Cargo.toml; the types you need are \
@@ -81,31 +82,7 @@ struct LockedPackage {
 
 /// Reads `Cargo.lock` and follows the practice crate's dependencies (all kinds: a lock file
 /// does not tell them apart) to the first package of [`ANSWER_PACKAGES`].
-///
-/// ```
-/// use grader::borrowed::{dependency_chain, Borrowed};
-/// let lock = r#"
-/// [[package]]
-/// name = "practice"
-/// version = "0.1.0"
-/// dependencies = ["kit-types", "helper"]
-/// [[package]]
-/// name = "helper"
-/// version = "0.1.0"
-/// dependencies = ["reference"]
-/// [[package]]
-/// name = "reference"
-/// version = "0.1.0"
-/// [[package]]
-/// name = "kit-types"
-/// version = "0.1.0"
-/// "#;
-/// assert_eq!(
-///     dependency_chain(lock).unwrap(),
-///     Some(Borrowed::Dependency { chain: vec!["practice".into(), "helper".into(), "reference".into()] })
-/// );
-/// ```
-pub fn dependency_chain(lock_text: &str) -> Result<Option<Borrowed>, toml::de::Error> {
+pub(crate) fn dependency_chain(lock_text: &str) -> Result<Option<Borrowed>, toml::de::Error> {
     let lock: Lock = toml::from_str(lock_text)?;
     // A dependency is written `name`, `name version` or `name version (source)`.
     let graph: BTreeMap<&str, Vec<&str>> = lock
@@ -145,12 +122,7 @@ pub fn dependency_chain(lock_text: &str) -> Result<Option<Borrowed>, toml::de::E
 }
 
 /// The source files a rustc dep-info file lists (its first rule's prerequisites).
-///
-/// ```
-/// let d = "/t/deps/practice-1.d: practice/src/root.rs practice/src/a\\ b.rs\n\npractice/src/root.rs:\n";
-/// assert_eq!(grader::borrowed::dep_info_sources(d), ["practice/src/root.rs", "practice/src/a b.rs"]);
-/// ```
-pub fn dep_info_sources(text: &str) -> Vec<String> {
+pub(crate) fn dep_info_sources(text: &str) -> Vec<String> {
     let Some(first) = text
         .lines()
         .find(|l| !l.trim().is_empty() && !l.starts_with('#'))
@@ -201,7 +173,7 @@ fn normalize(path: &Path) -> PathBuf {
 
 /// The first source file in `sources` (paths as rustc wrote them, relative to the kit at
 /// `root` or absolute) that is not under `root/practice/src/`.
-pub fn outside_source(root: &Path, sources: &[String]) -> Option<Borrowed> {
+pub(crate) fn outside_source(root: &Path, sources: &[String]) -> Option<Borrowed> {
     let canonical = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| normalize(p));
     let root = canonical(root);
     let allowed = root.join("practice").join("src");
@@ -224,7 +196,7 @@ pub fn outside_source(root: &Path, sources: &[String]) -> Option<Borrowed> {
 /// Everything borrowed in the kit at `root` after a build, reading its `Cargo.lock` and the
 /// practice crate's dep-info file. An unreadable file is reported as such: the grader does
 /// not grade what it could not inspect.
-pub fn inspect(root: &Path, dep_info: Option<&Path>) -> Result<Vec<Borrowed>, String> {
+pub(crate) fn inspect(root: &Path, dep_info: Option<&Path>) -> Result<Vec<Borrowed>, String> {
     let lock_path = root.join("Cargo.lock");
     let lock = std::fs::read_to_string(&lock_path)
         .map_err(|e| format!("cannot read {}: {e}", lock_path.display()))?;
@@ -246,6 +218,44 @@ pub fn inspect(root: &Path, dep_info: Option<&Path>) -> Result<Vec<Borrowed>, St
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What the item's documentation once showed as an example.
+    #[test]
+    fn dependency_chain_names_the_way_to_the_reference() {
+        use crate::borrowed::{dependency_chain, Borrowed};
+        let lock = r#"
+        [[package]]
+        name = "practice"
+        version = "0.1.0"
+        dependencies = ["kit-types", "helper"]
+        [[package]]
+        name = "helper"
+        version = "0.1.0"
+        dependencies = ["reference"]
+        [[package]]
+        name = "reference"
+        version = "0.1.0"
+        [[package]]
+        name = "kit-types"
+        version = "0.1.0"
+        "#;
+        assert_eq!(
+            dependency_chain(lock).unwrap(),
+            Some(Borrowed::Dependency {
+                chain: vec!["practice".into(), "helper".into(), "reference".into()]
+            })
+        );
+    }
+
+    /// What the item's documentation once showed as an example.
+    #[test]
+    fn dep_info_sources_unescapes_spaces() {
+        let d = "/t/deps/practice-1.d: practice/src/root.rs practice/src/a\\ b.rs\n\npractice/src/root.rs:\n";
+        assert_eq!(
+            crate::borrowed::dep_info_sources(d),
+            ["practice/src/root.rs", "practice/src/a b.rs"]
+        );
+    }
 
     #[test]
     fn the_kits_own_lock_has_no_chain() {

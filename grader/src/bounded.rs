@@ -16,18 +16,18 @@ pub struct CompileLimits {
     /// links it, each ([`COMPILE_TIMEOUT_VAR`] or `grade --compile-timeout` change it). The
     /// kit's own crates are not timed: a first build compiles them, and that is not the
     /// learner's doing.
-    pub time: Duration,
+    pub(crate) time: Duration,
     /// Bytes of data memory (`RLIMIT_DATA`) cargo and each compiler process may use.
-    pub memory: u64,
+    pub(crate) memory: u64,
     /// Bytes of the compiler's messages kept for the learner (the rest is counted, not kept).
-    pub output: usize,
+    pub(crate) output: usize,
     /// Whether the compile runs confined to what a build needs (`bounded::confine`): a class's
     /// grade, where a submission must not name another's files, or the instructor's, into
     /// its build.
-    pub confine: bool,
+    pub(crate) confine: bool,
 }
 
-/// The environment variable that sets [`CompileLimits::time`], in seconds.
+/// The environment variable that sets `CompileLimits::time`, in seconds.
 pub const COMPILE_TIMEOUT_VAR: &str = "KIT_COMPILE_TIMEOUT";
 
 impl Default for CompileLimits {
@@ -46,7 +46,7 @@ impl Default for CompileLimits {
 impl CompileLimits {
     /// The defaults, with the time from [`COMPILE_TIMEOUT_VAR`] when it holds a number of
     /// seconds above zero.
-    pub fn from_env() -> CompileLimits {
+    pub(crate) fn from_env() -> CompileLimits {
         let time = std::env::var(COMPILE_TIMEOUT_VAR)
             .ok()
             .and_then(|v| v.trim().parse::<f64>().ok())
@@ -220,7 +220,7 @@ pub enum Exceeded {
 
 impl Exceeded {
     /// The compile error it stands for, as the learner reads it.
-    pub fn message(self) -> String {
+    pub(crate) fn message(self) -> String {
         match self {
             Exceeded::Time(limit) => format!(
                 "error: the compiler ran longer than {} on this code and was stopped (an \
@@ -268,9 +268,9 @@ pub(crate) enum Clock {
 /// How a bounded run ended.
 pub(crate) struct BoundedEnd {
     /// Its exit status.
-    pub status: std::process::ExitStatus,
+    pub(crate) status: std::process::ExitStatus,
     /// The bound it reached, if it did.
-    pub exceeded: Option<Exceeded>,
+    pub(crate) exceeded: Option<Exceeded>,
 }
 
 /// The longest line a bounded run passes on; a longer one is passed on as its length alone

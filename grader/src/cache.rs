@@ -1,11 +1,11 @@
 //! What the grader remembers between runs, under `target/kit-cache/`: the last harness built
 //! for each lesson, with the learner's library it loads (so a run with nothing changed
 //! starts no cargo); the recipe that rebuilds that library after an edit, and the harness
-//! that loads it ([`crate::replay`]); the input a check is handed
+//! that loads it (`crate::replay`); the input a check is handed
 //! ([`crate::check_input`]); and the last result of each lesson (so `list` answers without
 //! running anything).
 //!
-//! Everything here is keyed by what it was made from. A [`Fingerprint`] of the kit's inputs
+//! Everything here is keyed by what it was made from. A `Fingerprint` of the kit's inputs
 //! covers the manifests, the lock file and the kit's sources by size and modification time,
 //! and the learner's files by content (an edit can keep both size and time within the
 //! clock's resolution). A stale entry is never used: it no longer matches its key.
@@ -39,7 +39,7 @@ pub fn dir(root: &Path) -> PathBuf {
 
 /// A digest of everything a lesson's harness is built from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Fingerprint(pub String);
+pub(crate) struct Fingerprint(pub String);
 
 /// Folders of the kit whose sources the harness is built from (the grader's own command
 /// line is not among them: it is not linked into the harness). The runner's crate is one: a
@@ -53,7 +53,7 @@ const SOURCES: [&str; 5] = [
 ];
 
 /// The fingerprint of the kit at `root` for building lesson `group`.
-pub fn fingerprint(root: &Path, group: &str) -> Fingerprint {
+pub(crate) fn fingerprint(root: &Path, group: &str) -> Fingerprint {
     fingerprints(root, group).0
 }
 
@@ -62,7 +62,7 @@ pub fn fingerprint(root: &Path, group: &str) -> Fingerprint {
 /// serve the next (see [`replay`](crate::replay)); the practice crate's manifest still
 /// counts, by content. Both from one look at the files: a build the cache cannot serve
 /// needs both.
-pub fn fingerprints(root: &Path, group: &str) -> (Fingerprint, Fingerprint) {
+pub(crate) fn fingerprints(root: &Path, group: &str) -> (Fingerprint, Fingerprint) {
     let mut common = format!("group {group}\n");
     for var in [
         "RUSTFLAGS",
@@ -118,7 +118,7 @@ pub fn fingerprints(root: &Path, group: &str) -> (Fingerprint, Fingerprint) {
 
 /// A line that changes when the file at `path` changes: its path, size and modification
 /// time (or that it is missing).
-pub fn stamp(path: &Path) -> String {
+pub(crate) fn stamp(path: &Path) -> String {
     match std::fs::metadata(path) {
         Ok(m) => {
             let modified = m
@@ -153,13 +153,13 @@ fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
 
 /// Reads a cache entry written by [`store`] in the cache folder `dir`; `None` when it is
 /// missing or unreadable.
-pub fn load<T: serde::de::DeserializeOwned>(dir: &Path, name: &str) -> Option<T> {
+pub(crate) fn load<T: serde::de::DeserializeOwned>(dir: &Path, name: &str) -> Option<T> {
     let text = std::fs::read_to_string(dir.join(name)).ok()?;
     serde_json::from_str(&text).ok()
 }
 
 /// Writes a cache entry in the cache folder `dir`, as JSON ([`store_bytes`]).
-pub fn store<T: Serialize>(dir: &Path, name: &str, value: &T) {
+pub(crate) fn store<T: Serialize>(dir: &Path, name: &str, value: &T) {
     if let Ok(text) = serde_json::to_string_pretty(value) {
         store_bytes(dir, name, text.as_bytes());
     }
@@ -168,7 +168,7 @@ pub fn store<T: Serialize>(dir: &Path, name: &str, value: &T) {
 /// Writes the file `name` in the cache folder `dir`, whole or not at all (through a
 /// temporary file and a rename): a reader never sees half of it. A cache that cannot be
 /// written only costs time later, so failures are ignored.
-pub fn store_bytes(dir: &Path, name: &str, bytes: &[u8]) {
+pub(crate) fn store_bytes(dir: &Path, name: &str, bytes: &[u8]) {
     if std::fs::create_dir_all(dir).is_err() {
         return;
     }
@@ -181,26 +181,26 @@ pub fn store_bytes(dir: &Path, name: &str, bytes: &[u8]) {
 
 /// The last result of a lesson's checks on the learner's code.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct LastResult {
+pub(crate) struct LastResult {
     /// The content hash of the learner's file it was for.
-    pub learner_hash: String,
+    pub(crate) learner_hash: String,
     /// The kit it was graded by.
-    pub fingerprint: Fingerprint,
+    pub(crate) fingerprint: Fingerprint,
     /// `passing`, `failing`, `unfinished`, `does not compile`, `refused`.
-    pub standing: String,
+    pub(crate) standing: String,
     /// Checks that passed, failed (kit bugs included) and were unfinished.
-    pub counts: [usize; 3],
+    pub(crate) counts: [usize; 3],
     /// When (RFC 3339).
-    pub at: String,
+    pub(crate) at: String,
 }
 
 /// The cache entry name of `group`'s last result.
-pub fn result_name(group: &str) -> String {
+pub(crate) fn result_name(group: &str) -> String {
     format!("result-{group}.json")
 }
 
 /// The content hash of the learner's file `file` (relative to `root`), or of nothing.
-pub fn learner_hash(root: &Path, file: &Path) -> String {
+pub(crate) fn learner_hash(root: &Path, file: &Path) -> String {
     content_hash(&std::fs::read(root.join(file)).unwrap_or_default())
 }
 

@@ -1,8 +1,8 @@
 //! The data a group hands one of its checks on standard input ([`grader_checks::CheckInput`]:
 //! build3's and stage8's exhaustive checks get the reference's run of every case), made once per state of
 //! the kit's checks and reference, and kept on disk beside the build cache: it depends on
-//! nothing the learner writes. A command that will run that check says so ([`want`]); the
-//! build of the harness then loads it ([`prepare`]), or, the first time, makes it in the
+//! nothing the learner writes. A command that will run that check says so (`want`); the
+//! build of the harness then loads it (`prepare`), or, the first time, makes it in the
 //! background while the compiler runs and keeps it. Nothing is made for a run that compiles
 //! nothing (its check would start before the input was ready, and the work would only
 //! compete with the checks) nor for one that does not run the check (a scenario, a filter).
@@ -28,7 +28,7 @@ fn entry(group: &str) -> Option<(CheckInput, usize)> {
 
 /// Says that this process will run the check that reads group `group`'s input, so that the
 /// next build of its harness makes it ([`prepare`]).
-pub fn want(group: &str) {
+pub(crate) fn want(group: &str) {
     if let Some((_, i)) = entry(group) {
         WANTED[i].store(true, Ordering::SeqCst);
     }
@@ -37,7 +37,7 @@ pub fn want(group: &str) {
 /// Makes group `group`'s check input ready, if it is wanted ([`want`]) and not ready yet:
 /// read from `cache_dir` when it was kept there; otherwise, when `compiling` (the compiler
 /// leaves a core free), made in a background thread and kept there.
-pub fn prepare(group: &str, cache_dir: &Path, compiling: bool) {
+pub(crate) fn prepare(group: &str, cache_dir: &Path, compiling: bool) {
     let Some((input, i)) = entry(group) else {
         return;
     };

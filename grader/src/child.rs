@@ -35,12 +35,6 @@ const OUTPUT_CLOSE: Duration = Duration::from_millis(500);
 
 /// How to start a harness process: a program, the arguments before the job's own, extra
 /// environment, and the limits it runs under.
-///
-/// ```
-/// use grader::Launcher;
-/// let launcher = Launcher::new("/path/to/harness").arg("__check");
-/// assert_eq!(launcher.args.len(), 1);
-/// ```
 #[derive(Debug, Clone)]
 pub struct Launcher {
     /// The executable.
@@ -54,10 +48,10 @@ pub struct Launcher {
     /// What a check is handed on standard input after the token, by group and check name:
     /// [`check_input::for_check`](crate::check_input::for_check) unless a test says otherwise.
     pub input: fn(&str, &str) -> &'static [u8],
-    /// When set (by [`Launcher::cancel_with`]) and raised, every child is stopped at once and
+    /// When set (by `Launcher::cancel_with`) and raised, every child is stopped at once and
     /// no check starts: a watch does this when a newer save or `q` makes its run moot.
     pub cancel: Option<Arc<AtomicBool>>,
-    /// Whether a [`Session`] may start the program as a fork server. Only for a program
+    /// Whether a `Session` may start the program as a fork server. Only for a program
     /// that runs no code under test before a job starts: not for a harness with the
     /// learner's crate linked in, whose code could run before `main` (in the server, outside
     /// every limit and watch).
@@ -94,11 +88,11 @@ pub struct Ran {
     pub outcome: Outcome,
     /// What the code under test printed on standard output and error (at most 4 KiB as
     /// captured), its control characters escaped.
-    pub output: String,
+    pub(crate) output: String,
 }
 
 /// `output` as a section to append to a message, or nothing when it is empty.
-pub fn output_section(output: &str) -> String {
+pub(crate) fn output_section(output: &str) -> String {
     let text = output.trim_end();
     if text.is_empty() {
         String::new()
@@ -111,12 +105,12 @@ pub fn output_section(output: &str) -> String {
 #[derive(Debug, Clone, Copy)]
 pub struct Deadlines<'a> {
     /// How long a long check (an exhaustive one) may go without reporting progress.
-    pub stall: Duration,
+    pub(crate) stall: Duration,
     /// How long the process may run in all.
-    pub timeout: Duration,
+    pub(crate) timeout: Duration,
     /// What a learner whose code never finished should look at (the lesson's
     /// `Group::stop_hint`).
-    pub stop_hint: &'a str,
+    pub(crate) stop_hint: &'a str,
 }
 
 impl<'a> Deadlines<'a> {
@@ -145,20 +139,20 @@ impl Launcher {
     }
 
     /// Stops every child, and starts none, once `flag` is raised.
-    pub fn cancel_with(mut self, flag: Arc<AtomicBool>) -> Self {
+    pub(crate) fn cancel_with(mut self, flag: Arc<AtomicBool>) -> Self {
         self.cancel = Some(flag);
         self
     }
 
     /// Whether the run this launcher serves was cancelled (see [`Launcher::cancel_with`]).
-    pub fn cancelled(&self) -> bool {
+    pub(crate) fn cancelled(&self) -> bool {
         self.cancel
             .as_ref()
             .is_some_and(|flag| flag.load(Ordering::SeqCst))
     }
 
     /// Adds an argument before the job's own.
-    pub fn arg(mut self, arg: impl Into<OsString>) -> Self {
+    pub(crate) fn arg(mut self, arg: impl Into<OsString>) -> Self {
         self.args.push(arg.into());
         self
     }
@@ -180,13 +174,13 @@ impl Launcher {
     /// meanwhile: the report is written there (any earlier one is removed first), and it is
     /// the child's working folder.
     ///
-    /// Each call starts the harness program anew; a [`Session`] runs many checks faster.
+    /// Each call starts the harness program anew; a `Session` runs many checks faster.
     pub fn run(&self, group: &str, check: &str, scratch: &Path, deadlines: Deadlines<'_>) -> Ran {
         self.run_in(None, group, check, scratch, deadlines)
     }
 
     /// A session of this launcher, to run checks one after the other (see [`Session`]).
-    pub fn session(&self) -> Session<'_> {
+    pub(crate) fn session(&self) -> Session<'_> {
         Session {
             launcher: self,
             server: ServerSlot::Unstarted,
@@ -231,7 +225,7 @@ impl Launcher {
     /// Runs any job the harness understands (`job` then the report path as arguments, and
     /// `input` on standard input after the token) and returns its report, or how the process
     /// failed.
-    pub fn run_job(
+    pub(crate) fn run_job(
         &self,
         job: &[&OsStr],
         input: &'static [u8],
@@ -505,7 +499,7 @@ pub struct Session<'a> {
 
 impl Session<'_> {
     /// [`Launcher::run`], in this session.
-    pub fn run(
+    pub(crate) fn run(
         &mut self,
         group: &str,
         check: &str,
@@ -1171,7 +1165,7 @@ fn running() -> std::sync::MutexGuard<'static, Running> {
 /// it, which exits next: a check's own process would die with the grader anyway (its
 /// parent-death signal), but what the code under test started in its group would go on
 /// running.
-pub fn stop_running_checks() {
+pub(crate) fn stop_running_checks() {
     let mut running = running();
     running.stopped = true;
     #[cfg(unix)]
@@ -1634,5 +1628,12 @@ mod tests {
         let segv = ExitStatus::from_raw(11);
         assert_eq!(death_kind(segv, &out), FailureKind::Crash);
         assert!(!describe_death(segv, &out, &Limits::default()).contains("ran out of memory"));
+    }
+
+    /// What the item's documentation once showed as an example.
+    #[test]
+    fn a_launcher_keeps_its_arguments() {
+        let launcher = Launcher::new("/path/to/harness").arg("__check");
+        assert_eq!(launcher.args.len(), 1);
     }
 }

@@ -13,7 +13,7 @@
 //! Three ways to a harness, fastest first: the last one, when nothing it was built from
 //! changed (no compiler at all); when only the learner's code changed, one compiler run by
 //! the grader itself, which makes the practice crate a library for a harness that loads it
-//! ([`replay`]); cargo, which links the practice crate into the harness.
+//! (`replay`); cargo, which links the practice crate into the harness.
 
 use crate::bounded::{run_bounded, Clock, Kept, Line};
 pub use crate::bounded::{CompileLimits, Exceeded, COMPILE_TIMEOUT_VAR};
@@ -28,10 +28,10 @@ use std::process::Command;
 use thiserror::Error;
 
 /// The cargo package that runs the checks on the practice crate (see `grader/harness`).
-pub const PRACTICE_HARNESS: &str = "practice-harness";
+pub(crate) const PRACTICE_HARNESS: &str = "practice-harness";
 
 /// The learner's crate.
-pub const PRACTICE: &str = "practice";
+pub(crate) const PRACTICE: &str = "practice";
 
 /// Why the harness could not be built.
 #[derive(Debug, Error)]
@@ -74,15 +74,15 @@ pub enum BuildError {
 #[derive(Debug)]
 pub struct Built {
     /// The executable: a private link, valid as long as this value lives.
-    pub executable: PathBuf,
+    pub(crate) executable: PathBuf,
     /// The learner's library the executable loads, when it is a loading harness (see
     /// [`replay`]): a private link too. `None` when the learner's code is linked in.
-    pub library: Option<PathBuf>,
+    pub(crate) library: Option<PathBuf>,
     /// The runner the executable starts for the learner's code, beside a loading harness
     /// ([`replay::runner_of`]): a private link too.
-    pub runner: Option<PathBuf>,
+    pub(crate) runner: Option<PathBuf>,
     /// rustc's dep-info for the practice crate: every source file compiled into it.
-    pub practice_dep_info: Option<PathBuf>,
+    pub(crate) practice_dep_info: Option<PathBuf>,
     _private: crate::scratch::Scratch,
 }
 
@@ -90,7 +90,7 @@ impl Built {
     /// A launcher for the checks of this build: its executable, told where the learner's
     /// library is when it loads one. Only a loading harness may serve forks (see
     /// [`Launcher::fork`](crate::Launcher::fork)).
-    pub fn launcher(&self) -> crate::Launcher {
+    pub(crate) fn launcher(&self) -> crate::Launcher {
         let launcher = crate::Launcher::new(&self.executable);
         match &self.library {
             // The loading harness runs the learner's code only in a check's own process, after
@@ -141,7 +141,7 @@ struct Diagnostic {
 }
 
 /// The cargo to run: the one that started us when there is one.
-pub fn cargo_program() -> String {
+pub(crate) fn cargo_program() -> String {
     std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string())
 }
 
@@ -149,35 +149,35 @@ pub fn cargo_program() -> String {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BuildPlace {
     /// The kit's folder (the workspace root).
-    pub root: PathBuf,
+    pub(crate) root: PathBuf,
     /// The target folder cargo writes to.
-    pub target: PathBuf,
+    pub(crate) target: PathBuf,
     /// Whether the learner's crate and the harness keep incremental compilation data: worth
     /// it for a learner's edit and rerun; for a batch of different submissions only disk
     /// (up to 180 MB a copy), and a compiler crash caused by an earlier submission's data
     /// would pass for this one's compile error. (The kit's own crates keep cargo's setting,
     /// so a copy seeded from the kit's build finds them up to date.)
-    pub learner_incremental: bool,
+    pub(crate) learner_incremental: bool,
     /// Whether cargo's own standard error (`error: could not compile …`) reaches ours; the
     /// compiler's messages are read from cargo's JSON either way.
-    pub cargo_stderr: bool,
+    pub(crate) cargo_stderr: bool,
     /// Whether the harness is linked without debug information: a faster link (a tenth of
     /// a grading build), and nothing is lost, since a check reports where the learner's code
     /// panicked from the panic itself.
-    pub strip_debuginfo: bool,
+    pub(crate) strip_debuginfo: bool,
     /// The bounds the compiler runs under.
-    pub limits: CompileLimits,
+    pub(crate) limits: CompileLimits,
     /// Whether the checks must run in a harness that loads the learner's code once it is
     /// sandboxed (a replayed build), never in one that cargo linked it into: there, code of
     /// the learner's that runs before `main` (a constructor) runs before the job has read its
     /// token, and could write a report of its own. A learner's own run may take cargo's
     /// harness when no library can be built; a class's grade may not.
-    pub loaded_only: bool,
+    pub(crate) loaded_only: bool,
 }
 
 impl BuildPlace {
     /// The kit at `root`, building where cargo would for it ([`target_dir`]).
-    pub fn kit(root: &Path) -> BuildPlace {
+    pub(crate) fn kit(root: &Path) -> BuildPlace {
         BuildPlace {
             root: root.to_path_buf(),
             target: target_dir(root),
@@ -205,7 +205,7 @@ impl BuildPlace {
     }
 
     /// The folder of the build cache.
-    pub fn cache_dir(&self) -> PathBuf {
+    pub(crate) fn cache_dir(&self) -> PathBuf {
         self.target.join(cache::CACHE_DIR)
     }
 }
@@ -213,7 +213,7 @@ impl BuildPlace {
 /// Builds the harness of the kit at `root` for lesson `group` and returns a private link to
 /// its executable. The compiler's messages are written to `messages` as cargo renders them
 /// (with colour when `color` is on).
-pub fn build_harness(
+pub(crate) fn build_harness(
     root: &Path,
     group: &str,
     color: bool,
@@ -232,7 +232,7 @@ pub fn lock_builds(target: &Path) -> std::io::Result<File> {
     Ok(lock)
 }
 
-/// [`build_harness`] at a given [`BuildPlace`].
+/// `build_harness` at a given [`BuildPlace`].
 pub fn build_harness_at(
     place: &BuildPlace,
     group: &str,
@@ -529,7 +529,7 @@ fn build_with_cargo(
 /// Whether a compiler error is in the kit's glue around the learner's function (the harness
 /// that calls it, or `practice/src/root.rs`): the learner's file compiled, and the kit's call
 /// of the function did not, because its signature is not the stub's.
-pub fn is_glue_error(rendered: &str) -> bool {
+pub(crate) fn is_glue_error(rendered: &str) -> bool {
     rendered
         .lines()
         .find_map(|l| l.trim_start().strip_prefix("--> "))
@@ -717,7 +717,7 @@ fn keep(cache_dir: &Path, group: &str, built: BuildEntry) -> BuildEntry {
 /// build entries of every lesson, and the harness copies made from them. The kit's own
 /// crates stay built, so the next build compiles only the learner's crate (and links the
 /// harness). For `grade`, between two submissions in one grading copy.
-pub fn forget_learners_builds(place: &BuildPlace) {
+pub(crate) fn forget_learners_builds(place: &BuildPlace) {
     let debug = place.target.join("debug");
     let is_learners = |name: &str| {
         name.starts_with("practice-")
@@ -767,7 +767,7 @@ fn entry_name(group: &str) -> String {
 
 /// The compiler's errors as plain text for a report, its first line the gist:
 /// `does not compile: error: expected one of … (practice/src/lib.rs:1:25)`.
-pub fn errors_text(errors: &[String]) -> String {
+pub(crate) fn errors_text(errors: &[String]) -> String {
     let errors: Vec<String> = errors.iter().map(|e| strip_ansi(e)).collect();
     let Some(first) = errors.first() else {
         return "does not compile (the compiler gave no message)".to_string();
@@ -785,7 +785,7 @@ pub fn errors_text(errors: &[String]) -> String {
 }
 
 /// `text` without the terminal's colour codes (`ESC [ … m`).
-pub fn strip_ansi(text: &str) -> String {
+pub(crate) fn strip_ansi(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut chars = text.chars().peekable();
     while let Some(c) = chars.next() {
@@ -823,7 +823,7 @@ struct BuildEntry {
 }
 
 /// Whether the last build of lesson `group` in the cache folder `cache_dir` ran the compiler
-/// without cargo ([`replay`]); `None` when there is no record of one.
+/// without cargo (`replay`); `None` when there is no record of one.
 pub fn last_build_replayed(cache_dir: &Path, group: &str) -> Option<bool> {
     cache::load::<BuildEntry>(cache_dir, &entry_name(group)).map(|e| e.replayed)
 }

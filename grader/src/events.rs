@@ -64,7 +64,7 @@ pub trait Reporter {
 }
 
 /// Sends each event to every one of its reporters, in order.
-pub struct Tee<'r>(pub Vec<&'r mut dyn Reporter>);
+pub(crate) struct Tee<'r>(pub Vec<&'r mut dyn Reporter>);
 
 impl Reporter for Tee<'_> {
     fn report(&mut self, event: &Event<'_>) -> io::Result<()> {
@@ -75,18 +75,9 @@ impl Reporter for Tee<'_> {
     }
 }
 
-/// A reporter that keeps nothing (for a caller that wants only the [`Summary`]).
-pub struct Discard;
-
-impl Reporter for Discard {
-    fn report(&mut self, _: &Event<'_>) -> io::Result<()> {
-        Ok(())
-    }
-}
-
 /// Calls a function at the end of a run with its summary: the reporter for what is kept
 /// after a run (report files, the standing `list` shows).
-pub struct OnFinished<F: FnMut(&Group, &Summary)>(pub F);
+pub(crate) struct OnFinished<F: FnMut(&Group, &Summary)>(pub F);
 
 impl<F: FnMut(&Group, &Summary)> Reporter for OnFinished<F> {
     fn report(&mut self, event: &Event<'_>) -> io::Result<()> {
@@ -133,7 +124,7 @@ pub struct CheckRun {
     /// How it ended.
     pub outcome: Outcome,
     /// How long its process ran.
-    pub duration: Duration,
+    pub(crate) duration: Duration,
     /// What the code under test printed meanwhile (at most 4 KiB).
     pub output: String,
 }
@@ -144,13 +135,13 @@ pub struct Summary {
     /// The checks that ran, in the group's order.
     pub runs: Vec<CheckRun>,
     /// How many checks the filter left out.
-    pub filtered_out: usize,
+    pub(crate) filtered_out: usize,
     /// How many selected checks `--fail-fast` left unrun.
     pub not_run: usize,
     /// Whether this was only a listing.
     pub listed_only: bool,
     /// How long the whole run took.
-    pub elapsed: Duration,
+    pub(crate) elapsed: Duration,
 }
 
 impl Summary {

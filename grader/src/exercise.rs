@@ -4,7 +4,7 @@ use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
 /// The file every exercise folder holds.
-pub const INFO_FILE: &str = "info.toml";
+pub(crate) const INFO_FILE: &str = "info.toml";
 
 /// What `exercises/<group>/info.toml` says about an exercise.
 ///
@@ -42,7 +42,7 @@ pub struct Exercise {
     #[serde(default)]
     pub trace: Option<PathBuf>,
     /// The self-review questions, relative to the exercise folder: copied to
-    /// [`Exercise::review_file`] the first time every check passes.
+    /// `Exercise::review_file` the first time every check passes.
     #[serde(default)]
     pub self_review: Option<PathBuf>,
     /// The reference answer, relative to the kit folder: the file of `reference/` that holds
@@ -52,7 +52,7 @@ pub struct Exercise {
 }
 
 /// Why an exercise's metadata could not be read.
-pub type ExerciseError = crate::toml_file::TomlFileError;
+pub(crate) type ExerciseError = crate::toml_file::TomlFileError;
 
 /// The table of `info.toml` that [`Review`] reads and [`Exercise`] leaves to it.
 const REVIEW_TABLE: &str = "review";
@@ -69,23 +69,23 @@ const REVIEW_TABLE: &str = "review";
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Review {
+pub(crate) struct Review {
     /// The folder of the learner's own scenario files, relative to the kit folder.
-    pub scenarios: PathBuf,
+    pub(crate) scenarios: PathBuf,
     /// The situations the lesson asks those files to cover, in the lesson's order.
     #[serde(default, rename = "situation")]
-    pub situations: Vec<SituationInfo>,
+    pub(crate) situations: Vec<SituationInfo>,
 }
 
 /// One situation a lesson asks the learner's scenarios to cover, as the lesson words it. The
 /// group's code recognises it by `id` (`grader_checks::scenario::Situation`).
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct SituationInfo {
+pub(crate) struct SituationInfo {
     /// The id the group's predicate has, e.g. `second_call_success`.
-    pub id: String,
+    pub(crate) id: String,
     /// The lesson's words for it, e.g. `success on the second call`.
-    pub words: String,
+    pub(crate) words: String,
 }
 
 #[derive(Deserialize)]
@@ -108,14 +108,14 @@ fn parse_error(path: &Path, e: &toml::de::Error) -> ExerciseError {
 impl Review {
     /// Reads the `[review]` table of `ROOT/exercises/<group>/info.toml`; `None` when the
     /// lesson has none.
-    pub fn load(root: &Path, group: &str) -> Result<Option<Review>, ExerciseError> {
+    pub(crate) fn load(root: &Path, group: &str) -> Result<Option<Review>, ExerciseError> {
         let path = info_path(root, group);
         crate::toml_file::read::<ReviewTable>(&path).map(|t| t.review)
     }
 }
 
 impl Exercise {
-    /// Reads `ROOT/exercises/<group>/info.toml`, all but its `[review]` table ([`Review`]).
+    /// Reads `ROOT/exercises/<group>/info.toml`, all but its `[review]` table (`Review`).
     pub fn load(root: &Path, group: &str) -> Result<Exercise, ExerciseError> {
         let path = info_path(root, group);
         let text = std::fs::read_to_string(&path).map_err(|source| {
@@ -148,14 +148,14 @@ impl Exercise {
     /// lines from `pub fn NAME` up to the `{` that opens the body (a stub's generics and
     /// where-clauses hold no braces). `None` when the stub cannot be read or has no such
     /// function.
-    pub fn stub_signature(&self, root: &Path) -> Option<String> {
+    pub(crate) fn stub_signature(&self, root: &Path) -> Option<String> {
         let stub = std::fs::read_to_string(self.dir(root).join(&self.stub)).ok()?;
         signature_in(&stub, &self.function)
     }
 
     /// Where the learner answers the self-review questions: their file, which `reset`
     /// leaves alone.
-    pub fn review_file(&self, root: &Path) -> PathBuf {
+    pub(crate) fn review_file(&self, root: &Path) -> PathBuf {
         root.join("practice")
             .join("review")
             .join(format!("{}.md", self.group))
@@ -163,7 +163,7 @@ impl Exercise {
 
     /// Copies the self-review questions to [`Exercise::review_file`] unless the learner
     /// already has that file. Returns the file when the questions are there to answer.
-    pub fn hand_out_review(&self, root: &Path) -> std::io::Result<Option<PathBuf>> {
+    pub(crate) fn hand_out_review(&self, root: &Path) -> std::io::Result<Option<PathBuf>> {
         let Some(questions) = &self.self_review else {
             return Ok(None);
         };

@@ -1,6 +1,6 @@
 //! The fast paths, behind one switch: compiling only the learner's crate after an edit (the
-//! replayed compiler commands of [`crate::replay`]) and starting checks as forks of one
-//! harness per thread ([`crate::Session`]). Each must give exactly what the slow path gives
+//! replayed compiler commands of `crate::replay`) and starting checks as forks of one
+//! harness per thread (`crate::Session`). Each must give exactly what the slow path gives
 //! (a test runs every lesson both ways); the switch turns both off, to compare, or where one
 //! misbehaves.
 
@@ -10,17 +10,17 @@ pub const FAST_PATHS_VAR: &str = "GRADER_FAST_PATHS";
 
 /// Which fast paths a run may take.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FastPaths {
+pub(crate) struct FastPaths {
     /// After an edit, replay the compiler's commands for the learner's crate alone, loaded as
     /// a library by a harness built once; otherwise cargo builds a harness around it.
-    pub replay: bool,
+    pub(crate) replay: bool,
     /// Start each check as a fork of a fork server; otherwise as a program of its own.
-    pub fork: bool,
+    pub(crate) fork: bool,
 }
 
 impl FastPaths {
     /// What [`FAST_PATHS_VAR`] allows.
-    pub fn from_env() -> FastPaths {
+    pub(crate) fn from_env() -> FastPaths {
         let on = std::env::var(FAST_PATHS_VAR).map_or(true, |v| v.trim() != "off");
         FastPaths {
             replay: on,
@@ -33,7 +33,7 @@ impl FastPaths {
 static VERBOSE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// Turns on (or off) the notes that say why a fast path was not taken: the command line's `-v`.
-pub fn set_verbose(on: bool) {
+pub(crate) fn set_verbose(on: bool) {
     VERBOSE.store(on, std::sync::atomic::Ordering::Relaxed);
 }
 

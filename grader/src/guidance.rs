@@ -62,7 +62,7 @@ pub enum Kind {
 
 impl Kind {
     /// Every kind, in the order summaries list them.
-    pub const ALL: [Kind; 5] = [
+    pub(crate) const ALL: [Kind; 5] = [
         Kind::Help,
         Kind::ReferenceRun,
         Kind::Note,
@@ -71,7 +71,7 @@ impl Kind {
     ];
 
     /// The name used in the log.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Kind::Help => "help",
             Kind::ReferenceRun => "reference-run",
@@ -82,12 +82,12 @@ impl Kind {
     }
 
     /// Parses a name written by [`Kind::as_str`].
-    pub fn parse(text: &str) -> Option<Kind> {
+    pub(crate) fn parse(text: &str) -> Option<Kind> {
         Kind::ALL.into_iter().find(|k| k.as_str() == text)
     }
 
     /// A phrase for summaries, e.g. "2 help records".
-    pub fn counted(self, n: usize) -> String {
+    pub(crate) fn counted(self, n: usize) -> String {
         let s = if n == 1 { "" } else { "s" };
         match self {
             Kind::Help => format!("{n} help record{s}"),
@@ -111,7 +111,7 @@ pub struct Record {
     /// 1, 2, 3, … with no gaps.
     pub seq: u64,
     /// RFC 3339 UTC time, to the second.
-    pub time: String,
+    pub(crate) time: String,
     /// The exercise group, or `-` for the log itself.
     pub group: String,
     /// What kind of guidance.
@@ -122,7 +122,7 @@ pub struct Record {
 
 impl Record {
     /// The record as a table row (with its newline).
-    pub fn to_row(&self) -> String {
+    pub(crate) fn to_row(&self) -> String {
         format!(
             "| {} | {} | {} | {} | {} |\n",
             self.seq,
@@ -134,13 +134,7 @@ impl Record {
     }
 
     /// Parses a row written by [`Record::to_row`].
-    ///
-    /// ```
-    /// use grader::guidance::{Kind, Record};
-    /// let r = Record::parse_row(r"| 3 | 2026-11-30T16:49:15Z | build3 | note | read a \| b |").unwrap();
-    /// assert_eq!((r.seq, r.kind, r.detail.as_str()), (3, Kind::Note, "read a | b"));
-    /// ```
-    pub fn parse_row(line: &str) -> Option<Record> {
+    pub(crate) fn parse_row(line: &str) -> Option<Record> {
         let inner = line.strip_prefix("| ")?.strip_suffix(" |")?;
         let cells = split_cells(inner);
         let [seq, time, group, kind, detail] = <[String; 5]>::try_from(cells).ok()?;
@@ -204,9 +198,9 @@ pub enum GuidanceError {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Problem {
     /// 1-based line number in the file.
-    pub line: usize,
+    pub(crate) line: usize,
     /// What is wrong.
-    pub what: String,
+    pub(crate) what: String,
 }
 
 /// What `log --check` found.
@@ -231,20 +225,20 @@ impl Contents {
     ///
     /// Only the guidance recorded before the group's first pass ([`Kind::FirstPass`]) counts:
     /// what a pass was reached with. [`Contents::after_first_pass`] says the rest.
-    pub fn summary(&self, group: &str) -> Option<String> {
+    pub(crate) fn summary(&self, group: &str) -> Option<String> {
         let first_pass = self.first_pass(group).unwrap_or(self.records.len());
         summarise(&self.records[..first_pass], group)
     }
 
     /// The guidance recorded for `group` after its first pass ("1 help record"), or `None`
     /// when there is none (or no pass yet).
-    pub fn after_first_pass(&self, group: &str) -> Option<String> {
+    pub(crate) fn after_first_pass(&self, group: &str) -> Option<String> {
         let first_pass = self.first_pass(group)?;
         summarise(&self.records[first_pass + 1..], group)
     }
 
     /// Whether `group` has passed every check of the learner's own code once.
-    pub fn has_passed(&self, group: &str) -> bool {
+    pub(crate) fn has_passed(&self, group: &str) -> bool {
         self.first_pass(group).is_some()
     }
 
@@ -288,13 +282,13 @@ impl GuidanceLog {
     }
 
     /// The log's path.
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.path
     }
 
     /// Records `group`'s first pass of every check ([`Kind::FirstPass`]) unless the log has
     /// one already. Returns whether it wrote one.
-    pub fn mark_first_pass(&self, group: &str) -> Result<bool, GuidanceError> {
+    pub(crate) fn mark_first_pass(&self, group: &str) -> Result<bool, GuidanceError> {
         if self.read()?.has_passed(group) {
             return Ok(false);
         }
@@ -388,7 +382,7 @@ impl GuidanceLog {
     }
 
     /// Reads and checks the log. A missing log reads as empty.
-    pub fn read(&self) -> Result<Contents, GuidanceError> {
+    pub(crate) fn read(&self) -> Result<Contents, GuidanceError> {
         match std::fs::read_to_string(&self.path) {
             Ok(text) => Ok(parse(&text)),
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Contents::default()),
@@ -482,6 +476,18 @@ fn truncate(text: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What the item's documentation once showed as an example.
+    #[test]
+    fn a_row_is_parsed_with_its_escaped_bar() {
+        use crate::guidance::{Kind, Record};
+        let r = Record::parse_row(r"| 3 | 2026-11-30T16:49:15Z | build3 | note | read a \| b |")
+            .unwrap();
+        assert_eq!(
+            (r.seq, r.kind, r.detail.as_str()),
+            (3, Kind::Note, "read a | b")
+        );
+    }
 
     fn log_in(dir: &Path) -> GuidanceLog {
         let log = GuidanceLog::in_kit(dir);

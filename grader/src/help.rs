@@ -8,39 +8,29 @@ use std::path::Path;
 use thiserror::Error;
 
 /// The help file in each exercise folder.
-pub const HELP_FILE: &str = "help.toml";
+pub(crate) const HELP_FILE: &str = "help.toml";
 
 /// One level of help.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Level {
+pub(crate) struct Level {
     /// A one-word name: `refresher`, `approach`, `repair`.
-    pub name: String,
+    pub(crate) name: String,
     /// The text, in Markdown.
-    pub text: String,
+    pub(crate) text: String,
 }
 
 /// An exercise's help, from the gentlest level to the most specific.
-///
-/// ```
-/// let help: grader::help::Help = toml::from_str(r#"
-///     [[levels]]
-///     name = "refresher"
-///     text = "A retry is a second request."
-/// "#).unwrap();
-/// assert_eq!(help.level(1).unwrap().name, "refresher");
-/// assert!(help.level(2).is_err());
-/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Help {
+pub(crate) struct Help {
     /// Level 1 first.
-    pub levels: Vec<Level>,
+    pub(crate) levels: Vec<Level>,
 }
 
 /// Why help could not be shown.
 #[derive(Debug, Error)]
-pub enum HelpError {
+pub(crate) enum HelpError {
     /// The help file is missing, unreadable or not valid.
     #[error(transparent)]
     File(#[from] crate::toml_file::TomlFileError),
@@ -56,17 +46,35 @@ pub enum HelpError {
 
 impl Help {
     /// Reads `help.toml` from an exercise folder.
-    pub fn load(exercise_dir: &Path) -> Result<Help, HelpError> {
+    pub(crate) fn load(exercise_dir: &Path) -> Result<Help, HelpError> {
         Ok(crate::toml_file::read(&exercise_dir.join(HELP_FILE))?)
     }
 
     /// Level `n` (1-based).
-    pub fn level(&self, n: usize) -> Result<&Level, HelpError> {
+    pub(crate) fn level(&self, n: usize) -> Result<&Level, HelpError> {
         n.checked_sub(1)
             .and_then(|i| self.levels.get(i))
             .ok_or(HelpError::NoLevel {
                 asked: n,
                 available: self.levels.len(),
             })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// What the item's documentation once showed as an example.
+    #[test]
+    fn help_levels_are_numbered_from_one() {
+        let help: crate::help::Help = toml::from_str(
+            r#"
+            [[levels]]
+            name = "refresher"
+            text = "A retry is a second request."
+        "#,
+        )
+        .unwrap();
+        assert_eq!(help.level(1).unwrap().name, "refresher");
+        assert!(help.level(2).is_err());
     }
 }

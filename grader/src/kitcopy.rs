@@ -227,7 +227,7 @@ fn walk(root: &Path) -> io::Result<Vec<PathBuf>> {
 /// content already matches is left alone, so its modification time stays and cargo's
 /// fingerprints with it. Anything else — a learner's extra file, a folder where a file
 /// belongs, a file where a folder belongs — is removed.
-pub fn sync(dest: &Path, files: &Files) -> io::Result<()> {
+pub(crate) fn sync(dest: &Path, files: &Files) -> io::Result<()> {
     std::fs::create_dir_all(dest)?;
     let mut dirs: BTreeSet<PathBuf> = BTreeSet::new();
     for path in files.keys() {

@@ -1,29 +1,30 @@
 #![warn(missing_docs)]
-//! The kit's command line, as a library: runs an exercise group's checks against the
-//! learner's `practice` crate or against the `reference`, each check in its own process.
+//! The kit's command line, as a library: [`main`] is the whole `grader` program (its
+//! `main.rs` only calls it), so the modules behind it stay private to this crate.
 //!
-//! - [`Launcher`]: the parent side, which starts a child, times it out, and reads its report;
-//!   a [`Session`] runs a thread's checks as forks of one harness process (Linux).
-//! - [`suite`]: selects checks with libtest's arguments and prints results.
-//! - [`compile`]: builds the learner's harness with cargo, one lesson at a time, and
-//!   [`borrowed`] refuses a practice crate that reaches the kit's answers.
-//! - [`guidance`]: the append-only guidance log; [`help`]: graded course help.
-//! - [`reset`]: puts the pristine stub back, keeping a backup of the learner's file.
-//! - [`kitcopy`]: copies of the kit as a fresh clone has it, for tests and for grading.
-//! - [`sanitise`]: learner-controlled text with its control characters shown escaped.
-//! - [`self_review`]: whether a learner's self-review answers each question.
+//! What is public beyond [`main`] is what the kit's own tests and benchmarks drive directly
+//! — each with test-only implementations, never a learner's code (see
+//! `grader/tests/implementations.rs`):
+//! - [`Launcher`] and [`Deadlines`]: starting one check's process and reading its report;
+//! - [`suite`], [`events`], [`printers`] and [`reports`]: running a group's checks, the
+//!   events a run sends, and the reporters that print them or write report files;
+//! - [`compile`], [`seed`], [`cache`], [`check_input`] and [`fast`]: building a lesson's
+//!   harness, the kit's cache, and the switch for the fast paths;
+//! - [`guidance`]: the append-only guidance log; [`reset`]: putting a stub back;
+//! - [`kitcopy`], [`grade`] and [`bundle`]: copies of the kit, grading a class, and
+//!   platform bundles.
 //!
 //! The groups themselves — their checks, scenario formats and messages — are in the
-//! `grader-checks` crate, which runs inside the child processes. The project's own tests
-//! drive all of this with test-only implementations; see `grader/tests/implementations.rs`.
+//! `grader-checks` crate, which runs inside the child processes.
 
-pub mod authoring;
-pub mod borrowed;
+mod authoring;
+mod borrowed;
 mod bounded;
 pub mod bundle;
 pub mod cache;
 pub mod check_input;
 mod child;
+mod cli;
 pub mod compile;
 pub mod events;
 pub mod exercise;
@@ -32,22 +33,27 @@ pub mod fast;
 mod forked;
 pub mod grade;
 pub mod guidance;
-pub mod help;
+mod help;
 pub mod kitcopy;
 pub mod printers;
-pub mod replay;
+mod replay;
 pub mod reports;
 pub mod reset;
-pub mod sanitise;
-pub mod scaffold;
-pub mod scratch;
+mod sanitise;
+mod scaffold;
+mod scratch;
 pub mod seed;
-pub mod self_review;
+mod self_review;
 pub mod suite;
-pub mod toml_file;
-pub mod wiring;
-pub mod workspace;
+mod toml_file;
+mod wiring;
+mod workspace;
 
-pub use child::{output_section, stop_running_checks, Deadlines, JobEnd, Launcher, Ran, Session};
+pub(crate) use child::{output_section, stop_running_checks, JobEnd};
+pub use child::{Deadlines, Launcher};
 pub use exercise::Exercise;
-pub use grader_checks::{groups, FailureKind, Group, Outcome, Status};
+pub(crate) use grader_checks::Outcome;
+pub use grader_checks::{groups, FailureKind, Group, Status};
+pub use toml_file::TomlFileError;
+
+pub use cli::main;

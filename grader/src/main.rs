@@ -1,8 +1,7 @@
-//! `cargo run -p grader -- <command>`: the learner's and the instructor's entry point.
-//! The command line lives in `cli/`; everything it uses is in the `grader` library.
-
-mod cli;
+//! `cargo run -p grader -- <command>`: the learner's and the instructor's entry point. The
+//! command line itself is the library's (`grader::main`), so that what it uses need not be
+//! public.
 
 fn main() -> std::process::ExitCode {
-    cli::main()
+    grader::main()
 }

@@ -1,6 +1,6 @@
-//! The terminal's reporters of a run ([`crate::events`]): [`Human`] (libtest's pretty or
+//! The terminal's reporters of a run ([`crate::events`]): `Human` (libtest's pretty or
 //! terse lines, then the first failure in full, the others one line each, the kit bugs, the
-//! unfinished places and the summary line) and [`JsonLines`] (one JSON object per event,
+//! unfinished places and the summary line) and `JsonLines` (one JSON object per event,
 //! libtest's shape). [`for_args`] picks the one the command line asks for.
 //!
 //! One mistake often fails many checks. The human output therefore prints the first failure
@@ -32,7 +32,7 @@ pub fn for_args<'o>(args: &Arguments, out: &'o mut dyn Write) -> Box<dyn Reporte
 
 /// libtest's human formats: a line per check (`pretty`) or a mark per check (`terse`), then
 /// the failures, the kit bugs, the unfinished places and the summary line.
-pub struct Human<'o> {
+pub(crate) struct Human<'o> {
     out: &'o mut dyn Write,
     terse: bool,
     column: usize,
@@ -40,7 +40,7 @@ pub struct Human<'o> {
 
 impl<'o> Human<'o> {
     /// A line per check: `check NAME ... ok`.
-    pub fn pretty(out: &'o mut dyn Write) -> Self {
+    pub(crate) fn pretty(out: &'o mut dyn Write) -> Self {
         Human {
             out,
             terse: false,
@@ -49,7 +49,7 @@ impl<'o> Human<'o> {
     }
 
     /// A mark per check: `.`, `F`, `u`, `!`.
-    pub fn terse(out: &'o mut dyn Write) -> Self {
+    pub(crate) fn terse(out: &'o mut dyn Write) -> Self {
         Human {
             out,
             terse: true,
@@ -112,15 +112,8 @@ impl Reporter for Human<'_> {
 
 /// One JSON object per line, libtest's shape: `{"type":"suite","event":"started",…}`, one
 /// `{"type":"test",…}` per check in the lesson's order, and the suite's end.
-pub struct JsonLines<'o> {
+pub(crate) struct JsonLines<'o> {
     out: &'o mut dyn Write,
-}
-
-impl<'o> JsonLines<'o> {
-    /// JSON lines written to `out`.
-    pub fn new(out: &'o mut dyn Write) -> Self {
-        JsonLines { out }
-    }
 }
 
 impl Reporter for JsonLines<'_> {
@@ -477,7 +470,7 @@ mod tests {
         {
             let mut p = Human::pretty(&mut pretty);
             let mut t = Human::terse(&mut terse);
-            let mut j = JsonLines::new(&mut json);
+            let mut j = JsonLines { out: &mut json };
             let mut f = OnFinished(|group: &Group, summary: &Summary| {
                 finished.push((
                     group.name,

@@ -29,70 +29,70 @@ use std::process::{Command, Stdio};
 
 /// One compiler run as cargo made it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Step {
+pub(crate) struct Step {
     /// The crate it compiles (`practice`, `practice_harness`).
-    pub crate_name: String,
+    pub(crate) crate_name: String,
     /// The compiler.
-    pub program: String,
+    pub(crate) program: String,
     /// Its arguments.
-    pub args: Vec<String>,
+    pub(crate) args: Vec<String>,
     /// The variables cargo set for it.
-    pub env: Vec<(String, String)>,
+    pub(crate) env: Vec<(String, String)>,
 }
 
 /// How to rebuild a lesson's learner's code after an edit, and what it is valid for.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Recipe {
+pub(crate) struct Recipe {
     /// How the grader that made it makes recipes ([`RECIPE_FORMAT`]): a recipe made another
     /// way (an older grader's) is made again.
-    pub format: u32,
+    pub(crate) format: u32,
     /// The kit's state without the learner's code when cargo showed its commands.
-    pub key: Fingerprint,
+    pub(crate) key: Fingerprint,
     /// The folder they run in (the workspace root).
-    pub root: PathBuf,
+    pub(crate) root: PathBuf,
     /// The target folder they write to.
-    pub target: PathBuf,
+    pub(crate) target: PathBuf,
     /// Whether their messages carry colour.
-    pub color: bool,
+    pub(crate) color: bool,
     /// The compiler run that builds the learner's library from the practice crate.
-    pub library: Step,
+    pub(crate) library: Step,
     /// The harness that loads that library, built when the recipe was made.
-    pub harness: PathBuf,
+    pub(crate) harness: PathBuf,
     /// The crates the library links, each with its size and time when the harness was
     /// built. The library and the harness share their types, so both must be built from
     /// the same files: another copy of the kit sharing the target folder can compile a
     /// different `kit-types` into the same file, and then the recipe no longer fits.
-    pub linked: Vec<(PathBuf, String)>,
+    pub(crate) linked: Vec<(PathBuf, String)>,
     /// The standard library the harness loads (the compiler's, by an absolute path): an
     /// update of the toolchain that removes it makes the recipe unfit.
-    pub std_library: PathBuf,
+    pub(crate) std_library: PathBuf,
 }
 
 /// How this grader makes recipes; raised whenever that changes (4: the learner's code is a
 /// library that one harness loads; 5: a runner beside it).
-pub const RECIPE_FORMAT: u32 = 5;
+pub(crate) const RECIPE_FORMAT: u32 = 5;
 
 /// What a replayed build made.
 #[derive(Debug, PartialEq, Eq)]
-pub struct Replayed {
+pub(crate) struct Replayed {
     /// The harness executable: the recipe's.
-    pub executable: PathBuf,
+    pub(crate) executable: PathBuf,
     /// The learner's library (in `target/debug/deps`, beside the compiler's dep-info), for
     /// the harness to load.
-    pub library: PathBuf,
+    pub(crate) library: PathBuf,
     /// The runner beside the harness ([`runner_of`]).
-    pub runner: PathBuf,
+    pub(crate) runner: PathBuf,
     /// The compiler's warnings about the learner's code, rendered.
-    pub warnings: Vec<String>,
+    pub(crate) warnings: Vec<String>,
 }
 
 /// The crates whose compiler runs a recipe is made from, in order.
-pub const CRATES: [&str; 2] = ["practice", "practice_harness"];
+pub(crate) const CRATES: [&str; 2] = ["practice", "practice_harness"];
 
 /// The compiler runs for [`CRATES`] among what `cargo build -vv` printed on its standard
 /// error (`Running `VAR=value … rustc --crate-name practice …``), or `None` when one is not
 /// there or cannot be read.
-pub fn steps_from_cargo(stderr: &str) -> Option<[Step; 2]> {
+pub(crate) fn steps_from_cargo(stderr: &str) -> Option<[Step; 2]> {
     let steps: Vec<Step> = stderr.lines().filter_map(running_step).collect();
     let find = |name: &str| steps.iter().find(|s| s.crate_name == name).cloned();
     Some([find(CRATES[0])?, find(CRATES[1])?])
@@ -105,7 +105,7 @@ pub fn steps_from_cargo(stderr: &str) -> Option<[Step; 2]> {
 /// which sends the build to cargo, rather than a library the harness cannot load), and no
 /// incremental data (for a crate this small, keeping it costs more than it saves: about
 /// 0.015 s of a 0.08 s run).
-pub fn library_step(practice: &Step) -> Step {
+pub(crate) fn library_step(practice: &Step) -> Step {
     let mut args = rewrite(&practice.args, |option, value| match option {
         "--crate-type" => Some("cdylib".to_string()),
         "-C" if value.starts_with("incremental=") => None,
@@ -145,7 +145,7 @@ pub fn library_step(practice: &Step) -> Step {
 /// once). It serves every lesson, so what cargo set for one lesson goes: its feature, the
 /// practice crate (it is loaded, not linked), and the names cargo derives from them (the
 /// executable is `practice_harness-kit`).
-pub fn loading_harness_step(harness: &Step, out_dir: &Path, std_dir: &str) -> Step {
+pub(crate) fn loading_harness_step(harness: &Step, out_dir: &Path, std_dir: &str) -> Step {
     kit_built_step(harness, out_dir, std_dir, Role::Judge)
 }
 
@@ -153,12 +153,12 @@ pub fn loading_harness_step(harness: &Step, out_dir: &Path, std_dir: &str) -> St
 /// source without the checks or the reference (nothing it compiles names them, so nothing
 /// of theirs is linked), which loads the learner's library; beside the judge in `out_dir`,
 /// as [`RUNNER_NAME`].
-pub fn runner_step(harness: &Step, out_dir: &Path, std_dir: &str) -> Step {
+pub(crate) fn runner_step(harness: &Step, out_dir: &Path, std_dir: &str) -> Step {
     kit_built_step(harness, out_dir, std_dir, Role::Runner)
 }
 
 /// The runner's file name, beside the judge (see [`runner_step`]).
-pub const RUNNER_NAME: &str = "practice_harness-runner";
+pub(crate) const RUNNER_NAME: &str = "practice_harness-runner";
 
 /// Which of the two programs the grader builds from the harness's source.
 #[derive(Debug, Clone, Copy)]
@@ -232,7 +232,7 @@ fn rewrite(args: &[String], mut change: impl FnMut(&str, &str) -> Option<String>
 /// its compiler run: every lesson's recipe of one kit state finds it built. `None` when
 /// that fails, or off Unix (the harness loads the library with `dlopen`); the grader then
 /// goes on building with cargo.
-pub fn make(
+pub(crate) fn make(
     steps: &[Step; 2],
     key: Fingerprint,
     (root, target): (&Path, &Path),
@@ -316,7 +316,7 @@ pub fn make(
 }
 
 /// The runner built beside the judge `harness` ([`runner_step`]).
-pub fn runner_of(harness: &Path) -> PathBuf {
+pub(crate) fn runner_of(harness: &Path) -> PathBuf {
     harness.with_file_name(RUNNER_NAME)
 }
 
@@ -485,7 +485,7 @@ struct RustcLine {
 
 /// Why a replay made no library.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Unreplayed {
+pub(crate) enum Unreplayed {
     /// Build with cargo instead: the compiler failed, reported an error, or printed
     /// something this cannot read (or more than [`CompileLimits::output`]).
     Cargo,
@@ -494,7 +494,7 @@ pub enum Unreplayed {
 }
 
 /// Builds the learner's library with `recipe`, under `limits`.
-pub fn run(recipe: &Recipe, limits: &CompileLimits) -> Result<Replayed, Unreplayed> {
+pub(crate) fn run(recipe: &Recipe, limits: &CompileLimits) -> Result<Replayed, Unreplayed> {
     let lines = compile(recipe, &recipe.library, limits, true)?;
     let library = artifacts(&lines, "link")
         .into_iter()
@@ -585,12 +585,18 @@ fn compile(
 /// Whether `recipe` was made by this grader's way of making them, for this kit state,
 /// folder and colour; its compiler, harness and standard library are still there; and the
 /// crates the library links are the ones the harness was built with.
-pub fn fits(recipe: &Recipe, key: &Fingerprint, root: &Path, target: &Path, color: bool) -> bool {
+pub(crate) fn fits(
+    recipe: &Recipe,
+    key: &Fingerprint,
+    root: &Path,
+    target: &Path,
+    color: bool,
+) -> bool {
     misfit(recipe, key, root, target, color).is_none()
 }
 
 /// Why `recipe` does not fit (see [`fits`]), in a few words; `None` when it does.
-pub fn misfit(
+pub(crate) fn misfit(
     recipe: &Recipe,
     key: &Fingerprint,
     root: &Path,

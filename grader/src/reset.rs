@@ -18,11 +18,11 @@ use thiserror::Error;
 use crate::Exercise;
 
 /// The folder (under the kit's root, ignored by git) that holds backups.
-pub const BACKUP_DIR: &str = ".kit-backups";
+pub(crate) const BACKUP_DIR: &str = ".kit-backups";
 
 /// Why a reset or a restore did nothing.
 #[derive(Debug, Error)]
-pub enum ResetError {
+pub(crate) enum ResetError {
     /// The pristine stub could not be read.
     #[error("cannot read the pristine stub {path}: {source}")]
     Stub {
@@ -61,7 +61,7 @@ pub enum ResetError {
 
 /// What a reset or restore did.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Done {
+pub(crate) enum Done {
     /// The file already held the wanted text: nothing was written.
     Unchanged,
     /// The file was replaced; the earlier text is in `backup`.
@@ -73,18 +73,18 @@ pub enum Done {
 
 /// One saved copy of a learner's file.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Backup {
+pub(crate) struct Backup {
     /// The file name, as `--restore` accepts it.
-    pub name: String,
+    pub(crate) name: String,
     /// The full path.
-    pub path: PathBuf,
+    pub(crate) path: PathBuf,
     /// Its size in bytes.
-    pub bytes: u64,
+    pub(crate) bytes: u64,
 }
 
 /// Resets and restores one exercise's file in one kit.
 #[derive(Debug, Clone)]
-pub struct Resetter {
+pub(crate) struct Resetter {
     target: PathBuf,
     stub: PathBuf,
     backups: PathBuf,
@@ -92,7 +92,7 @@ pub struct Resetter {
 
 impl Resetter {
     /// For `exercise` in the kit at `root`.
-    pub fn new(root: &Path, exercise: &Exercise) -> Self {
+    pub(crate) fn new(root: &Path, exercise: &Exercise) -> Self {
         Resetter {
             target: root.join(&exercise.file),
             stub: exercise.dir(root).join(&exercise.stub),
@@ -101,29 +101,30 @@ impl Resetter {
     }
 
     /// The learner's file.
-    pub fn target(&self) -> &Path {
+    #[cfg(test)]
+    pub(crate) fn target(&self) -> &Path {
         &self.target
     }
 
     /// The folder holding this exercise's backups.
-    pub fn backup_dir(&self) -> &Path {
+    pub(crate) fn backup_dir(&self) -> &Path {
         &self.backups
     }
 
     /// Whether the learner's file differs from the stub (a missing file differs).
-    pub fn is_changed(&self) -> Result<bool, ResetError> {
+    pub(crate) fn is_changed(&self) -> Result<bool, ResetError> {
         Ok(self.current()? != Some(self.stub_text()?))
     }
 
     /// Puts the pristine stub back, after backing up the current file if it differs.
-    pub fn reset(&self) -> Result<Done, ResetError> {
+    pub(crate) fn reset(&self) -> Result<Done, ResetError> {
         let stub = self.stub_text()?;
         self.replace_with(&stub)
     }
 
     /// Puts backup `name` (a name from [`Resetter::backups`] or a path) back, after
     /// backing up the current file if it differs.
-    pub fn restore(&self, name: &str) -> Result<Done, ResetError> {
+    pub(crate) fn restore(&self, name: &str) -> Result<Done, ResetError> {
         let path = self.find_backup(name)?;
         let text = std::fs::read(&path).map_err(|_| ResetError::NoBackup {
             name: name.to_string(),
@@ -133,7 +134,7 @@ impl Resetter {
     }
 
     /// This exercise's backups, oldest first.
-    pub fn backups(&self) -> Result<Vec<Backup>, ResetError> {
+    pub(crate) fn backups(&self) -> Result<Vec<Backup>, ResetError> {
         let entries = match std::fs::read_dir(&self.backups) {
             Ok(entries) => entries,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),

@@ -18,7 +18,7 @@ use std::fmt::Write;
 /// Whether `c` is shown escaped: every C0 control but newline and tab, DEL, the C1
 /// controls, and the bidirectional embeddings, overrides and isolates (U+202A–U+202E,
 /// U+2066–U+2069), which can make a line read differently from what it holds.
-pub fn needs_escape(c: char) -> bool {
+pub(crate) fn needs_escape(c: char) -> bool {
     matches!(c,
         '\u{0}'..='\u{8}'
         | '\u{b}'..='\u{1f}'
@@ -30,13 +30,7 @@ pub fn needs_escape(c: char) -> bool {
 /// `text` with every character of [`needs_escape`] written as Rust writes it in a string
 /// literal's escape, `\u{1b}`; borrowed when there is none. The result holds no such
 /// character, so escaping it again changes nothing.
-///
-/// ```
-/// use grader::sanitise::escape_controls;
-/// assert_eq!(escape_controls("\u{1b}[2Jok\n\ttab"), "\\u{1b}[2Jok\n\ttab");
-/// assert!(matches!(escape_controls("plain"), std::borrow::Cow::Borrowed(_)));
-/// ```
-pub fn escape_controls(text: &str) -> Cow<'_, str> {
+pub(crate) fn escape_controls(text: &str) -> Cow<'_, str> {
     let Some(first) = text.find(needs_escape) else {
         return Cow::Borrowed(text);
     };
@@ -55,13 +49,7 @@ pub fn escape_controls(text: &str) -> Cow<'_, str> {
 /// [`escape_controls`], except for colour: an SGR sequence (`ESC [ 1;31 m`) is kept as it
 /// is. For the compiler's messages on a terminal, which cargo colours and which quote the
 /// learner's source; any other escape sequence in them is escaped.
-///
-/// ```
-/// use grader::sanitise::escape_keeping_colour;
-/// assert_eq!(escape_keeping_colour("\u{1b}[1;31merror\u{1b}[0m \u{9b}2J"),
-///            "\u{1b}[1;31merror\u{1b}[0m \\u{9b}2J");
-/// ```
-pub fn escape_keeping_colour(text: &str) -> Cow<'_, str> {
+pub(crate) fn escape_keeping_colour(text: &str) -> Cow<'_, str> {
     if !text.contains(needs_escape) {
         return Cow::Borrowed(text);
     }
@@ -95,7 +83,7 @@ pub fn escape_keeping_colour(text: &str) -> Cow<'_, str> {
 /// A writer that passes its text on with [`escape_keeping_colour`] applied: for the
 /// compiler's messages on their way to the terminal. A character split between two writes
 /// is held until it is whole; bytes that are not UTF-8 are passed on as U+FFFD.
-pub struct EscapingWriter<W: std::io::Write> {
+pub(crate) struct EscapingWriter<W: std::io::Write> {
     inner: W,
     /// The start of a character whose end has not been written yet.
     pending: Vec<u8>,
@@ -103,7 +91,7 @@ pub struct EscapingWriter<W: std::io::Write> {
 
 impl<W: std::io::Write> EscapingWriter<W> {
     /// A writer escaping what it passes on to `inner`.
-    pub fn new(inner: W) -> Self {
+    pub(crate) fn new(inner: W) -> Self {
         EscapingWriter {
             inner,
             pending: Vec::new(),
@@ -133,7 +121,7 @@ impl<W: std::io::Write> std::io::Write for EscapingWriter<W> {
 }
 
 /// [`escape_controls`] of an owned string, which is returned as it is when it needs none.
-pub fn escape_string(text: String) -> String {
+pub(crate) fn escape_string(text: String) -> String {
     match escape_controls(&text) {
         Cow::Borrowed(_) => text,
         Cow::Owned(escaped) => escaped,
@@ -143,6 +131,27 @@ pub fn escape_string(text: String) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What the item's documentation once showed as an example.
+    #[test]
+    fn escape_controls_shows_escapes_and_borrows_plain_text() {
+        use crate::sanitise::escape_controls;
+        assert_eq!(escape_controls("\u{1b}[2Jok\n\ttab"), "\\u{1b}[2Jok\n\ttab");
+        assert!(matches!(
+            escape_controls("plain"),
+            std::borrow::Cow::Borrowed(_)
+        ));
+    }
+
+    /// What the item's documentation once showed as an example.
+    #[test]
+    fn escape_keeping_colour_keeps_sgr_only() {
+        use crate::sanitise::escape_keeping_colour;
+        assert_eq!(
+            escape_keeping_colour("\u{1b}[1;31merror\u{1b}[0m \u{9b}2J"),
+            "\u{1b}[1;31merror\u{1b}[0m \\u{9b}2J"
+        );
+    }
 
     #[test]
     fn terminal_controls_are_escaped_and_newline_and_tab_kept() {

@@ -11,7 +11,7 @@ use thiserror::Error;
 
 /// Why a lesson could not be scaffolded.
 #[derive(Debug, Error)]
-pub enum ScaffoldError {
+pub(crate) enum ScaffoldError {
     /// The name cannot be a lesson's.
     #[error("{0}")]
     Name(String),
@@ -35,13 +35,13 @@ pub enum ScaffoldError {
 
 /// What a new lesson is called.
 #[derive(Debug, Clone)]
-pub struct NewLesson {
+pub(crate) struct NewLesson {
     /// Its name: lower-case letters and digits.
-    pub name: String,
+    pub(crate) name: String,
     /// Its title.
-    pub title: String,
+    pub(crate) title: String,
     /// The function the learner writes.
-    pub function: String,
+    pub(crate) function: String,
 }
 
 const TEMPLATES: &[(&str, &str)] = &[
@@ -126,7 +126,7 @@ impl NewLesson {
     }
 
     /// Every file of the slice: path relative to the kit, and content.
-    pub fn files(&self) -> Vec<(PathBuf, String)> {
+    pub(crate) fn files(&self) -> Vec<(PathBuf, String)> {
         TEMPLATES
             .iter()
             .map(|(path, text)| (PathBuf::from(self.fill(path)), self.fill(text)))
@@ -134,7 +134,7 @@ impl NewLesson {
     }
 
     /// The lesson's line of `exercises/lessons.toml`.
-    pub fn list_line(&self) -> String {
+    pub(crate) fn list_line(&self) -> String {
         format!(
             "    {{ name = \"{}\", graded = \"kit_types::{}::{}Fn\", arguments = 1 }},\n",
             self.name,
@@ -146,7 +146,7 @@ impl NewLesson {
 
 /// Whether `name` can be a lesson's: lower-case letters and digits, starting with a letter,
 /// and no Rust keyword or name the kit's crates use already.
-pub fn check_name(name: &str) -> Result<(), ScaffoldError> {
+pub(crate) fn check_name(name: &str) -> Result<(), ScaffoldError> {
     if !crate::wiring::is_plain_name(name) {
         return Err(ScaffoldError::Name(format!(
             "{name:?} cannot be a lesson's name: use lower-case letters and digits, starting with a letter"
@@ -170,7 +170,7 @@ pub fn check_name(name: &str) -> Result<(), ScaffoldError> {
 
 /// Writes the slice of `lesson` into the kit at `root` and appends its line to the list;
 /// refuses when any of its files exists. Returns the files written.
-pub fn write(root: &Path, lesson: &NewLesson) -> Result<Vec<PathBuf>, ScaffoldError> {
+pub(crate) fn write(root: &Path, lesson: &NewLesson) -> Result<Vec<PathBuf>, ScaffoldError> {
     check_name(&lesson.name)?;
     let files = lesson.files();
     if let Some((path, _)) = files.iter().find(|(p, _)| root.join(p).exists()) {

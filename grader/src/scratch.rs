@@ -19,13 +19,13 @@ fn listed() -> MutexGuard<'static, Vec<PathBuf>> {
 /// A new folder named `PREFIX…` inside `parent` (the system's temporary folder when `None`),
 /// removed when this value is dropped, or by [`remove_listed`].
 #[derive(Debug)]
-pub struct Scratch {
+pub(crate) struct Scratch {
     dir: TempDir,
 }
 
 impl Scratch {
     /// Makes the folder and lists it.
-    pub fn new(prefix: &str, parent: Option<&Path>) -> std::io::Result<Scratch> {
+    pub(crate) fn new(prefix: &str, parent: Option<&Path>) -> std::io::Result<Scratch> {
         let mut builder = tempfile::Builder::new();
         builder.prefix(prefix);
         let dir = match parent {
@@ -37,7 +37,7 @@ impl Scratch {
     }
 
     /// The folder.
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         self.dir.path()
     }
 }
@@ -51,7 +51,7 @@ impl Drop for Scratch {
 
 /// Removes every listed folder now: for the handler of an ending signal, which stops the
 /// checks first (nothing writes there any more) and ends the grader next.
-pub fn remove_listed() {
+pub(crate) fn remove_listed() {
     for path in listed().drain(..) {
         let _ = std::fs::remove_dir_all(path);
     }

@@ -8,11 +8,11 @@
 
 /// One numbered question of a self-review.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Question {
+pub(crate) struct Question {
     /// Its number, as written.
-    pub number: u32,
+    pub(crate) number: u32,
     /// Its words, in order.
-    pub words: Vec<String>,
+    pub(crate) words: Vec<String>,
 }
 
 /// How many of a question's first words find its item in the learner's copy.
@@ -35,7 +35,7 @@ fn words(text: &str) -> impl Iterator<Item = String> + '_ {
 
 /// The numbered questions of a self-review's text, in order: each item and the lines that
 /// continue it, up to a blank line or the next item.
-pub fn questions(text: &str) -> Vec<Question> {
+pub(crate) fn questions(text: &str) -> Vec<Question> {
     let mut found: Vec<Question> = Vec::new();
     let mut open = false;
     for line in text.lines() {
@@ -69,7 +69,7 @@ fn header(lines: &[&str], from: usize, q: &Question) -> Option<usize> {
 
 /// The numbers of the `questions` that `answers` (the learner's copy) leaves unanswered, in
 /// order: those whose item is gone, and those with nothing under them but the question.
-pub fn unanswered(questions: &[Question], answers: &str) -> Vec<u32> {
+pub(crate) fn unanswered(questions: &[Question], answers: &str) -> Vec<u32> {
     let lines: Vec<&str> = answers.lines().collect();
     let mut starts: Vec<Option<usize>> = Vec::with_capacity(questions.len());
     let mut from = 0;

@@ -30,13 +30,13 @@ pub struct Selection {
     /// Only checks whose name holds this (is this, with `exact`).
     pub filter: Option<String>,
     /// `filter` and `skip` name whole checks.
-    pub exact: bool,
+    pub(crate) exact: bool,
     /// Leave out the checks whose name holds (is) one of these.
-    pub skip: Vec<String>,
+    pub(crate) skip: Vec<String>,
     /// List the selected checks instead of running them.
-    pub list: bool,
+    pub(crate) list: bool,
     /// Checks run at once (otherwise [`default_threads`]).
-    pub threads: Option<usize>,
+    pub(crate) threads: Option<usize>,
 }
 
 impl From<&Arguments> for Selection {
@@ -147,7 +147,7 @@ fn as_left(dir: &Path) -> bool {
 /// Why [`run`] gave no summary.
 #[derive(Debug, Error)]
 pub enum RunError {
-    /// The launcher was cancelled ([`Launcher::cancel_with`]): the checks were stopped, not
+    /// The launcher was cancelled (`Launcher::cancel_with`): the checks were stopped, not
     /// judged, and nothing more was printed.
     #[error("the run was cancelled before its checks finished")]
     Cancelled,

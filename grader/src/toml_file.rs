@@ -27,7 +27,7 @@ pub enum TomlFileError {
 }
 
 /// Reads and deserializes `path`.
-pub fn read<T: DeserializeOwned>(path: &Path) -> Result<T, TomlFileError> {
+pub(crate) fn read<T: DeserializeOwned>(path: &Path) -> Result<T, TomlFileError> {
     let text = std::fs::read_to_string(path).map_err(|source| TomlFileError::Read {
         path: path.to_path_buf(),
         source,

@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use thiserror::Error;
 
 /// Where the list is, relative to the kit.
-pub const LESSONS_FILE: &str = "exercises/lessons.toml";
+pub(crate) const LESSONS_FILE: &str = "exercises/lessons.toml";
 
 /// The words that open a generated block's first marker line.
 const BEGIN: &str =
@@ -37,14 +37,14 @@ fn marker(line: &str) -> &str {
 /// One line of the list: a lesson and how the checks call its function.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Listed {
+pub(crate) struct Listed {
     /// The lesson's name on the command line, and its folder's under `exercises/`.
-    pub name: String,
+    pub(crate) name: String,
     /// The path of the type the checks call the learner's function as, e.g.
     /// `kit_types::graded::FetchFn`: a function pointer with every generic parameter fixed.
-    pub graded: String,
+    pub(crate) graded: String,
     /// How many arguments the learner's function takes.
-    pub arguments: usize,
+    pub(crate) arguments: usize,
 }
 
 #[derive(Debug, Deserialize)]
@@ -55,11 +55,11 @@ struct ListFile {
 
 /// A lesson of the list with what its `info.toml` says.
 #[derive(Debug, Clone)]
-pub struct Lesson {
+pub(crate) struct Lesson {
     /// Its line of the list.
-    pub listed: Listed,
+    pub(crate) listed: Listed,
     /// Its `exercises/NAME/info.toml`.
-    pub exercise: Exercise,
+    pub(crate) exercise: Exercise,
 }
 
 impl Lesson {
@@ -110,7 +110,7 @@ impl Lesson {
 
 /// Why the list or the wiring could not be used.
 #[derive(Debug, Error)]
-pub enum WiringError {
+pub(crate) enum WiringError {
     /// The list, or a lesson's `info.toml`, is missing or wrong.
     #[error(transparent)]
     File(#[from] ExerciseError),
@@ -129,7 +129,7 @@ pub enum WiringError {
 
 /// Whether `name` can name a lesson (its folder, module, feature and command): lower-case
 /// ASCII letters and digits, starting with a letter.
-pub fn is_plain_name(name: &str) -> bool {
+pub(crate) fn is_plain_name(name: &str) -> bool {
     name.chars().next().is_some_and(|c| c.is_ascii_lowercase())
         && name
             .chars()
@@ -137,7 +137,7 @@ pub fn is_plain_name(name: &str) -> bool {
 }
 
 /// Reads the list and each lesson's `info.toml`, in course order.
-pub fn load(root: &Path) -> Result<Vec<Lesson>, WiringError> {
+pub(crate) fn load(root: &Path) -> Result<Vec<Lesson>, WiringError> {
     let list: ListFile = crate::toml_file::read(&root.join(LESSONS_FILE))?;
     let mut lessons: Vec<Lesson> = Vec::new();
     for listed in list.lesson {
@@ -171,18 +171,18 @@ pub fn load(root: &Path) -> Result<Vec<Lesson>, WiringError> {
 
 /// One generated file or block.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Generated {
+pub(crate) struct Generated {
     /// The file, relative to the kit.
-    pub path: PathBuf,
+    pub(crate) path: PathBuf,
     /// The block's name, or `None` for a whole file.
-    pub block: Option<&'static str>,
+    pub(crate) block: Option<&'static str>,
     /// What the file or block holds (a block's text without its marker lines).
-    pub text: String,
+    pub(crate) text: String,
 }
 
 /// What [`Generated::apply`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Applied {
+pub(crate) enum Applied {
     /// The file already held this text.
     Unchanged,
     /// The file was written.
@@ -191,7 +191,7 @@ pub enum Applied {
 
 impl Generated {
     /// Where this is, for a message: `practice/Cargo.toml (block "features")`.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         match self.block {
             Some(block) => format!("{} (block {block:?})", self.path.display()),
             None => self.path.display().to_string(),
@@ -246,14 +246,14 @@ impl Generated {
     }
 
     /// Whether the file under `root` holds this text.
-    pub fn is_current(&self, root: &Path) -> Result<bool, WiringError> {
+    pub(crate) fn is_current(&self, root: &Path) -> Result<bool, WiringError> {
         let current = std::fs::read_to_string(root.join(&self.path)).ok();
         let wanted = self.wanted(current.as_deref())?;
         Ok(current.as_deref() == Some(wanted.as_str()))
     }
 
     /// Writes this text into the file under `root`.
-    pub fn apply(&self, root: &Path) -> Result<Applied, WiringError> {
+    pub(crate) fn apply(&self, root: &Path) -> Result<Applied, WiringError> {
         let path = root.join(&self.path);
         let current = std::fs::read_to_string(&path).ok();
         let wanted = self.wanted(current.as_deref())?;
@@ -299,7 +299,7 @@ pub(crate) fn rustfmt(text: &str) -> Result<String, String> {
 
 /// Everything the list gives, in the kit under `root` (which says which lessons have a
 /// kit-types module of their own: `reference/src/types/NAME.rs`).
-pub fn generate(root: &Path, lessons: &[Lesson]) -> Vec<Generated> {
+pub(crate) fn generate(root: &Path, lessons: &[Lesson]) -> Vec<Generated> {
     let whole = |path: &str, text: String| Generated {
         path: PathBuf::from(path),
         block: None,
@@ -364,7 +364,8 @@ pub fn generate(root: &Path, lessons: &[Lesson]) -> Vec<Generated> {
 }
 
 /// The generated files and blocks that are not what the list gives.
-pub fn stale(root: &Path) -> Result<Vec<Generated>, WiringError> {
+#[cfg(test)]
+pub(crate) fn stale(root: &Path) -> Result<Vec<Generated>, WiringError> {
     let lessons = load(root)?;
     let mut out = Vec::new();
     for generated in generate(root, &lessons) {

@@ -24,28 +24,28 @@ pub const MANIFEST: &str = ".kit-bundle-manifest";
 
 /// A manifest read back from a folder.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Manifest {
+pub(crate) struct Manifest {
     /// The platform it names, as written (for messages only).
-    pub platform: Option<String>,
+    pub(crate) platform: Option<String>,
     /// The group it names, as written (for messages only).
-    pub group: Option<String>,
+    pub(crate) group: Option<String>,
     /// The files the bundle wrote, relative to its folder.
-    pub files: BTreeSet<PathBuf>,
+    pub(crate) files: BTreeSet<PathBuf>,
 }
 
 /// Why a manifest could not be read: the line (1-based) and what is wrong with it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ManifestProblem {
+pub(crate) struct ManifestProblem {
     /// 1-based line number.
-    pub line: usize,
+    pub(crate) line: usize,
     /// What is wrong.
-    pub message: String,
+    pub(crate) message: String,
 }
 
 /// The manifest's text for a bundle of `platform` and `group` that writes `files`.
 /// `command` is the command that wrote it. Every path must pass [`check_path`] (the
 /// bundle's own paths do: they are the kit's files and fixed names).
-pub fn render<'a>(
+pub(crate) fn render<'a>(
     command: &str,
     platform: &str,
     group: &str,
@@ -73,7 +73,7 @@ pub fn render<'a>(
 
 /// Reads a manifest's text. Any line that is not a comment, `platform`, `group` or a
 /// `file` with a plain relative path makes the whole manifest refused.
-pub fn parse(text: &str) -> Result<Manifest, ManifestProblem> {
+pub(crate) fn parse(text: &str) -> Result<Manifest, ManifestProblem> {
     let mut manifest = Manifest::default();
     for (i, line) in text.lines().enumerate() {
         let problem = |message: String| ManifestProblem {
@@ -99,7 +99,7 @@ pub fn parse(text: &str) -> Result<Manifest, ManifestProblem> {
 
 /// `path` when it names a file inside the bundle's folder: relative, `/`-separated plain
 /// names, no `.` or `..`, nothing absolute.
-pub fn check_path(path: &str) -> Result<PathBuf, String> {
+pub(crate) fn check_path(path: &str) -> Result<PathBuf, String> {
     let plain = !path.is_empty()
         && !path.contains('\\')
         && !path.contains('\0')

@@ -1,10 +1,10 @@
 //! Autograder bundles for the platforms courses use, generated from the kit itself:
 //!
-//! - [`Platform::Gradescope`]: `setup.sh`, `run_autograder`, the kit under `kit/`, and
+//! - `Platform::Gradescope`: `setup.sh`, `run_autograder`, the kit under `kit/`, and
 //!   `autograder.zip` holding those three (what Gradescope's "zip file upload" wants).
-//! - [`Platform::Exercism`]: a test runner with Exercism's interface — `bin/run.sh SLUG
+//! - `Platform::Exercism`: a test runner with Exercism's interface — `bin/run.sh SLUG
 //!   INPUT_DIR OUTPUT_DIR` — with `bin/setup.sh`, a `Dockerfile` and the kit under `kit/`.
-//! - [`Platform::Classroom`]: a GitHub Classroom template repository: the kit's files at the
+//! - `Platform::Classroom`: a GitHub Classroom template repository: the kit's files at the
 //!   top, and `.github/workflows/classroom.yml` for Classroom's command grader, one test per
 //!   check (with its points) or one for the whole group.
 //!
@@ -13,20 +13,20 @@
 //! toolchain. The scripts grade with the kit's own `grade` command (`--one`), which writes
 //! the platform's report; they never parse the learner's code themselves.
 //!
-//! [`build`] makes a bundle in memory, a pure function of the kit; [`Bundle::write`] puts it
+//! `build` makes a bundle in memory, a pure function of the kit; `Bundle::write` puts it
 //! in a folder, writing only the files whose content differs (so cargo's build of the kit in
 //! that folder, under the kit's `target/`, stays valid).
 //!
 //! Nothing is lost to a bundle: it is never written inside the kit (but in the kit's
-//! [`BUNDLES_DIR`], which git ignores), and every bundle lists the files it wrote in its
+//! `BUNDLES_DIR`, which git ignores), and every bundle lists the files it wrote in its
 //! [`MANIFEST`], so that replacing it (`--force`) removes only those.
 
 mod classroom;
 mod exercism;
 mod gradescope;
-pub mod manifest;
+pub(crate) mod manifest;
 mod script;
-pub mod zip;
+pub(crate) mod zip;
 
 use crate::exercise::{Exercise, ExerciseError};
 use crate::groups::GROUPS;
@@ -43,15 +43,15 @@ pub use manifest::MANIFEST;
 
 /// The one folder inside the kit where bundles may be written (`bundles/NAME`); git ignores
 /// it, so nothing there is the kit's.
-pub const BUNDLES_DIR: &str = "bundles";
+pub(crate) const BUNDLES_DIR: &str = "bundles";
 
 /// The file every bundle holds at its top: it names what wrote the bundle, and tells the
 /// next bundle made from a kit that holds this folder to leave the folder out.
-pub const MARKER: &str = ".grader-bundle";
+pub(crate) const MARKER: &str = ".grader-bundle";
 
 /// A platform a bundle is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Platform {
+pub(crate) enum Platform {
     /// Gradescope's programming assignments: `setup.sh` and `run_autograder`.
     Gradescope,
     /// Exercism's test-runner interface: `bin/run.sh SLUG INPUT_DIR OUTPUT_DIR`.
@@ -61,15 +61,8 @@ pub enum Platform {
 }
 
 impl Platform {
-    /// Every platform, in the order the command line lists them.
-    pub const ALL: [Platform; 3] = [
-        Platform::Gradescope,
-        Platform::Exercism,
-        Platform::Classroom,
-    ];
-
     /// Its name on the command line.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Platform::Gradescope => "gradescope",
             Platform::Exercism => "exercism",
@@ -86,7 +79,7 @@ impl fmt::Display for Platform {
 
 /// How a Classroom workflow splits a group into tests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Per {
+pub(crate) enum Per {
     /// One test per check, worth the check's points from `grading.toml`.
     Check,
     /// One test for the whole group, worth all its points: all or nothing.
@@ -95,44 +88,44 @@ pub enum Per {
 
 /// The minutes a Classroom test may take when nothing else is said (the command grader's
 /// own default).
-pub const DEFAULT_TIMEOUT_MINUTES: u32 = 10;
+pub(crate) const DEFAULT_TIMEOUT_MINUTES: u32 = 10;
 /// The most minutes the command grader allows a test ("a maximum limit of 6 hours").
-pub const MAX_TIMEOUT_MINUTES: u32 = 360;
+pub(crate) const MAX_TIMEOUT_MINUTES: u32 = 360;
 
 /// The toolchain a bundle installs when nothing else is said. Not the workspace's
 /// `rust-version`: that is the least the kit's own code needs, and the dependencies locked in
 /// `Cargo.lock` may need a newer compiler (`cargo build --locked` would then refuse).
-pub const DEFAULT_TOOLCHAIN: &str = "stable";
+pub(crate) const DEFAULT_TOOLCHAIN: &str = "stable";
 
 /// What to bundle.
 #[derive(Debug, Clone)]
-pub struct Options {
+pub(crate) struct Options {
     /// The platform.
-    pub platform: Platform,
+    pub(crate) platform: Platform,
     /// The group graded (for Exercism: the group of a slug that names none).
-    pub group: &'static Group,
+    pub(crate) group: &'static Group,
     /// Classroom: one test per check or one per group.
-    pub per: Per,
+    pub(crate) per: Per,
     /// Classroom: the minutes each test may take (1 to [`MAX_TIMEOUT_MINUTES`]).
-    pub timeout_minutes: u32,
+    pub(crate) timeout_minutes: u32,
     /// Gradescope: also write `autograder.zip`.
-    pub zip: bool,
+    pub(crate) zip: bool,
     /// Gradescope and Exercism: the Rust toolchain to install (`stable`, or a version such
     /// as `1.91`, at least the workspace's `rust-version`).
-    pub toolchain: String,
+    pub(crate) toolchain: String,
     /// Gradescope and Exercism: grade even where the platform cannot give the whole
     /// sandbox (`grade --allow-weak-sandbox`: every report then says which protections were
     /// off). Off, such a platform grades nothing and says why.
-    pub allow_weak_sandbox: bool,
+    pub(crate) allow_weak_sandbox: bool,
     /// Gradescope: show students the autograder's own log (hidden by default: it is for the
     /// course staff, and each test's output already holds what a learner needs).
-    pub show_log: bool,
+    pub(crate) show_log: bool,
 }
 
 impl Options {
     /// The defaults for `platform` and `group`: one Classroom test per check, 10 minutes
     /// each, a zip for Gradescope, and Rust's stable toolchain.
-    pub fn new(platform: Platform, group: &'static Group) -> Options {
+    pub(crate) fn new(platform: Platform, group: &'static Group) -> Options {
         Options {
             platform,
             group,
@@ -148,11 +141,11 @@ impl Options {
 
 /// One file of a bundle.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BundleFile {
+pub(crate) struct BundleFile {
     /// Its content.
-    pub content: Vec<u8>,
+    pub(crate) content: Vec<u8>,
     /// Whether it is written executable (mode 0755).
-    pub executable: bool,
+    pub(crate) executable: bool,
 }
 
 impl BundleFile {
@@ -173,15 +166,11 @@ impl BundleFile {
 
 /// A bundle, in memory: relative path → file.
 #[derive(Debug, Clone)]
-pub struct Bundle {
-    /// The platform it is for.
-    pub platform: Platform,
-    /// The group it grades.
-    pub group: &'static Group,
+pub(crate) struct Bundle {
     /// Its files.
-    pub files: BTreeMap<PathBuf, BundleFile>,
+    pub(crate) files: BTreeMap<PathBuf, BundleFile>,
     /// The points a submission can score: the sum of the group's weights.
-    pub max_score: f64,
+    pub(crate) max_score: f64,
     /// What the bundle's folder is expected to hold besides the bundle (git's folder and the
     /// kit's build folder): kept like any file not in the manifest, but not reported.
     keep: Vec<PathBuf>,
@@ -189,7 +178,7 @@ pub struct Bundle {
 
 /// Why a bundle could not be made or written.
 #[derive(Debug, Error)]
-pub enum BundleError {
+pub(crate) enum BundleError {
     /// The kit's files could not be read.
     #[error("cannot read the kit's files in {root}: {source}")]
     Kit {
@@ -357,7 +346,11 @@ impl Kit {
 
 /// Makes the bundle `options` asks for from the kit at `root`. `out` is where it will be
 /// written: when that folder is inside the kit, its files are not part of the kit's copy.
-pub fn build(root: &Path, options: &Options, out: Option<&Path>) -> Result<Bundle, BundleError> {
+pub(crate) fn build(
+    root: &Path,
+    options: &Options,
+    out: Option<&Path>,
+) -> Result<Bundle, BundleError> {
     if options.timeout_minutes == 0 || options.timeout_minutes > MAX_TIMEOUT_MINUTES {
         return Err(BundleError::Timeout(options.timeout_minutes));
     }
@@ -418,8 +411,6 @@ pub fn build(root: &Path, options: &Options, out: Option<&Path>) -> Result<Bundl
     })?;
     files.insert(PathBuf::from(MANIFEST), BundleFile::text(listing));
     Ok(Bundle {
-        platform: options.platform,
-        group: options.group,
         files,
         max_score,
         keep,
@@ -542,7 +533,7 @@ fn inside(root: &Path, out: &Path) -> Option<PathBuf> {
 /// Refuses `out` when it is the kit at `root`, holds it, or is inside it anywhere but in
 /// [`BUNDLES_DIR`] (`bundles/NAME`), wherever symbolic links and `..` lead, and whether or
 /// not `out` exists yet.
-pub fn check_out(root: &Path, out: &Path) -> Result<(), BundleError> {
+pub(crate) fn check_out(root: &Path, out: &Path) -> Result<(), BundleError> {
     let kit = std::fs::canonicalize(root).map_err(|source| BundleError::Kit {
         root: root.to_path_buf(),
         source,
@@ -687,7 +678,7 @@ fn plain_word<'a>(what: &'static str, value: &'a str) -> Result<&'a str, BundleE
 }
 
 /// Points as people write them: `43`, `2.5`.
-pub fn format_points(points: f64) -> String {
+pub(crate) fn format_points(points: f64) -> String {
     if points.fract() == 0.0 && points.abs() < 1e15 {
         format!("{}", points as i64)
     } else {
@@ -713,16 +704,16 @@ fn kit_under(kit: &Kit, prefix: &str) -> BTreeMap<PathBuf, BundleFile> {
 
 /// What [`Bundle::write`] did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Written {
+pub(crate) struct Written {
     /// Files written (new or changed).
-    pub written: usize,
+    pub(crate) written: usize,
     /// Files left alone: their content was already right.
-    pub unchanged: usize,
+    pub(crate) unchanged: usize,
     /// Files removed: the earlier bundle's (listed in its manifest), not part of this one.
-    pub removed: usize,
+    pub(crate) removed: usize,
     /// Files in the folder that no bundle wrote, kept (relative paths; git's folder and the
     /// kit's build folder are kept too, and not listed).
-    pub kept: Vec<PathBuf>,
+    pub(crate) kept: Vec<PathBuf>,
 }
 
 /// What is at a path inside the bundle's folder, looked at without following links.
@@ -780,7 +771,12 @@ impl Bundle {
     /// Everything is checked before anything changes: a manifest that lists a path outside
     /// the folder, a link on the way to a file the bundle writes, or a file of someone
     /// else's where the bundle writes one, changes nothing.
-    pub fn write(&self, root: &Path, out: &Path, force: bool) -> Result<Written, BundleError> {
+    pub(crate) fn write(
+        &self,
+        root: &Path,
+        out: &Path,
+        force: bool,
+    ) -> Result<Written, BundleError> {
         check_out(root, out)?;
         let io_error = |path: &Path| {
             let path = path.to_path_buf();
@@ -1135,8 +1131,6 @@ mod tests {
         std::fs::create_dir_all(root.join("practice/src")).unwrap();
         std::fs::write(root.join("practice/src/lib.rs"), "my work").unwrap();
         let bundle = Bundle {
-            platform: Platform::Classroom,
-            group: GROUPS[0],
             files: [(PathBuf::from(MANIFEST), BundleFile::text(String::new()))].into(),
             max_score: 0.0,
             keep: Vec::new(),

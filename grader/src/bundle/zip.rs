@@ -13,18 +13,18 @@ use thiserror::Error;
 
 /// One file of an archive.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Entry {
+pub(crate) struct Entry {
     /// Its path inside the archive, with `/` separators.
-    pub name: String,
+    pub(crate) name: String,
     /// Its content.
-    pub content: Vec<u8>,
+    pub(crate) content: Vec<u8>,
     /// Whether it is unpacked executable (mode 0755; 0644 otherwise).
-    pub executable: bool,
+    pub(crate) executable: bool,
 }
 
 /// Why an archive could not be written.
 #[derive(Debug, Error, PartialEq, Eq)]
-pub enum ZipError {
+pub(crate) enum ZipError {
     /// Something is too large for a zip without ZIP64.
     #[error("{what} is too large for a zip archive without ZIP64")]
     TooLarge {
@@ -47,7 +47,7 @@ const UTF8_NAMES: u16 = 1 << 11;
 const DOS_DATE: u16 = (1 << 5) | 1;
 
 /// The archive holding `entries`, in the order given.
-pub fn archive(entries: &[Entry]) -> Result<Vec<u8>, ZipError> {
+pub(crate) fn archive(entries: &[Entry]) -> Result<Vec<u8>, ZipError> {
     let too_large = |what: String| ZipError::TooLarge { what };
     let count = u16::try_from(entries.len())
         .map_err(|_| too_large(format!("{} entries", entries.len())))?;
@@ -125,7 +125,7 @@ fn put32(out: &mut Vec<u8>, value: u32) {
 }
 
 /// CRC-32 (IEEE 802.3, reflected, polynomial 0xEDB88320), as zip uses it.
-pub fn crc32(bytes: &[u8]) -> u32 {
+pub(crate) fn crc32(bytes: &[u8]) -> u32 {
     const TABLE: [u32; 256] = {
         let mut table = [0u32; 256];
         let mut i = 0;

@@ -4,16 +4,16 @@
 use super::output::say;
 use super::standing::{measure, Standing};
 use super::{kit_root, load_exercise, CommandResult, EXIT_NOT_ALL_PASSED};
+use crate::groups::GROUPS;
+use crate::Status;
 use clap::Args;
-use grader::groups::GROUPS;
-use grader::Status;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Args)]
-pub struct AllArgs {}
+pub(crate) struct AllArgs {}
 
-pub fn all(root: Option<PathBuf>, _args: AllArgs) -> CommandResult {
+pub(crate) fn all(root: Option<PathBuf>, _args: AllArgs) -> CommandResult {
     let root = kit_root(root)?;
     let mut skipped = Vec::new();
     let (mut started, mut passing) = (0, 0);

@@ -1,10 +1,10 @@
 //! `bundle PLATFORM GROUP --out DIR`: write a platform's autograder, generated from the kit
-//! (see `grader::bundle`).
+//! (see `crate::bundle`).
 
 use super::output::say;
 use super::{kit_root, resolve_group, CommandError, CommandResult};
+use crate::bundle::{self, BundleError, Options, Per, Platform};
 use clap::{Args, ValueEnum};
-use grader::bundle::{self, BundleError, Options, Per, Platform};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -14,7 +14,7 @@ use std::process::ExitCode;
     cargo run -p grader -- bundle exercism build3 --out test-runner\n  \
     cargo run -p grader -- bundle classroom build3 --per check --out build3-template\n\n\
     docs/instructors.md says how to set each platform up with its bundle.")]
-pub struct BundleArgs {
+pub(crate) struct BundleArgs {
     /// The platform: gradescope (setup.sh, run_autograder and autograder.zip to upload),
     /// exercism (a test runner: bin/run.sh SLUG INPUT_DIR OUTPUT_DIR and a Dockerfile) or
     /// classroom (a template repository: the kit and .github/workflows/classroom.yml).
@@ -92,7 +92,7 @@ enum PerArg {
     Group,
 }
 
-pub fn bundle(root: Option<PathBuf>, args: BundleArgs) -> CommandResult {
+pub(crate) fn bundle(root: Option<PathBuf>, args: BundleArgs) -> CommandResult {
     let platform = Platform::from(args.platform);
     let group = resolve_group(&args.group)?;
     let only = |option: &str, wanted: Platform| {
@@ -235,7 +235,7 @@ fn next_steps(platform: Platform, group: &str, out: &Path, points: f64) -> Vec<S
 }
 
 /// `e` as one line and a hint.
-fn failure(e: BundleError, platform: Platform, group: &grader::Group) -> CommandError {
+fn failure(e: BundleError, platform: Platform, group: &crate::Group) -> CommandError {
     let hint = match &e {
         BundleError::NotEmpty { .. } => Some(
             "choose a new folder, or add --force to replace the bundle in it (only the files \

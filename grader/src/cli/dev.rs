@@ -1,22 +1,22 @@
 //! `dev`: for lesson authors. `dev update` writes the wiring the lessons' list gives
-//! (`grader::wiring`); `dev check` says what is wrong with each lesson and how to fix it
-//! (`grader::authoring`), then runs each lesson in a scratch copy of the kit, with the fast
-//! paths on and off; `dev new NAME` scaffolds a lesson's whole slice (`grader::scaffold`).
+//! (`crate::wiring`); `dev check` says what is wrong with each lesson and how to fix it
+//! (`crate::authoring`), then runs each lesson in a scratch copy of the kit, with the fast
+//! paths on and off; `dev new NAME` scaffolds a lesson's whole slice (`crate::scaffold`).
 
 use super::output::say;
 use super::{kit_root, CommandError, CommandResult, EXIT_NOT_ALL_PASSED};
+use crate::authoring::Problem;
+use crate::kitcopy::{self, Slot, Untracked};
+use crate::wiring::{self, Applied};
 use clap::{Args, Subcommand};
 use colored::Colorize;
-use grader::authoring::Problem;
-use grader::kitcopy::{self, Slot, Untracked};
-use grader::wiring::{self, Applied};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 
 /// `dev`'s arguments.
 #[derive(Args)]
-pub struct DevArgs {
+pub(crate) struct DevArgs {
     #[command(subcommand)]
     command: DevCommand,
 }
@@ -54,7 +54,7 @@ struct CheckArgs {
     lesson: Option<String>,
 }
 
-pub fn dev(root: Option<PathBuf>, args: DevArgs) -> CommandResult {
+pub(crate) fn dev(root: Option<PathBuf>, args: DevArgs) -> CommandResult {
     let root = kit_root(root)?;
     match args.command {
         DevCommand::Update => update(&root),
@@ -64,7 +64,7 @@ pub fn dev(root: Option<PathBuf>, args: DevArgs) -> CommandResult {
 }
 
 /// Writes every generated file and block; says which changed.
-pub fn update(root: &Path) -> CommandResult {
+pub(crate) fn update(root: &Path) -> CommandResult {
     let lessons = wiring::load(root).map_err(|e| {
         CommandError::new(e.to_string()).hint(format!("correct {}", wiring::LESSONS_FILE))
     })?;
@@ -97,22 +97,22 @@ pub fn update(root: &Path) -> CommandResult {
 }
 
 fn new(root: &Path, args: NewArgs) -> CommandResult {
-    let lesson = grader::scaffold::NewLesson {
+    let lesson = crate::scaffold::NewLesson {
         function: args
             .function
             .unwrap_or_else(|| format!("{}_answer", args.name)),
         name: args.name,
         title: args.title,
     };
-    let written = grader::scaffold::write(root, &lesson).map_err(|e| {
+    let written = crate::scaffold::write(root, &lesson).map_err(|e| {
         let hint = match &e {
-            grader::scaffold::ScaffoldError::Exists { .. } => {
+            crate::scaffold::ScaffoldError::Exists { .. } => {
                 "choose another name, or go on with that lesson's files (`dev check NAME`)"
             }
-            grader::scaffold::ScaffoldError::Name(_) => {
+            crate::scaffold::ScaffoldError::Name(_) => {
                 "`cargo run -p grader -- dev new --help` says what a name may be"
             }
-            grader::scaffold::ScaffoldError::Write { .. } => {
+            crate::scaffold::ScaffoldError::Write { .. } => {
                 "check that the kit's folders can be written"
             }
         };
@@ -138,16 +138,16 @@ fn new(root: &Path, args: NewArgs) -> CommandResult {
 }
 
 fn check(root: &Path, args: &CheckArgs) -> CommandResult {
-    let mut problems: Vec<Problem> = grader::authoring::problems(root);
+    let mut problems: Vec<Problem> = crate::authoring::problems(root);
     if let Some(only) = &args.lesson {
-        if grader::groups::group(only).is_none() {
+        if crate::groups::group(only).is_none() {
             return Err(super::resolve_group(only)
                 .err()
                 .unwrap_or_else(|| CommandError::new(format!("there is no lesson {only:?}"))));
         }
         problems.retain(|p| p.lesson.as_deref().is_none_or(|l| l == only));
     }
-    let lessons: Vec<&grader::Group> = grader::groups::GROUPS
+    let lessons: Vec<&crate::Group> = crate::groups::GROUPS
         .iter()
         .copied()
         .filter(|g| args.lesson.as_deref().is_none_or(|l| l == g.name))
@@ -216,16 +216,16 @@ fn show(problem: &Problem) {
 /// Runs each lesson in a scratch copy of the kit as the author's working tree has it: the
 /// stub with the fast paths on (cargo's build, then an edit replayed) and off, every check
 /// unfinished and the same both ways; then against the reference, every check passing.
-fn run_all(root: &Path, lessons: &[&grader::Group]) -> Result<Vec<Problem>, CommandError> {
+fn run_all(root: &Path, lessons: &[&crate::Group]) -> Result<Vec<Problem>, CommandError> {
     let files = kitcopy::fresh_files(root, Untracked::Taken)
         .map_err(|e| CommandError::new(format!("cannot read the kit's files: {e}")))?;
-    let target = grader::workspace::target_dir(root);
+    let target = crate::workspace::target_dir(root);
     let slot = Slot::acquire(&target.join("kit-dev"), 1, &files)
         .map_err(|e| CommandError::new(format!("cannot make a scratch copy of the kit: {e}")))?;
-    if !grader::seed::is_warm(slot.root()) && grader::seed::is_warm_target(&target) {
-        let _lock = grader::compile::lock_builds(&target)
+    if !crate::seed::is_warm(slot.root()) && crate::seed::is_warm_target(&target) {
+        let _lock = crate::compile::lock_builds(&target)
             .map_err(|e| CommandError::new(format!("cannot take the kit's build lock: {e}")))?;
-        if grader::seed::seed(root, &target.join("debug"), slot.root(), &files).is_err() {
+        if crate::seed::seed(root, &target.join("debug"), slot.root(), &files).is_err() {
             let _ = std::fs::remove_dir_all(slot.root().join("target/debug"));
         }
     }
@@ -247,8 +247,8 @@ fn run_all(root: &Path, lessons: &[&grader::Group]) -> Result<Vec<Problem>, Comm
     Ok(problems)
 }
 
-fn run_lesson(root: &Path, group: &grader::Group) -> Result<(), String> {
-    let exercise = grader::Exercise::load(root, group.name).map_err(|e| e.to_string())?;
+fn run_lesson(root: &Path, group: &crate::Group) -> Result<(), String> {
+    let exercise = crate::Exercise::load(root, group.name).map_err(|e| e.to_string())?;
     let stub = std::fs::read_to_string(exercise.dir(root).join(&exercise.stub))
         .map_err(|e| e.to_string())?;
     let learner = root.join(&exercise.file);
@@ -306,7 +306,7 @@ fn checks_of(root: &Path, group: &str, extra: &[&str], fast: bool) -> Result<Val
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     if !fast {
-        command.env(grader::fast::FAST_PATHS_VAR, "off");
+        command.env(crate::fast::FAST_PATHS_VAR, "off");
     }
     let out = command
         .output()

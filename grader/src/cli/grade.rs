@@ -5,11 +5,11 @@
 use super::output::{say, tell};
 use super::run::parse_timeout;
 use super::{kit_root, resolve_group, CommandError, CommandResult, EXIT_ERROR};
+use crate::compile::CompileLimits;
+use crate::grade::exports::Lms;
+use crate::grade::{self, Event, Row, RowStatus, Settings, Submission};
+use crate::reports::ReportFormat;
 use clap::Args;
-use grader::compile::CompileLimits;
-use grader::grade::exports::Lms;
-use grader::grade::{self, Event, Row, RowStatus, Settings, Submission};
-use grader::reports::ReportFormat;
 use grader_checks::limits::Limits;
 use grader_checks::sandbox::Mode;
 use std::io::IsTerminal;
@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
     A second run skips what is unchanged. Exit status: 0 when every submission has its row, \
     whatever its grade; 2 on bad input or when the kit itself failed."
 )]
-pub struct GradeArgs {
+pub(crate) struct GradeArgs {
     /// A folder with one folder or .rs file per learner (with --one: a single submission).
     #[arg(value_name = "SUBMISSIONS")]
     submissions: PathBuf,
@@ -98,7 +98,7 @@ fn parse_report(text: &str) -> Result<Report, String> {
     }
 }
 
-pub fn grade(root: Option<PathBuf>, args: GradeArgs) -> CommandResult {
+pub(crate) fn grade(root: Option<PathBuf>, args: GradeArgs) -> CommandResult {
     let root = kit_root(root)?;
     let group = args.group.as_deref().map(resolve_group).transpose()?;
     let path = &args.submissions;

@@ -4,24 +4,24 @@ use super::output::{say, tell};
 use super::{
     kit_root, load_exercise, resolve_group, CommandError, CommandResult, EXIT_NOT_ALL_PASSED,
 };
+use crate::guidance::{GuidanceError, GuidanceLog, Kind};
+use crate::help::Help;
 use clap::Args;
-use grader::guidance::{GuidanceError, GuidanceLog, Kind};
-use grader::help::Help;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Args)]
-pub struct HelpArgs {
+pub(crate) struct HelpArgs {
     /// The group, e.g. build3. Without it: the grader's own usage (not recorded).
-    pub group: Option<String>,
+    pub(crate) group: Option<String>,
     /// 1: a refresher of the ideas; 2: an approach; 3: repair advice for typical failures.
     #[arg(long, default_value_t = 1, value_name = "N")]
     level: usize,
 }
 
 #[derive(Args)]
-pub struct NoteArgs {
+pub(crate) struct NoteArgs {
     /// The group the guidance was for, e.g. build3.
     group: String,
     /// What you read or were told, e.g. "read reference/src/retry.rs".
@@ -30,7 +30,7 @@ pub struct NoteArgs {
 }
 
 #[derive(Args)]
-pub struct LogArgs {
+pub(crate) struct LogArgs {
     /// Only this group.
     #[arg(long, value_name = "GROUP")]
     group: Option<String>,
@@ -47,7 +47,7 @@ fn record_failure(e: GuidanceError, what: &str) -> CommandError {
     )
 }
 
-pub fn help(root: Option<PathBuf>, args: HelpArgs) -> CommandResult {
+pub(crate) fn help(root: Option<PathBuf>, args: HelpArgs) -> CommandResult {
     let name = args.group.unwrap_or_default();
     let group = resolve_group(&name)?;
     let root = kit_root(root)?;
@@ -92,7 +92,7 @@ pub fn help(root: Option<PathBuf>, args: HelpArgs) -> CommandResult {
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn note(root: Option<PathBuf>, args: NoteArgs) -> CommandResult {
+pub(crate) fn note(root: Option<PathBuf>, args: NoteArgs) -> CommandResult {
     let group = resolve_group(&args.group)?;
     let text = args.text.join(" ");
     if text.trim().is_empty() {
@@ -111,7 +111,7 @@ pub fn note(root: Option<PathBuf>, args: NoteArgs) -> CommandResult {
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn log(root: Option<PathBuf>, args: LogArgs) -> CommandResult {
+pub(crate) fn log(root: Option<PathBuf>, args: LogArgs) -> CommandResult {
     let only = args.group.as_deref().map(resolve_group).transpose()?;
     let root = kit_root(root)?;
     let log = GuidanceLog::in_kit(&root);

@@ -6,13 +6,13 @@
 use super::output::say;
 use super::standing::{remembered, Standing};
 use super::{kit_root, load_exercise, CommandError, CommandResult};
-use grader::groups::GROUPS;
-use grader::guidance::GuidanceLog;
-use grader::Group;
+use crate::groups::GROUPS;
+use crate::guidance::GuidanceLog;
+use crate::Group;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-pub fn list(root: Option<PathBuf>) -> CommandResult {
+pub(crate) fn list(root: Option<PathBuf>) -> CommandResult {
     let root = kit_root(root)?;
     let next = table(&root)?;
     match next {
@@ -32,7 +32,7 @@ pub fn list(root: Option<PathBuf>) -> CommandResult {
 
 /// The table `list` prints (a watch's `l` too): each lesson, where the learner stands, and
 /// the guidance used. Returns the first lesson, in course order, that does not pass yet.
-pub fn table(root: &Path) -> Result<Option<&'static Group>, CommandError> {
+pub(crate) fn table(root: &Path) -> Result<Option<&'static Group>, CommandError> {
     let mut next = None;
     let guidance = GuidanceLog::in_kit(root).read().ok();
     say!(

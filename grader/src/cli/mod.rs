@@ -18,10 +18,10 @@ mod signals;
 mod standing;
 mod watch;
 
+use crate::groups::GROUPS;
+use crate::{Exercise, Group};
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use colored::Colorize;
-use grader::groups::GROUPS;
-use grader::{Exercise, Group};
 use output::tell;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -153,6 +153,8 @@ fn command() -> clap::Command {
     cmd
 }
 
+/// Runs the command line on this process's arguments and gives the exit status: the whole
+/// of the `grader` program (its `main` calls this).
 pub fn main() -> ExitCode {
     let matches = command().get_matches();
     // Not in `__check`, a check's own process: the grader stops its group as a whole.
@@ -175,10 +177,10 @@ pub fn main() -> ExitCode {
 }
 
 fn dispatch(matches: &clap::ArgMatches) -> CommandResult {
-    grader::fast::set_verbose(matches.get_flag("verbose"));
+    crate::fast::set_verbose(matches.get_flag("verbose"));
     let bad_args = |e: clap::Error| CommandError::new(e.to_string().trim().to_string());
     if let Some((name, sub)) = matches.subcommand() {
-        if let Some(group) = grader::groups::group(name) {
+        if let Some(group) = crate::groups::group(name) {
             let root = matches.get_one::<PathBuf>("root").cloned();
             let args = run::GroupArgs::from_arg_matches(sub).map_err(bad_args)?;
             return run::run_group(root, group, args);
@@ -233,12 +235,12 @@ fn kit_root(explicit: Option<PathBuf>) -> Result<PathBuf, CommandError> {
     }
     let here = std::env::current_dir()
         .map_err(|e| CommandError::new(format!("cannot read the current folder: {e}")))?;
-    Ok(grader::workspace::find_root(&here).unwrap_or_else(grader::workspace::build_root))
+    Ok(crate::workspace::find_root(&here).unwrap_or_else(crate::workspace::build_root))
 }
 
 /// The group called `name`, or an error that lists the groups and the nearest name.
 fn resolve_group(name: &str) -> Result<&'static Group, CommandError> {
-    if let Some(group) = grader::groups::group(name) {
+    if let Some(group) = crate::groups::group(name) {
         return Ok(group);
     }
     let names: Vec<&str> = GROUPS.iter().map(|g| g.name).collect();

@@ -12,11 +12,11 @@ static STDERR_CLOSED: AtomicBool = AtomicBool::new(false);
 
 /// Standard output; writes after the reader went away are dropped.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Out;
+pub(crate) struct Out;
 
 /// Standard error; writes after the reader went away are dropped.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct ErrOut;
+pub(crate) struct ErrOut;
 
 fn quiet(closed: &AtomicBool, result: io::Result<usize>, len: usize) -> io::Result<usize> {
     match result {

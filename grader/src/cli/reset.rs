@@ -2,14 +2,14 @@
 
 use super::output::say;
 use super::{kit_root, load_exercise, resolve_group, CommandError, CommandResult};
+use crate::reset::{Done, ResetError, Resetter};
 use clap::Args;
-use grader::reset::{Done, ResetError, Resetter};
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 #[derive(Args)]
-pub struct ResetArgs {
+pub(crate) struct ResetArgs {
     /// The group to reset, e.g. build3. Only that group's file is touched.
     group: String,
     /// Do not ask for confirmation.
@@ -43,7 +43,7 @@ fn failure(e: ResetError, root: &Path) -> CommandError {
     CommandError::new(e.to_string()).hint(hint)
 }
 
-pub fn reset(root: Option<PathBuf>, args: ResetArgs) -> CommandResult {
+pub(crate) fn reset(root: Option<PathBuf>, args: ResetArgs) -> CommandResult {
     let group = resolve_group(&args.group)?;
     let root = kit_root(root)?;
     let exercise = load_exercise(&root, group)?;

@@ -10,17 +10,17 @@
 use super::output::say;
 use super::scenario::{build_learner, load, run_on_learner};
 use super::{kit_root, load_exercise, resolve_group, CommandError, CommandResult};
+use crate::exercise::{Review, SituationInfo};
+use crate::sanitise::escape_controls;
+use crate::{Exercise, Group};
 use clap::Args;
 use colored::Colorize;
-use grader::exercise::{Review, SituationInfo};
-use grader::sanitise::escape_controls;
-use grader::{Exercise, Group};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// `review`'s arguments.
 #[derive(Args)]
-pub struct ReviewArgs {
+pub(crate) struct ReviewArgs {
     /// The lesson whose checklist to show, e.g. build3.
     group: String,
     /// Seconds your code may run on one scenario file before it is stopped as "did not
@@ -57,7 +57,7 @@ struct Missing {
 }
 
 /// Shows the checklist of `args.group`; exit status 0 whatever it finds missing.
-pub fn review(root: Option<PathBuf>, args: ReviewArgs) -> CommandResult {
+pub(crate) fn review(root: Option<PathBuf>, args: ReviewArgs) -> CommandResult {
     let group = resolve_group(&args.group).map_err(|f| match f.hint {
         Some(_) => f,
         None => f.hint("`cargo run -p grader -- list` shows every lesson"),
@@ -309,7 +309,7 @@ fn self_review(root: &Path, group: &Group, exercise: &Exercise, missing: &mut Mi
         return;
     }
     let asked = std::fs::read_to_string(exercise.dir(root).join(questions))
-        .map(|text| grader::self_review::questions(&text));
+        .map(|text| crate::self_review::questions(&text));
     let asked = match asked {
         Ok(asked) => asked,
         Err(e) => {
@@ -329,7 +329,7 @@ fn self_review(root: &Path, group: &Group, exercise: &Exercise, missing: &mut Mi
             return;
         }
     };
-    let unanswered = grader::self_review::unanswered(&asked, &answers);
+    let unanswered = crate::self_review::unanswered(&asked, &answers);
     if unanswered.is_empty() {
         say!(
             "  {} every question ({}) has an answer.",
@@ -397,10 +397,10 @@ fn last_line(group: &Group, review: &Review, missing: &Missing) -> String {
         ));
     }
     if items.is_empty() {
-        let next = grader::groups::GROUPS
+        let next = crate::groups::GROUPS
             .iter()
             .position(|g| g.name == group.name)
-            .and_then(|i| grader::groups::GROUPS.get(i + 1));
+            .and_then(|i| crate::groups::GROUPS.get(i + 1));
         let next = match next {
             Some(next) => format!("the next lesson, `cargo run -p grader -- {}`", next.name),
             None => "`cargo run -p grader -- all` reruns every lesson you started".to_string(),

@@ -5,14 +5,14 @@ use super::standing::{remember, Standing};
 use super::{
     kit_root, load_exercise, CommandError, CommandResult, EXIT_ERROR, EXIT_NOT_ALL_PASSED,
 };
+use crate::borrowed;
+use crate::compile::{self, BuildError, Built};
+use crate::guidance::{GuidanceLog, Kind};
+use crate::reports::{self, NotRun, ReportSpec, RunReport};
+use crate::suite::{self, RunSettings, Summary};
+use crate::{Exercise, Group, Launcher};
 use clap::{Args, ValueEnum};
 use colored::Colorize;
-use grader::borrowed;
-use grader::compile::{self, BuildError, Built};
-use grader::guidance::{GuidanceLog, Kind};
-use grader::reports::{self, NotRun, ReportSpec, RunReport};
-use grader::suite::{self, RunSettings, Summary};
-use grader::{Exercise, Group, Launcher};
 use grader_checks::limits::Limits;
 use libtest_mimic::{ColorSetting, FormatSetting};
 use std::io::{IsTerminal, Write};
@@ -21,7 +21,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 #[derive(Args)]
-pub struct GroupArgs {
+pub(crate) struct GroupArgs {
     /// Whose code the checks run against.
     #[arg(long, value_enum, default_value_t = Against::Practice)]
     against: Against,
@@ -51,7 +51,7 @@ pub struct GroupArgs {
 
 impl GroupArgs {
     /// The limits each check of this run gets.
-    pub fn limits(&self) -> Limits {
+    pub(crate) fn limits(&self) -> Limits {
         Limits {
             memory: self.memory_limit * 1024 * 1024,
             ..Limits::default()
@@ -128,7 +128,7 @@ impl LibtestArgs {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum Against {
+pub(crate) enum Against {
     /// Your code in practice/ (built with cargo first).
     Practice,
     /// The kit's finished implementation in reference/ (recorded as guidance).
@@ -137,7 +137,7 @@ pub enum Against {
 
 impl Against {
     /// How results name it.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Against::Practice => "practice",
             Against::Reference => "reference",
@@ -145,7 +145,7 @@ impl Against {
     }
 }
 
-pub fn parse_timeout(text: &str) -> Result<f64, String> {
+pub(crate) fn parse_timeout(text: &str) -> Result<f64, String> {
     match text.parse::<f64>() {
         Ok(secs) if secs.is_finite() && secs > 0.0 && secs <= 3600.0 => Ok(secs),
         _ => Err("expected a number of seconds above 0 and at most 3600".into()),
@@ -154,7 +154,7 @@ pub fn parse_timeout(text: &str) -> Result<f64, String> {
 
 /// Colour on or off: an explicit `--color` wins; otherwise NO_COLOR (https://no-color.org)
 /// and whether standard output is a terminal decide.
-pub fn setup_color(setting: Option<ColorSetting>) {
+pub(crate) fn setup_color(setting: Option<ColorSetting>) {
     let on = match setting.unwrap_or(ColorSetting::Auto) {
         ColorSetting::Always => true,
         ColorSetting::Never => false,
@@ -209,7 +209,7 @@ fn write_reports(
     })
 }
 
-pub fn run_group(root: Option<PathBuf>, group: &Group, args: GroupArgs) -> CommandResult {
+pub(crate) fn run_group(root: Option<PathBuf>, group: &Group, args: GroupArgs) -> CommandResult {
     check_reports(&args)?;
     let started = std::time::SystemTime::now();
     let limits = args.limits();
@@ -240,7 +240,7 @@ pub fn run_group(root: Option<PathBuf>, group: &Group, args: GroupArgs) -> Comma
     }
     if let Some(input) = group.check_input {
         if !libtest.list && selected.iter().any(|c| c.name == input.check) {
-            grader::check_input::want(group.name);
+            crate::check_input::want(group.name);
         }
     }
     // Kept alive until the checks are done: the harness is a private link inside it.
@@ -320,7 +320,7 @@ pub fn run_group(root: Option<PathBuf>, group: &Group, args: GroupArgs) -> Comma
     // One stream, three reporters: the terminal's printer, the standing `list` shows next
     // time (a whole run of the learner's own code only), and the report files.
     let own = args.against == Against::Practice;
-    let mut keep = grader::events::OnFinished(|group: &Group, summary: &Summary| {
+    let mut keep = crate::events::OnFinished(|group: &Group, summary: &Summary| {
         if own && !summary.listed_only && summary.filtered_out == 0 && summary.not_run == 0 {
             remember(
                 &root,
@@ -332,7 +332,7 @@ pub fn run_group(root: Option<PathBuf>, group: &Group, args: GroupArgs) -> Comma
         }
     });
     let mut reports_written: Result<(), CommandError> = Ok(());
-    let mut report_files = grader::events::OnFinished(|group: &Group, summary: &Summary| {
+    let mut report_files = crate::events::OnFinished(|group: &Group, summary: &Summary| {
         reports_written = write_reports(
             &root,
             group,
@@ -344,8 +344,8 @@ pub fn run_group(root: Option<PathBuf>, group: &Group, args: GroupArgs) -> Comma
         );
     });
     let summary = {
-        let mut printer = grader::printers::for_args(&libtest, &mut out);
-        let mut reporters = grader::events::Tee(vec![&mut *printer, &mut keep, &mut report_files]);
+        let mut printer = crate::printers::for_args(&libtest, &mut out);
+        let mut reporters = crate::events::Tee(vec![&mut *printer, &mut keep, &mut report_files]);
         suite::run(
             group,
             &launcher,
@@ -391,13 +391,13 @@ pub fn run_group(root: Option<PathBuf>, group: &Group, args: GroupArgs) -> Comma
 /// Says where the course starts when `group` comes later in it and an earlier lesson is not
 /// started yet (the learner's file there is still the stub).
 fn course_start(root: &Path, group: &Group, out: &mut dyn Write) -> std::io::Result<()> {
-    let Some(place) = grader::groups::GROUPS
+    let Some(place) = crate::groups::GROUPS
         .iter()
         .position(|g| g.name == group.name)
     else {
         return Ok(());
     };
-    let earlier = grader::groups::GROUPS[..place].iter().find(|g| {
+    let earlier = crate::groups::GROUPS[..place].iter().find(|g| {
         load_exercise(root, g).is_ok_and(|exercise| {
             matches!(
                 super::standing::remembered(root, g, &exercise),
@@ -433,7 +433,7 @@ fn exit_code(summary: &Summary) -> ExitCode {
 /// pass of every check of the learner's own code (`full`) marks the lesson's first pass in
 /// the log, once: guidance after that row is said apart, and a pass counts only what came
 /// before it.
-pub fn guidance_line(
+pub(crate) fn guidance_line(
     log: &GuidanceLog,
     group: &Group,
     passed: bool,
@@ -499,7 +499,7 @@ pub(super) fn save_case(
         return Ok(());
     };
     let path = asked.map(Path::to_path_buf).unwrap_or_else(|| {
-        grader::workspace::target_dir(root)
+        crate::workspace::target_dir(root)
             .join("kit-cases")
             .join(format!("{}-difference.toml", group.name))
     });
@@ -537,7 +537,7 @@ pub(super) fn save_case(
 
 /// What follows a pass: the lesson's own scenario task, the self-review (handed out now),
 /// and the next lesson in course order.
-pub fn next_steps(
+pub(crate) fn next_steps(
     root: &Path,
     group: &Group,
     exercise: &Exercise,
@@ -569,7 +569,7 @@ pub fn next_steps(
         ),
     };
     writeln!(out, "  2. Self-review: {review}")?;
-    let groups = grader::groups::GROUPS;
+    let groups = crate::groups::GROUPS;
     let next = groups
         .iter()
         .position(|g| g.name == group.name)
@@ -589,29 +589,29 @@ pub fn next_steps(
 }
 
 /// Why the learner's harness is not there to run.
-pub struct NotBuilt {
+pub(crate) struct NotBuilt {
     /// The command's error.
-    pub failure: CommandError,
+    pub(crate) failure: CommandError,
     /// Where that leaves the learner (for `list`).
-    pub standing: Standing,
+    pub(crate) standing: Standing,
     /// For a report: why no check ran, when it is the learner's code (the compiler's
     /// errors, or the refusal); `None` when the kit or cargo failed.
-    pub why: Option<NotRun>,
+    pub(crate) why: Option<NotRun>,
 }
 
 /// Builds the harness for `exercise`'s lesson, then refuses a practice crate that reaches
 /// the kit's answers. Compiler messages go to standard error.
-pub fn build_practice(root: &Path, exercise: &Exercise) -> Result<Built, NotBuilt> {
+pub(crate) fn build_practice(root: &Path, exercise: &Exercise) -> Result<Built, NotBuilt> {
     let color = colored::control::SHOULD_COLORIZE.should_colorize();
     // They quote the learner's source, and rustc shows C1 controls raw.
-    let mut messages = grader::sanitise::EscapingWriter::new(super::output::ErrOut);
+    let mut messages = crate::sanitise::EscapingWriter::new(super::output::ErrOut);
     let built = compile::build_harness(root, &exercise.group, color, &mut messages).map_err(
         |e| match e {
             BuildError::Compile { errors } => NotBuilt {
                 failure: compile_failure(root, exercise, &errors),
                 standing: Standing::DoesNotCompile,
                 // For the reports: the compiler quotes the learner's source.
-                why: Some(NotRun::DoesNotCompile(grader::sanitise::escape_string(
+                why: Some(NotRun::DoesNotCompile(crate::sanitise::escape_string(
                     compile::errors_text(&errors),
                 ))),
             },

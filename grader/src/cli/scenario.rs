@@ -3,10 +3,10 @@
 use super::output::say;
 use super::EXIT_NOT_ALL_PASSED;
 use super::{kit_root, load_exercise, run::build_practice, CommandError, CommandResult};
+use crate::compile::Built;
+use crate::guidance::{GuidanceLog, Kind};
+use crate::{Group, JobEnd};
 use clap::Args;
-use grader::compile::Built;
-use grader::guidance::{GuidanceLog, Kind};
-use grader::{Group, JobEnd};
 use grader_checks::groups::{scenario_group, GROUPS};
 use grader_checks::scenario::{exercise_key, ScenarioError};
 use grader_checks::view::{side_by_side, ScenarioRun};
@@ -17,7 +17,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 #[derive(Args)]
-pub struct ScenarioArgs {
+pub(crate) struct ScenarioArgs {
     /// The scenario file (TOML): optional settings, then [[outcome]] entries in call order
     /// (the README shows the formats; examples in exercises/*/scenarios/).
     file: PathBuf,
@@ -34,7 +34,7 @@ pub struct ScenarioArgs {
 }
 
 #[derive(Args)]
-pub struct TraceArgs {
+pub(crate) struct TraceArgs {
     /// The group whose worked example to trace, e.g. build3.
     group: String,
 }
@@ -43,13 +43,13 @@ pub struct TraceArgs {
 /// lesson's situations it covers.
 pub(super) struct Loaded {
     /// The group whose format it is (its `exercise` key).
-    pub group: &'static Group,
+    pub(crate) group: &'static Group,
     text: String,
     settings: String,
     /// The ids of the group's situations it covers.
-    pub situations: Vec<&'static str>,
+    pub(crate) situations: Vec<&'static str>,
     /// It names its group with an `exercise` key (without one it is build3's).
-    pub names_exercise: bool,
+    pub(crate) names_exercise: bool,
 }
 
 /// Reads and parses a scenario file; the error names its line and what to fix.
@@ -104,7 +104,7 @@ fn show(title: &str, settings: &str, run: &ScenarioRun) {
 /// What the learner's own code printed during a scenario (their `eprintln!`s), shown as a
 /// check's failure shows it, ended by a line of the kit's; nothing when it printed nothing.
 fn show_printed(printed: &str) {
-    let section = grader::output_section(printed);
+    let section = crate::output_section(printed);
     if !section.is_empty() {
         say!("{}", section.trim_start_matches('\n'));
         say!("---- end of the output; what follows is the kit's ----\n");
@@ -137,7 +137,7 @@ pub(super) fn run_on_learner(
         OsStr::new("scenario"),
         file.as_os_str(),
     ];
-    let deadlines = grader::Deadlines::flat(limit, group.stop_hint);
+    let deadlines = crate::Deadlines::flat(limit, group.stop_hint);
     match launcher.run_job(&job, &[], scratch.path(), deadlines) {
         JobEnd::Reported {
             report: Report::Scenario { run },
@@ -148,7 +148,7 @@ pub(super) fn run_on_learner(
         // Each kind of failure names itself in its first words ("did not finish…", "crashed…").
         JobEnd::Failed {
             message, output, ..
-        } => Err(format!("{message}{}", grader::output_section(&output))),
+        } => Err(format!("{message}{}", crate::output_section(&output))),
     }
 }
 
@@ -163,7 +163,7 @@ fn run_practice(
     Ok(run_on_learner(&built, group, file, timeout))
 }
 
-pub fn scenario(root: Option<PathBuf>, args: ScenarioArgs) -> CommandResult {
+pub(crate) fn scenario(root: Option<PathBuf>, args: ScenarioArgs) -> CommandResult {
     let root = kit_root(root)?;
     let loaded = load(&args.file)
         .map_err(|e| CommandError::new(e.to_string()).hint(shape_hint(&args.file)))?;
@@ -177,7 +177,7 @@ pub fn scenario(root: Option<PathBuf>, args: ScenarioArgs) -> CommandResult {
     // reference shows nothing more, so it is not recorded; any other file is.
     // Only the file the last run saved, unchanged: any other case of the space, though the
     // kit's own input, is one the learner's code was not shown to fail on.
-    let last_saved = grader::workspace::target_dir(&root)
+    let last_saved = crate::workspace::target_dir(&root)
         .join("kit-cases")
         .join(format!("{}-difference.toml", group.name));
     let saved = group
@@ -267,7 +267,7 @@ pub fn scenario(root: Option<PathBuf>, args: ScenarioArgs) -> CommandResult {
     }
 }
 
-pub fn trace(root: Option<PathBuf>, args: TraceArgs) -> CommandResult {
+pub(crate) fn trace(root: Option<PathBuf>, args: TraceArgs) -> CommandResult {
     let group = super::resolve_group(&args.group)?;
     let root = kit_root(root)?;
     let exercise = load_exercise(&root, group)?;

@@ -6,7 +6,7 @@
 //! of it (an exit with status 130 would let the loop go on).
 
 /// Starts the thread that waits for an ending signal (Unix; elsewhere nothing).
-pub fn handle_ending_signals() {
+pub(crate) fn handle_ending_signals() {
     #[cfg(unix)]
     {
         use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
@@ -15,8 +15,8 @@ pub fn handle_ending_signals() {
         };
         std::thread::spawn(move || {
             if let Some(signal) = signals.forever().next() {
-                grader::stop_running_checks();
-                grader::scratch::remove_listed();
+                crate::stop_running_checks();
+                crate::scratch::remove_listed();
                 super::watch::restore_terminal();
                 let _ = signal_hook::low_level::emulate_default_handler(signal);
                 std::process::exit(128 + signal); // only if the signal did not end us

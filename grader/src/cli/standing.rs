@@ -1,17 +1,17 @@
 //! Where a learner stands on one lesson, and the last result the grader remembers for it.
 
 use super::CommandError;
+use crate::cache::{self, LastResult};
+use crate::reset::Resetter;
+use crate::suite::{self, RunSettings, Summary};
+use crate::{Exercise, Group, Status};
 use colored::Colorize;
-use grader::cache::{self, LastResult};
-use grader::reset::Resetter;
-use grader::suite::{self, RunSettings, Summary};
-use grader::{Exercise, Group, Status};
 use std::path::Path;
 use std::time::Duration;
 
 /// Where a learner stands on one exercise.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Standing {
+pub(crate) enum Standing {
     NotStarted,
     DoesNotCompile,
     Unfinished,
@@ -30,7 +30,7 @@ pub enum Standing {
 
 impl Standing {
     /// From a run of every check of a group.
-    pub fn of(summary: &Summary) -> Standing {
+    pub(crate) fn of(summary: &Summary) -> Standing {
         let total = summary.runs.len();
         match (
             summary.count(Status::Failed) + summary.count(Status::KitBug),
@@ -43,7 +43,7 @@ impl Standing {
     }
 
     /// The status, in words.
-    pub fn label(&self) -> String {
+    pub(crate) fn label(&self) -> String {
         match self {
             Standing::NotStarted => "not started".to_string(),
             Standing::DoesNotCompile => "does not compile".to_string(),
@@ -57,7 +57,7 @@ impl Standing {
     }
 
     /// The status, padded to `width` before it is coloured (colour codes have no width).
-    pub fn show(&self, width: usize) -> String {
+    pub(crate) fn show(&self, width: usize) -> String {
         let padded = format!("{:<width$}", self.label());
         match self {
             Standing::NotStarted | Standing::Changed | Standing::NotRun => {
@@ -87,14 +87,14 @@ impl Standing {
 }
 
 /// Whether the learner's file of `exercise` is still the pristine stub.
-pub fn started(root: &Path, exercise: &Exercise) -> Result<bool, CommandError> {
+pub(crate) fn started(root: &Path, exercise: &Exercise) -> Result<bool, CommandError> {
     Resetter::new(root, exercise)
         .is_changed()
         .map_err(|e| CommandError::new(e.to_string()))
 }
 
 /// Remembers how a run of every check of `group` ended, for `list`.
-pub fn remember(
+pub(crate) fn remember(
     root: &Path,
     group: &Group,
     exercise: &Exercise,
@@ -120,7 +120,7 @@ pub fn remember(
 
 /// Where the learner stands, from the last result the grader remembers: nothing is built
 /// or run. A file changed since then says so.
-pub fn remembered(
+pub(crate) fn remembered(
     root: &Path,
     group: &Group,
     exercise: &Exercise,
@@ -142,7 +142,7 @@ pub fn remembered(
 
 /// Where the learner stands on `group`, found by building its lesson and running every check
 /// quietly (and remembered). Not started when the file is the stub.
-pub fn measure(
+pub(crate) fn measure(
     root: &Path,
     group: &Group,
     exercise: &Exercise,
@@ -153,14 +153,14 @@ pub fn measure(
     let color = colored::control::SHOULD_COLORIZE.should_colorize();
     // The reference's runs that build3's exhaustive check compares with, made once and kept
     // (as a run of the group does): otherwise the check makes them itself, every time.
-    grader::check_input::want(group.name);
+    crate::check_input::want(group.name);
     // The compiler's messages are not repeated here: running the group shows them.
-    let Ok(built) = grader::compile::build_harness(root, group.name, color, &mut std::io::sink())
+    let Ok(built) = crate::compile::build_harness(root, group.name, color, &mut std::io::sink())
     else {
         remember(root, group, exercise, &Standing::DoesNotCompile, None);
         return Ok((Standing::DoesNotCompile, None));
     };
-    if !grader::borrowed::inspect(root, built.practice_dep_info.as_deref())
+    if !crate::borrowed::inspect(root, built.practice_dep_info.as_deref())
         .map(|found| found.is_empty())
         .unwrap_or(false)
     {
@@ -168,7 +168,7 @@ pub fn measure(
         return Ok((Standing::Refused, None));
     }
     // What `list` shows next time is kept by a reporter of the run, as it ends.
-    let mut keep = grader::events::OnFinished(|group: &Group, summary: &grader::suite::Summary| {
+    let mut keep = crate::events::OnFinished(|group: &Group, summary: &crate::suite::Summary| {
         remember(root, group, exercise, &Standing::of(summary), Some(summary));
     });
     let summary = suite::run(

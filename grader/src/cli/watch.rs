@@ -14,14 +14,14 @@ use super::output::say;
 use super::run::{build_practice, guidance_line, next_steps, save_case, Against, NotBuilt};
 use super::standing::{remember, Standing};
 use super::{kit_root, load_exercise, resolve_group, CommandError, CommandResult};
+use crate::cache::learner_hash;
+use crate::groups::GROUPS;
+use crate::guidance::{GuidanceLog, Kind};
+use crate::help::Help;
+use crate::suite::{self, RunError, RunSettings};
+use crate::{Exercise, Group};
 use clap::Args;
 use colored::Colorize;
-use grader::cache::learner_hash;
-use grader::groups::GROUPS;
-use grader::guidance::{GuidanceLog, Kind};
-use grader::help::Help;
-use grader::suite::{self, RunError, RunSettings};
-use grader::{Exercise, Group};
 use libtest_mimic::{Arguments, FormatSetting};
 use std::collections::HashMap;
 use std::io::{IsTerminal, Read, Write};
@@ -35,7 +35,7 @@ use std::time::Duration;
 const DEBOUNCE: Duration = Duration::from_millis(50);
 
 #[derive(Args)]
-pub struct WatchArgs {
+pub(crate) struct WatchArgs {
     /// The lesson to start with, e.g. build3 (default: the first one you started).
     group: Option<String>,
     /// Do not watch the files: press r (or Enter) to run after each save. For file systems
@@ -92,7 +92,7 @@ struct Lesson {
     exercise: Exercise,
 }
 
-pub fn watch(root: Option<PathBuf>, args: WatchArgs) -> CommandResult {
+pub(crate) fn watch(root: Option<PathBuf>, args: WatchArgs) -> CommandResult {
     let root = kit_root(root)?;
     let lessons: Vec<Lesson> = GROUPS
         .iter()
@@ -162,7 +162,7 @@ pub fn watch(root: Option<PathBuf>, args: WatchArgs) -> CommandResult {
                      stays (guidance used, not independent evidence). Press h again to see it; \
                      this watch will not ask again.",
                     current.name,
-                    grader::guidance::LOG_FILE
+                    crate::guidance::LOG_FILE
                 );
             } else if key == b'h' {
                 let shown = help_shown.entry(current.name).or_insert(0);
@@ -311,7 +311,7 @@ fn run_lesson(
         exercise.file.display()
     );
     // Every check runs, the one that reads the group's input too.
-    grader::check_input::want(group.name);
+    crate::check_input::want(group.name);
     let built = match build_practice(root, exercise) {
         Ok(built) => built,
         Err(NotBuilt {
@@ -344,7 +344,7 @@ fn run_lesson(
     };
     let mut out = super::output::Out;
     let ran = {
-        let mut printer = grader::printers::for_args(&args, &mut out);
+        let mut printer = crate::printers::for_args(&args, &mut out);
         suite::run(group, &launcher, &(&args).into(), &settings, &mut *printer)
     };
     let summary = match ran {
@@ -501,7 +501,7 @@ struct RawInput;
 static SAVED: std::sync::Mutex<Option<rustix::termios::Termios>> = std::sync::Mutex::new(None);
 
 /// Gives the terminal back the settings a watch changed, if it changed them.
-pub fn restore_terminal() {
+pub(crate) fn restore_terminal() {
     #[cfg(unix)]
     if let Some(saved) = SAVED.lock().ok().and_then(|mut s| s.take()) {
         let _ = rustix::termios::tcsetattr(

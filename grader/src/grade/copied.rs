@@ -10,16 +10,7 @@
 
 /// `source` without comments and without whitespace outside literals: two files that differ
 /// only in layout and comments give the same text.
-///
-/// ```
-/// use grader::grade::copied::normalized;
-/// assert_eq!(
-///     normalized("fn f() { // why\n    \"a  b\" /* old: 1 */ }"),
-///     normalized("fn f(){\"a  b\"}")
-/// );
-/// assert_ne!(normalized("\"a  b\""), normalized("\"a b\""));
-/// ```
-pub fn normalized(source: &str) -> String {
+pub(crate) fn normalized(source: &str) -> String {
     let chars: Vec<char> = source.chars().collect();
     let mut out = String::with_capacity(source.len());
     let mut i = 0;
@@ -167,6 +158,17 @@ fn copy_char_or_lifetime(chars: &[char], start: usize, out: &mut String) -> usiz
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What the item's documentation once showed as an example.
+    #[test]
+    fn normalized_ignores_comments_and_layout_not_strings() {
+        use crate::grade::copied::normalized;
+        assert_eq!(
+            normalized("fn f() { // why\n    \"a  b\" /* old: 1 */ }"),
+            normalized("fn f(){\"a  b\"}")
+        );
+        assert_ne!(normalized("\"a  b\""), normalized("\"a b\""));
+    }
 
     #[test]
     fn layout_and_comments_do_not_count_but_literals_and_code_do() {

@@ -21,18 +21,18 @@ use super::gradebook::{csv_field, Gradebook, Row, RowStatus};
 
 /// A lesson graded: its group and title, and its points possible.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Lesson {
+pub(crate) struct Lesson {
     /// The group, e.g. `build3`.
-    pub group: String,
+    pub(crate) group: String,
     /// Its title, the column's heading.
-    pub title: String,
+    pub(crate) title: String,
     /// Points possible.
-    pub points: f64,
+    pub(crate) points: f64,
 }
 
 /// The LMS formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Lms {
+pub(crate) enum Lms {
     /// Canvas's gradebook import.
     Canvas,
     /// Moodle's CSV grade import.
@@ -41,7 +41,7 @@ pub enum Lms {
 
 impl Lms {
     /// Its name on the command line and its file's: `canvas.csv`.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Lms::Canvas => "canvas",
             Lms::Moodle => "moodle",
@@ -50,7 +50,7 @@ impl Lms {
 }
 
 /// The CSV `lms` imports, for `book`'s roster students and `lessons`.
-pub fn render(lms: Lms, book: &Gradebook, lessons: &[Lesson]) -> String {
+pub(crate) fn render(lms: Lms, book: &Gradebook, lessons: &[Lesson]) -> String {
     let mut lines: Vec<Vec<String>> = Vec::new();
     let mut students: Vec<&super::gradebook::Student> = Vec::new();
     for row in &book.rows {

@@ -7,14 +7,14 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 /// The gradebook JSON's schema name.
-pub const SCHEMA: &str = "retry-kit/gradebook";
+pub(crate) const SCHEMA: &str = "retry-kit/gradebook";
 /// The gradebook JSON's version.
-pub const VERSION: u32 = 1;
+pub(crate) const VERSION: u32 = 1;
 
 /// How a submission's lesson ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum RowStatus {
+pub(crate) enum RowStatus {
     /// Every check passed.
     Passing,
     /// At least one check failed.
@@ -36,7 +36,7 @@ pub enum RowStatus {
 
 impl RowStatus {
     /// Its name in the gradebook.
-    pub fn label(self) -> &'static str {
+    pub(crate) fn label(self) -> &'static str {
         match self {
             RowStatus::Passing => "passing",
             RowStatus::Failing => "failing",
@@ -52,70 +52,70 @@ impl RowStatus {
 
 /// One submission's result on one lesson.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Row {
+pub(crate) struct Row {
     /// The submission's name.
-    pub submission: String,
+    pub(crate) submission: String,
     /// The lesson's group.
-    pub group: String,
+    pub(crate) group: String,
     /// How it ended.
-    pub status: RowStatus,
+    pub(crate) status: RowStatus,
     /// Checks that passed.
-    pub passed: usize,
+    pub(crate) passed: usize,
     /// Checks that failed (a wrong result, a panic, a crash, a timeout, a limit).
-    pub failed: usize,
+    pub(crate) failed: usize,
     /// Checks that reached `todo!()`.
-    pub unfinished: usize,
+    pub(crate) unfinished: usize,
     /// Points earned (the weights of the passed checks, from `exercises/GROUP/grading.toml`).
-    pub score: f64,
+    pub(crate) score: f64,
     /// Points possible.
-    pub max_score: f64,
+    pub(crate) max_score: f64,
     /// Whether the file did not compile.
-    pub compile_error: bool,
+    pub(crate) compile_error: bool,
     /// The guidance the submission's log records for the lesson, by kind; `None` when the
     /// submission came without a log.
-    pub guidance: Option<BTreeMap<String, usize>>,
+    pub(crate) guidance: Option<BTreeMap<String, usize>>,
     /// Seconds spent grading it.
-    pub duration_secs: f64,
+    pub(crate) duration_secs: f64,
     /// One line for the instructor: why there is no grade, or what stood out.
-    pub note: String,
+    pub(crate) note: String,
     /// The hash of what the row was made from (the kit, the lesson, the submission's file
     /// and log, the limits): an unchanged submission is not graded again.
-    pub content_hash: String,
+    pub(crate) content_hash: String,
     /// Why the guidance counts cannot be trusted: the submitted log fails `log --check` (its
     /// first problem). The CSV's guidance columns then say `unverified`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub guidance_unverified: Option<String>,
+    pub(crate) guidance_unverified: Option<String>,
     /// The checks that failed, in the lesson's order (a kit bug among them; unfinished
     /// checks are not).
     #[serde(default)]
-    pub failed_checks: Vec<String>,
+    pub(crate) failed_checks: Vec<String>,
     /// The first failed check's message, cut to its first lines (for the class summary).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub first_message: Option<String>,
+    pub(crate) first_message: Option<String>,
     /// How many checks were stopped at their time limit.
     #[serde(default)]
-    pub timeouts: usize,
+    pub(crate) timeouts: usize,
     /// The roster's student this row is for, when the batch had a roster (`--roster`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub student: Option<Student>,
+    pub(crate) student: Option<Student>,
 }
 
 /// A student as the roster names them.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Student {
+pub(crate) struct Student {
     /// The roster's `id` (what an LMS export matches on).
-    pub id: String,
+    pub(crate) id: String,
     /// The roster's `name`.
-    pub name: String,
+    pub(crate) name: String,
     /// The roster's other columns, by header (passed through to every export).
     #[serde(default)]
-    pub extra: BTreeMap<String, String>,
+    pub(crate) extra: BTreeMap<String, String>,
 }
 
 impl Row {
     /// A row for `submission` and `group` with nothing graded yet: `status`, `note`, and
     /// zeros (the builder of every row that is not a graded one).
-    pub fn empty(submission: &str, group: &str, status: RowStatus, note: String) -> Row {
+    pub(crate) fn empty(submission: &str, group: &str, status: RowStatus, note: String) -> Row {
         Row {
             submission: submission.to_string(),
             group: group.to_string(),
@@ -141,37 +141,30 @@ impl Row {
 
 /// The whole gradebook, as `grades.json` holds it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Gradebook {
+pub(crate) struct Gradebook {
     /// [`SCHEMA`].
-    pub schema: String,
+    pub(crate) schema: String,
     /// [`VERSION`].
-    pub version: u32,
+    pub(crate) version: u32,
     /// The kit's version.
-    pub kit_version: String,
+    pub(crate) kit_version: String,
     /// The run that made it: the UTC time it started, `2026-12-03T00-10-05Z`, also the name
     /// of its copy under `OUT/runs/`.
     #[serde(default)]
-    pub run: String,
+    pub(crate) run: String,
     /// The roster's columns beyond `id`, `name` and `submission`, in the roster's order
     /// (each row's [`Student::extra`] holds their values); empty without a roster.
     #[serde(default)]
-    pub roster_columns: Vec<String>,
+    pub(crate) roster_columns: Vec<String>,
     /// The rows, by submission then lesson.
-    pub rows: Vec<Row>,
+    pub(crate) rows: Vec<Row>,
 }
 
 /// The most characters of a row's note kept in the gradebook.
-pub const NOTE_KEPT: usize = 300;
+pub(crate) const NOTE_KEPT: usize = 300;
 
 /// `note` cut to [`NOTE_KEPT`] characters, ending in "… (see the report)" when cut.
-///
-/// ```
-/// use grader::grade::gradebook::{cut_note, NOTE_KEPT};
-/// assert_eq!(cut_note("short".into()), "short");
-/// let long = cut_note("é".repeat(1000));
-/// assert!(long.chars().count() <= NOTE_KEPT + 20 && long.ends_with("… (see the report)"));
-/// ```
-pub fn cut_note(note: String) -> String {
+pub(crate) fn cut_note(note: String) -> String {
     if note.chars().count() <= NOTE_KEPT {
         return note;
     }
@@ -181,7 +174,7 @@ pub fn cut_note(note: String) -> String {
 
 impl Gradebook {
     /// A gradebook of `rows`, sorted.
-    pub fn new(mut rows: Vec<Row>) -> Gradebook {
+    pub(crate) fn new(mut rows: Vec<Row>) -> Gradebook {
         rows.sort_by(|a, b| (&a.submission, &a.group).cmp(&(&b.submission, &b.group)));
         // A note is a line of a spreadsheet: the learner's code chooses much of it (a
         // compiler's or a panic's text), and the reports hold the whole of it.
@@ -199,7 +192,7 @@ impl Gradebook {
     }
 
     /// The same gradebook, naming `run` and the roster's extra `columns`.
-    pub fn of_run(self, run: &str, columns: &[String]) -> Gradebook {
+    pub(crate) fn of_run(self, run: &str, columns: &[String]) -> Gradebook {
         Gradebook {
             run: run.to_string(),
             roster_columns: columns.to_vec(),
@@ -213,21 +206,21 @@ impl Gradebook {
     }
 
     /// The gradebook a previous run wrote in `dir`, if there is a readable one.
-    pub fn load(dir: &Path) -> Option<Gradebook> {
+    pub(crate) fn load(dir: &Path) -> Option<Gradebook> {
         let text = std::fs::read_to_string(dir.join("grades.json")).ok()?;
         let book: Gradebook = serde_json::from_str(&text).ok()?;
         (book.schema == SCHEMA && book.version == VERSION).then_some(book)
     }
 
     /// The JSON text.
-    pub fn to_json(&self) -> String {
+    pub(crate) fn to_json(&self) -> String {
         serde_json::to_string_pretty(self).unwrap_or_default() + "\n"
     }
 
     /// The CSV text (RFC 4180: comma-separated, fields quoted when they need it). With a
     /// roster, `id` and `name` lead and the roster's other columns follow `note`; `run`
     /// ends every row.
-    pub fn to_csv(&self) -> String {
+    pub(crate) fn to_csv(&self) -> String {
         let roster = self.has_roster();
         let mut header: Vec<String> = Vec::new();
         if roster {
@@ -293,7 +286,7 @@ impl Gradebook {
     }
 
     /// Writes `grades.json` and `grades.csv` into `dir`, each whole or not at all.
-    pub fn write(&self, dir: &Path) -> std::io::Result<()> {
+    pub(crate) fn write(&self, dir: &Path) -> std::io::Result<()> {
         std::fs::create_dir_all(dir)?;
         for (name, text) in [
             ("grades.json", self.to_json()),
@@ -336,6 +329,15 @@ pub(crate) fn csv_field(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What the item's documentation once showed as an example.
+    #[test]
+    fn cut_note_keeps_short_notes_and_cuts_long_ones() {
+        use crate::grade::gradebook::{cut_note, NOTE_KEPT};
+        assert_eq!(cut_note("short".into()), "short");
+        let long = cut_note("é".repeat(1000));
+        assert!(long.chars().count() <= NOTE_KEPT + 20 && long.ends_with("… (see the report)"));
+    }
 
     fn row(submission: &str, note: &str) -> Row {
         Row {

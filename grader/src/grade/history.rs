@@ -9,14 +9,14 @@ use std::time::SystemTime;
 use thiserror::Error;
 
 /// The folder under the output folder that holds the runs.
-pub const RUNS: &str = "runs";
+pub(crate) const RUNS: &str = "runs";
 
 /// The word for the run before this one, in `--diff`.
-pub const PREVIOUS: &str = "previous";
+pub(crate) const PREVIOUS: &str = "previous";
 
 /// Why an earlier run cannot be compared with.
 #[derive(Debug, Error, PartialEq, Eq)]
-pub enum HistoryError {
+pub(crate) enum HistoryError {
     /// No run of that name was kept.
     #[error("no run {run} in {dir}: {}", if kept.is_empty() { "no run was kept there yet".to_string() } else { format!("the runs kept are {}", kept.join(", ")) })]
     NoSuchRun {
@@ -38,7 +38,7 @@ pub enum HistoryError {
 }
 
 /// The name of a run started at `at`, unique among the runs kept in `out`.
-pub fn run_name(out: &Path, at: SystemTime) -> String {
+pub(crate) fn run_name(out: &Path, at: SystemTime) -> String {
     let base = humantime::format_rfc3339_seconds(at)
         .to_string()
         .replace(':', "-");
@@ -52,7 +52,7 @@ pub fn run_name(out: &Path, at: SystemTime) -> String {
 }
 
 /// The runs kept in `out`, oldest first.
-pub fn kept(out: &Path) -> Vec<String> {
+pub(crate) fn kept(out: &Path) -> Vec<String> {
     let mut runs: Vec<String> = std::fs::read_dir(out.join(RUNS))
         .map(|entries| {
             entries
@@ -68,7 +68,7 @@ pub fn kept(out: &Path) -> Vec<String> {
 
 /// The run `--diff` names: a kept run, or [`PREVIOUS`] for the latest one kept before this
 /// run (checked before grading, so a typo costs nothing).
-pub fn resolve(out: &Path, run: &str) -> Result<String, HistoryError> {
+pub(crate) fn resolve(out: &Path, run: &str) -> Result<String, HistoryError> {
     let kept = kept(out);
     let found = if run == PREVIOUS {
         kept.last().cloned()
@@ -83,7 +83,7 @@ pub fn resolve(out: &Path, run: &str) -> Result<String, HistoryError> {
 }
 
 /// The gradebook run `run` kept in `out`.
-pub fn load(out: &Path, run: &str) -> Result<Gradebook, HistoryError> {
+pub(crate) fn load(out: &Path, run: &str) -> Result<Gradebook, HistoryError> {
     let dir = out.join(RUNS).join(run);
     Gradebook::load(&dir).ok_or_else(|| HistoryError::Unreadable {
         run: run.to_string(),
@@ -92,7 +92,7 @@ pub fn load(out: &Path, run: &str) -> Result<Gradebook, HistoryError> {
 }
 
 /// Keeps a copy of the files `names` of `out` as run `run`'s.
-pub fn keep(out: &Path, run: &str, names: &[&str]) -> std::io::Result<PathBuf> {
+pub(crate) fn keep(out: &Path, run: &str, names: &[&str]) -> std::io::Result<PathBuf> {
     let dir = out.join(RUNS).join(run);
     std::fs::create_dir_all(&dir)?;
     for name in names {
@@ -106,15 +106,15 @@ pub fn keep(out: &Path, run: &str, names: &[&str]) -> std::io::Result<PathBuf> {
 
 /// One row's change between two runs.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Change {
+pub(crate) struct Change {
     /// The submission.
-    pub submission: String,
+    pub(crate) submission: String,
     /// The lesson.
-    pub group: String,
+    pub(crate) group: String,
     /// How it was, `None` when it is new.
-    pub before: Option<String>,
+    pub(crate) before: Option<String>,
     /// How it is, `None` when it is gone.
-    pub after: Option<String>,
+    pub(crate) after: Option<String>,
 }
 
 impl std::fmt::Display for Change {
@@ -141,7 +141,7 @@ fn standing(row: &Row) -> String {
 }
 
 /// What changed from `before` to `after`: rows added, gone, or with another status or score.
-pub fn diff(before: &Gradebook, after: &Gradebook) -> Vec<Change> {
+pub(crate) fn diff(before: &Gradebook, after: &Gradebook) -> Vec<Change> {
     let key = |r: &Row| (r.submission.clone(), r.group.clone());
     let old: BTreeMap<_, _> = before.rows.iter().map(|r| (key(r), standing(r))).collect();
     let new: BTreeMap<_, _> = after.rows.iter().map(|r| (key(r), standing(r))).collect();

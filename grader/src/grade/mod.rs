@@ -1,8 +1,8 @@
 //! Grading a class: every submission in a copy of the kit of its own, a few at a time, with
 //! the same isolation and limits as a learner's run, into reports and a gradebook.
 //!
-//! - [`submission`]: which submissions there are, and each one's file for a lesson.
-//! - [`gradebook`]: the rows, as `grades.csv` and `grades.json`.
+//! - `submission`: which submissions there are, and each one's file for a lesson.
+//! - `gradebook`: the rows, as `grades.csv` and `grades.json`.
 //!
 //! The grading copies are warmed from the kit's own build ([`seed`]).
 //!
@@ -11,17 +11,17 @@
 //! submission (as `kit-error`, never as the learner's grade). Each copy builds into its own
 //! target folder, so no submission can be graded with another's build.
 
-pub mod copied;
-pub mod exports;
-pub mod gradebook;
-pub mod history;
-pub mod roster;
+pub(crate) mod copied;
+pub(crate) mod exports;
+pub(crate) mod gradebook;
+pub(crate) mod history;
+pub(crate) mod roster;
 pub mod similarity;
-pub mod submission;
-pub mod summary;
+pub(crate) mod submission;
+pub(crate) mod summary;
 
-pub use gradebook::{Gradebook, Row, RowStatus};
-pub use submission::{Submission, SubmissionError};
+pub(crate) use gradebook::{Gradebook, Row, RowStatus};
+pub(crate) use submission::{Submission, SubmissionError};
 
 use submission::{ReadError, Refusal, MAX_LESSON_FILE, MAX_LOG_FILE};
 
@@ -46,41 +46,41 @@ use thiserror::Error;
 
 /// How to grade a batch.
 #[derive(Debug, Clone)]
-pub struct Settings {
+pub(crate) struct Settings {
     /// Grade only this lesson (otherwise: every lesson a submission holds a file for).
-    pub group: Option<&'static Group>,
+    pub(crate) group: Option<&'static Group>,
     /// How many submissions are graded at once.
-    pub jobs: usize,
+    pub(crate) jobs: usize,
     /// Where the reports and the gradebook go.
-    pub out: PathBuf,
+    pub(crate) out: PathBuf,
     /// The report formats written for each submission.
-    pub formats: Vec<ReportFormat>,
+    pub(crate) formats: Vec<ReportFormat>,
     /// Grade again even what is unchanged since the last run.
-    pub force: bool,
+    pub(crate) force: bool,
     /// The batch is one submission: its reports go straight into `out`.
-    pub one: bool,
+    pub(crate) one: bool,
     /// How long one check may run.
-    pub timeout: Duration,
+    pub(crate) timeout: Duration,
     /// The limits each check runs under.
-    pub limits: Limits,
+    pub(crate) limits: Limits,
     /// The protections of the sandbox that are off for this batch (`--allow-weak-sandbox`),
     /// each with its reason; every row graded says so.
-    pub sandbox_off: Vec<String>,
+    pub(crate) sandbox_off: Vec<String>,
     /// The bounds each submission's compile runs under.
-    pub compile: CompileLimits,
+    pub(crate) compile: CompileLimits,
     /// The class's roster: every student gets a row (`missing` when they handed in
     /// nothing), and the rows carry their ids.
-    pub roster: Option<roster::Roster>,
+    pub(crate) roster: Option<roster::Roster>,
     /// The run's name (see [`history::run_name`]): the gradebook names it, and a copy of
     /// it is kept under `OUT/runs/` with that name.
-    pub run: String,
+    pub(crate) run: String,
     /// The LMS gradebook imports to write beside the gradebook (they need a roster).
-    pub exports: Vec<exports::Lms>,
+    pub(crate) exports: Vec<exports::Lms>,
 }
 
 /// What a batch tells its caller while it works.
 #[derive(Debug, Clone)]
-pub enum Event {
+pub(crate) enum Event {
     /// Another grading run of this kit holds every grading copy: this one waits for one.
     Waiting,
     /// The grading copies are being built for the first time (`slots` of them).
@@ -104,7 +104,7 @@ pub enum Event {
 
 /// Why a batch could not run at all.
 #[derive(Debug, Error)]
-pub enum GradeError {
+pub(crate) enum GradeError {
     /// The submissions could not be listed.
     #[error(transparent)]
     Submissions(#[from] SubmissionError),
@@ -174,7 +174,7 @@ struct Job {
 /// A submission's name is the learner's choice: its control characters are escaped
 /// ([`crate::sanitise`]) before it names anything (a row, a progress line, a report, the
 /// folder of its reports), so a name cannot fake another row on a terminal.
-pub fn grade(
+pub(crate) fn grade(
     kit: &Path,
     submissions: &[Submission],
     settings: &Settings,
@@ -247,13 +247,13 @@ pub fn grade(
 /// What [`grade`] made: the gradebook, and the similarity pairs it wrote to
 /// `similarity.csv` (most alike first).
 #[derive(Debug)]
-pub struct Graded {
+pub(crate) struct Graded {
     /// The gradebook.
-    pub book: Gradebook,
+    pub(crate) book: Gradebook,
     /// The pairs of submissions (or of a submission and the reference) worth a look.
-    pub pairs: Vec<similarity::Pair>,
+    pub(crate) pairs: Vec<similarity::Pair>,
     /// The lesson files the similarity could not read (in no pair), as `NAME (LESSON)`.
-    pub unread: Vec<String>,
+    pub(crate) unread: Vec<String>,
 }
 
 /// [`class_similarity`] on a thread of its own with a large stack, so that no learner's
@@ -533,7 +533,7 @@ fn grade_rows(
 /// A submission's name in the gradebook, every report and every export: its control
 /// characters escaped, and a `'` before a name a spreadsheet would run as a formula (`=`,
 /// `+`, `-`, `@` first), so that the name is the same in grades.json as in grades.csv.
-pub fn gradebook_name(name: &str) -> String {
+pub(crate) fn gradebook_name(name: &str) -> String {
     // A name is one line: a line break or a tab in it (kept raw in messages) could start a
     // line of the grader's own on a terminal, or push a cell aside.
     let name = crate::sanitise::escape_string(name.to_string())
@@ -979,7 +979,7 @@ fn affects_grades(path: &Path) -> bool {
 }
 
 /// Where a submission's report in `format` goes.
-pub fn report_path(
+pub(crate) fn report_path(
     settings: &Settings,
     submission: &str,
     group: &str,

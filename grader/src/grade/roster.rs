@@ -13,31 +13,31 @@ use std::path::{Path, PathBuf};
 use thiserror::Error;
 
 /// The roster's columns that must be there.
-pub const REQUIRED: [&str; 3] = ["id", "name", "submission"];
+pub(crate) const REQUIRED: [&str; 3] = ["id", "name", "submission"];
 
 /// A roster, as read.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Roster {
+pub(crate) struct Roster {
     /// The columns beyond the required ones, in the file's order.
-    pub extra_columns: Vec<String>,
+    pub(crate) extra_columns: Vec<String>,
     /// Its students, in the file's order.
-    pub students: Vec<Entry>,
+    pub(crate) students: Vec<Entry>,
 }
 
 /// One student of a roster.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Entry {
+pub(crate) struct Entry {
     /// The student: id, name and the other columns.
-    pub student: Student,
+    pub(crate) student: Student,
     /// Their submission's name in the submissions folder, `None` when the cell is empty.
-    pub submission: Option<String>,
+    pub(crate) submission: Option<String>,
     /// The line of the file it was read from.
-    pub line: usize,
+    pub(crate) line: usize,
 }
 
 /// Why a roster cannot be used.
 #[derive(Debug, Error, PartialEq, Eq)]
-pub enum RosterError {
+pub(crate) enum RosterError {
     /// The file could not be read.
     #[error("cannot read the roster {path}: {why}")]
     Read {
@@ -62,7 +62,7 @@ pub enum RosterError {
 const MAX_ROSTER: u64 = 8 * 1024 * 1024;
 
 /// Reads the roster at `path`.
-pub fn load(path: &Path) -> Result<Roster, RosterError> {
+pub(crate) fn load(path: &Path) -> Result<Roster, RosterError> {
     let read = |why: String| RosterError::Read {
         path: path.to_path_buf(),
         why,
@@ -80,7 +80,7 @@ pub fn load(path: &Path) -> Result<Roster, RosterError> {
 }
 
 /// Parses a roster's text; an error is its line and what is wrong.
-pub fn parse(text: &str) -> Result<Roster, AtLine> {
+pub(crate) fn parse(text: &str) -> Result<Roster, AtLine> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let first_line = text.lines().next().unwrap_or("");
     let separator = if !first_line.contains(',') && first_line.contains(';') {

@@ -12,8 +12,8 @@
 //! 2. The file is cut into its items (and the items of its `impl`, `mod` and `trait`
 //!    blocks), so that reordering items changes nothing either; items whose own attributes
 //!    say `#[cfg(test)]` are left out.
-//! 3. Each item's runs of [`K`] tokens are hashed, and winnowing keeps the smallest hash of
-//!    every [`WINDOW`] consecutive ones: any shared run of `K + WINDOW - 1` tokens is
+//! 3. Each item's runs of `K` tokens are hashed, and winnowing keeps the smallest hash of
+//!    every `WINDOW` consecutive ones: any shared run of `K + WINDOW - 1` tokens is
 //!    found, and a file has a few fingerprints per line rather than one per token.
 //! 4. Fingerprints that the lesson's stub has are left out everywhere (MOSS's base file):
 //!    every submission shares the stub's text, which says nothing about copying.
@@ -25,7 +25,7 @@
 //! Nothing here recurses as deep as a learner's brackets nest, and nothing is quadratic in
 //! a file's length: a learner's file is hostile input. A file that `proc-macro2` cannot
 //! read (an unclosed delimiter, say) has no fingerprints and is in no pair;
-//! [`Compared::unread`] names it, for the instructor to look at.
+//! `Compared::unread` names it, for the instructor to look at.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::Write as _;
@@ -34,24 +34,24 @@ use std::str::FromStr;
 use proc_macro2::{Delimiter, TokenStream, TokenTree};
 
 /// The tokens in one hashed run (MOSS's and Dolos's noise threshold is of this order).
-pub const K: usize = 12;
+pub(crate) const K: usize = 12;
 
 /// The runs winnowing looks at together: a shared run of `K + WINDOW - 1` tokens is always
 /// found.
-pub const WINDOW: usize = 8;
+pub(crate) const WINDOW: usize = 8;
 
 /// The least similarity a pair is listed with: below it, two solutions of a small function
 /// share what any two do.
-pub const LISTED_FROM: f64 = 0.30;
+pub(crate) const LISTED_FROM: f64 = 0.30;
 
 /// The least share of one file's fingerprints found in the other that lists a pair whatever
 /// its similarity: a copy padded out with other code shares little of the padded file, but
 /// holds nearly all of the original.
-pub const CONTAINED_FROM: f64 = 0.80;
+pub(crate) const CONTAINED_FROM: f64 = 0.80;
 
 /// The fewest fingerprints a file needs for its share found in another to count: a file of
 /// a few lines beyond the stub is found in every answer.
-pub const CONTAINED_NEEDS: usize = 20;
+pub(crate) const CONTAINED_NEEDS: usize = 20;
 
 /// The most places in the other file a fingerprint's lines are looked for when pairing
 /// regions: a file of one line repeated thousands of times must not make that quadratic.
@@ -66,7 +66,7 @@ struct Token {
 
 /// A file's fingerprints: each kept hash with the lines its run of tokens spans.
 #[derive(Debug, Clone, Default)]
-pub struct Fingerprints {
+pub(crate) struct Fingerprints {
     /// (hash, first line, last line), in the file's order of items.
     marks: Vec<(u64, usize, usize)>,
     /// The distinct hashes of `marks` (kept: every pair a file is in compares them).
@@ -74,8 +74,14 @@ pub struct Fingerprints {
 }
 
 impl Fingerprints {
+    /// How many distinct fingerprints there are.
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.set.len()
+    }
+
     /// `source`'s fingerprints, or `None` when it cannot be read as Rust tokens.
-    pub fn of(source: &str) -> Option<Fingerprints> {
+    pub(crate) fn of(source: &str) -> Option<Fingerprints> {
         let stream = TokenStream::from_str(&as_rustc_reads(source)).ok()?;
         let mut marks = Vec::new();
         for item in items(stream) {
@@ -92,13 +98,8 @@ impl Fingerprints {
         self
     }
 
-    /// How many distinct fingerprints there are.
-    pub fn len(&self) -> usize {
-        self.set.len()
-    }
-
     /// Whether there are none (a file that is all stub, or too short to say anything).
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.marks.is_empty()
     }
 }
@@ -119,33 +120,33 @@ fn as_rustc_reads(source: &str) -> std::borrow::Cow<'_, str> {
 
 /// One pair of files worth a look.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Pair {
+pub(crate) struct Pair {
     /// The lesson.
-    pub group: String,
+    pub(crate) group: String,
     /// One submission's name.
-    pub left: String,
+    pub(crate) left: String,
     /// The other's, or the reference answer's name (its path in the kit,
     /// `reference/src/retry.rs`, which no submission can be named: a name holds no `/`).
-    pub right: String,
+    pub(crate) right: String,
     /// From 0 (nothing shared beyond the stub) to 1 (the same, up to names and layout).
-    pub similarity: f64,
+    pub(crate) similarity: f64,
     /// The share of the smaller file's fingerprints (the one with fewer) that the other
     /// holds: 1 when one file is within the other, padding or not. 0 when the smaller file
     /// has fewer than [`CONTAINED_NEEDS`].
-    pub contained: f64,
+    pub(crate) contained: f64,
     /// The shared regions: (left's first line, last line, right's first line, last line).
-    pub regions: Vec<(usize, usize, usize, usize)>,
+    pub(crate) regions: Vec<(usize, usize, usize, usize)>,
 }
 
 impl Pair {
     /// What orders the pairs, most alike first: the larger of the similarity and the share
     /// contained.
-    pub fn score(&self) -> f64 {
+    pub(crate) fn score(&self) -> f64 {
         self.similarity.max(self.contained)
     }
 
     /// The regions as `12-30~40-58 41-50~5-14` (left's lines, then right's).
-    pub fn regions_text(&self) -> String {
+    pub(crate) fn regions_text(&self) -> String {
         regions_text(&self.regions)
     }
 }
@@ -161,19 +162,19 @@ pub(crate) fn regions_text(regions: &[(usize, usize, usize, usize)]) -> String {
 
 /// What [`pairs`] compared.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Compared {
+pub(crate) struct Compared {
     /// The pairs worth a look, most alike first.
-    pub pairs: Vec<Pair>,
+    pub(crate) pairs: Vec<Pair>,
     /// The files that could not be read as Rust tokens (in no pair: worth a look of their
     /// own, since rustc may read what `proc-macro2` cannot).
-    pub unread: Vec<String>,
+    pub(crate) unread: Vec<String>,
 }
 
 /// The pairs among `files` (a submission's name and its lesson file's text), and of each
 /// file with `reference` (its name and text), that are at least [`LISTED_FROM`] alike or
 /// one within the other ([`CONTAINED_FROM`]), most alike first. Text that `stub` has is no
 /// evidence of anything and is left out.
-pub fn pairs(
+pub(crate) fn pairs(
     group: &str,
     files: &[(String, String)],
     reference: Option<(&str, &str)>,
@@ -213,7 +214,7 @@ pub fn pairs(
 }
 
 /// Most alike first (by [`Pair::score`]), then by lesson and names.
-pub fn sort(pairs: &mut [Pair]) {
+pub(crate) fn sort(pairs: &mut [Pair]) {
     pairs.sort_by(|x, y| {
         y.score()
             .total_cmp(&x.score())
@@ -224,14 +225,15 @@ pub fn sort(pairs: &mut [Pair]) {
 /// How alike `left` and `right` are once `stub`'s text is left out, however little: `None`
 /// when either cannot be read as Rust or holds nothing beyond the stub. (For comparing the
 /// kit's measure with another tool's over every pair; [`pairs`] lists the ones worth a look.)
-pub fn similarity(left: &str, right: &str, stub: &str) -> Option<f64> {
+#[cfg(test)]
+fn similarity(left: &str, right: &str, stub: &str) -> Option<f64> {
     let (a, b) = both(left, right, stub)?;
     Some(figures(&a, &b).0)
 }
 
-/// What orders the kit's pairs ([`Pair::score`]) for `left` and `right`: the larger of
+/// What orders the kit's pairs (`Pair::score`) for `left` and `right`: the larger of
 /// their similarity and the share of the smaller one the other holds, with `stub`'s text
-/// left out. `None` as for [`similarity`].
+/// left out. `None` as for `similarity`.
 pub fn score(left: &str, right: &str, stub: &str) -> Option<f64> {
     let (a, b) = both(left, right, stub)?;
     let (similarity, contained) = figures(&a, &b);
@@ -620,7 +622,7 @@ fn winnow(tokens: &[Token]) -> Vec<(u64, usize, usize)> {
 }
 
 /// The pairs as `similarity.csv`: a header, then one line a pair, most alike first.
-pub fn csv(pairs: &[Pair]) -> String {
+pub(crate) fn csv(pairs: &[Pair]) -> String {
     let mut out = String::from("group,left,right,similarity,contained,regions\n");
     for pair in pairs {
         let _ = writeln!(
@@ -640,7 +642,7 @@ pub fn csv(pairs: &[Pair]) -> String {
 /// Groups of submissions, per lesson, linked by pairs alike at `at_least` or more (by
 /// [`Pair::score`]): the connected sets, for a summary to name once each. Two members of a
 /// set need not be alike themselves: a file that holds two classmates' answers links them.
-pub fn clusters(pairs: &[Pair], at_least: f64) -> BTreeMap<String, Vec<BTreeSet<String>>> {
+pub(crate) fn clusters(pairs: &[Pair], at_least: f64) -> BTreeMap<String, Vec<BTreeSet<String>>> {
     // Union-find over each lesson's names: linear in the pairs, however large a set grows.
     let mut parent: BTreeMap<(String, String), (String, String)> = BTreeMap::new();
     fn root(
@@ -688,7 +690,7 @@ mod tests {
 
     const ORIGINAL: &str = r#"
 /// Retries a request.
-pub fn retry_request(attempts: u32, budget: u64) -> Result<u32, String> {
+pub(crate) fn retry_request(attempts: u32, budget: u64) -> Result<u32, String> {
     let mut tried = 0;
     let mut waited = 0u64;
     loop {
@@ -715,7 +717,7 @@ fn backoff(attempt: u32) -> u64 {
 // my helper
 fn delay_for(n: u32) -> u64 { let b = 100u64; b.saturating_mul(2u64.saturating_pow(n)).min(5_000) }
 
-pub fn retry_request(max: u32, limit: u64) -> Result<u32, String> {
+pub(crate) fn retry_request(max: u32, limit: u64) -> Result<u32, String> {
     let mut count = 0; // attempts so far
     let mut slept = 0u64;
     loop {
@@ -729,7 +731,7 @@ pub fn retry_request(max: u32, limit: u64) -> Result<u32, String> {
 "#;
 
     const OTHER: &str = r#"
-pub fn retry_request(attempts: u32, budget: u64) -> Result<u32, String> {
+pub(crate) fn retry_request(attempts: u32, budget: u64) -> Result<u32, String> {
     for attempt in 1..=attempts {
         let delay = match attempt { 1 => 100, 2 => 200, _ => 400 };
         if u64::from(attempt) * delay > budget {

@@ -16,17 +16,17 @@ use thiserror::Error;
 
 /// One learner's submission.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Submission {
+pub(crate) struct Submission {
     /// Its name in the gradebook: the folder's name, or the file's without `.rs` (with it when
     /// a folder has the same name).
-    pub name: String,
+    pub(crate) name: String,
     /// The folder or file.
-    pub path: PathBuf,
+    pub(crate) path: PathBuf,
 }
 
 /// Why the submissions could not be listed.
 #[derive(Debug, Error)]
-pub enum SubmissionError {
+pub(crate) enum SubmissionError {
     /// The folder could not be read.
     #[error("cannot read the submissions folder {path}: {source}")]
     Read {
@@ -42,15 +42,15 @@ pub enum SubmissionError {
 
 /// The most a lesson file may hold. A lesson's answer is a few hundred lines (a few KiB);
 /// anything near this is not an answer to grade, and is never read whole.
-pub const MAX_LESSON_FILE: u64 = 1 << 20;
+pub(crate) const MAX_LESSON_FILE: u64 = 1 << 20;
 
 /// The most a submission's guidance log may hold (a row is about 100 bytes).
-pub const MAX_LOG_FILE: u64 = 1 << 20;
+pub(crate) const MAX_LOG_FILE: u64 = 1 << 20;
 
 /// Why a submission's file, or the submission itself, is not read: the gradebook's
 /// `refused` row says so.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
-pub enum Refusal {
+pub(crate) enum Refusal {
     /// A file or folder is a symbolic link: it could make another learner's work, or any
     /// file of the grading machine, pass for this submission.
     #[error("{} is a symbolic link", .0.display())]
@@ -70,7 +70,7 @@ pub enum Refusal {
 
 /// Why a submission's file could not be read.
 #[derive(Debug, Error)]
-pub enum ReadError {
+pub(crate) enum ReadError {
     /// It is not to be read (see [`Refusal`]).
     #[error(transparent)]
     Refused(#[from] Refusal),
@@ -86,7 +86,7 @@ pub enum ReadError {
 
 impl Submission {
     /// The submission at `path`, named after it.
-    pub fn at(path: &Path) -> Submission {
+    pub(crate) fn at(path: &Path) -> Submission {
         let name = if path.is_file() {
             path.file_stem()
         } else {
@@ -102,13 +102,13 @@ impl Submission {
 
     /// Whether the submission is a single file rather than a folder (a symbolic link is
     /// neither: see [`Submission::refusal`]).
-    pub fn is_file(&self) -> bool {
+    pub(crate) fn is_file(&self) -> bool {
         std::fs::symlink_metadata(&self.path).is_ok_and(|m| m.is_file())
     }
 
     /// Why the submission as a whole is not read, if it is not: it is a symbolic link (to
     /// another learner's folder, say), or neither a folder nor a regular file.
-    pub fn refusal(&self) -> Option<Refusal> {
+    pub(crate) fn refusal(&self) -> Option<Refusal> {
         let meta = std::fs::symlink_metadata(&self.path).ok()?;
         if meta.file_type().is_symlink() {
             Some(Refusal::Link(self.path.clone()))
@@ -122,7 +122,7 @@ impl Submission {
     /// The learner's file for `exercise`, when the submission has one; `named_group` says
     /// the lesson was named on the command line (so a folder's only `.rs` file counts). No
     /// symbolic link is followed on the way: one found is the submission's refusal.
-    pub fn lesson_file(
+    pub(crate) fn lesson_file(
         &self,
         exercise: &Exercise,
         named_group: bool,
@@ -161,7 +161,7 @@ impl Submission {
     /// Every file of the submission that could be `exercise`'s, in the order they are taken
     /// (`practice/src/`, `src/`, the top): the first is graded, and more than one is worth
     /// a word in the gradebook.
-    pub fn lesson_files(&self, exercise: &Exercise) -> Result<Vec<PathBuf>, Refusal> {
+    pub(crate) fn lesson_files(&self, exercise: &Exercise) -> Result<Vec<PathBuf>, Refusal> {
         let Some(name) = exercise.file.file_name() else {
             return Ok(Vec::new());
         };
@@ -213,7 +213,7 @@ impl Submission {
 
     /// Reads `file`, one of the submission's (as [`Submission::lesson_file`] found it),
     /// without following a symbolic link and reading at most `limit` bytes and one more.
-    pub fn read(&self, file: &Path, limit: u64) -> Result<Vec<u8>, ReadError> {
+    pub(crate) fn read(&self, file: &Path, limit: u64) -> Result<Vec<u8>, ReadError> {
         if let Some(refusal) = self.refusal() {
             return Err(refusal.into());
         }
@@ -222,7 +222,7 @@ impl Submission {
 
     /// Whether a single-file submission defines `function` (`fn function`), to tell which
     /// lesson it is for.
-    pub fn defines(&self, function: &str) -> bool {
+    pub(crate) fn defines(&self, function: &str) -> bool {
         let Ok(text) = self.read(&self.path, MAX_LESSON_FILE) else {
             return false;
         };
@@ -235,7 +235,7 @@ impl Submission {
 
     /// The guidance log the learner handed in with the submission, if any; a log that is a
     /// symbolic link (another learner's log, say) is the submission's refusal.
-    pub fn guidance_log(&self) -> Result<Option<PathBuf>, Refusal> {
+    pub(crate) fn guidance_log(&self) -> Result<Option<PathBuf>, Refusal> {
         if self.is_file() {
             return Ok(None);
         }
@@ -317,7 +317,7 @@ fn find_dir_beneath(root: &Path, rel: &Path) -> Result<bool, Refusal> {
 /// itself (`O_NOFOLLOW`, so nothing can swap one in after a look), and so is anything but
 /// a regular file (opened without blocking: a FIFO never keeps the read waiting). At most
 /// `limit + 1` bytes are read, however large the file.
-pub fn read_no_follow(path: &Path, limit: u64) -> Result<Vec<u8>, ReadError> {
+pub(crate) fn read_no_follow(path: &Path, limit: u64) -> Result<Vec<u8>, ReadError> {
     use std::io::Read;
     let io = |source| ReadError::Io {
         path: path.to_path_buf(),
@@ -377,7 +377,10 @@ fn rust_files(dir: &Path) -> Vec<PathBuf> {
 
 /// The submissions in `folder`, by name: its folders and `.rs` files, leaving out hidden
 /// entries and the folders in `leave_out` (the gradebook's own folder, when it is inside).
-pub fn list(folder: &Path, leave_out: &[PathBuf]) -> Result<Vec<Submission>, SubmissionError> {
+pub(crate) fn list(
+    folder: &Path,
+    leave_out: &[PathBuf],
+) -> Result<Vec<Submission>, SubmissionError> {
     let read_err = |source| SubmissionError::Read {
         path: folder.to_path_buf(),
         source,

@@ -24,7 +24,7 @@ const UNREAD: &str = "its file could not be read as Rust tokens, so it is in no 
                       look at it yourself";
 
 /// The most similarity pairs the summary lists (similarity.csv has them all).
-pub const PAIRS_SHOWN: usize = 15;
+pub(crate) const PAIRS_SHOWN: usize = 15;
 
 /// The most common first failures listed per lesson.
 const FIRST_FAILURES_SHOWN: usize = 8;
@@ -389,15 +389,15 @@ impl LessonFigures<'_> {
 }
 
 /// Everything the summary is made of.
-pub struct Class<'a> {
+pub(crate) struct Class<'a> {
     /// The gradebook.
-    pub book: &'a Gradebook,
+    pub(crate) book: &'a Gradebook,
     /// The lessons graded, with each one's checks in its order.
-    pub lessons: Vec<(&'a Lesson, Vec<&'static str>)>,
+    pub(crate) lessons: Vec<(&'a Lesson, Vec<&'static str>)>,
     /// The similarity pairs, most alike first.
-    pub pairs: &'a [Pair],
+    pub(crate) pairs: &'a [Pair],
     /// The lesson files the similarity could not read as Rust tokens (in no pair).
-    pub unread: &'a [String],
+    pub(crate) unread: &'a [String],
 }
 
 impl Class<'_> {
@@ -471,7 +471,7 @@ impl Class<'_> {
     }
 
     /// `summary.md`.
-    pub fn markdown(&self) -> String {
+    pub(crate) fn markdown(&self) -> String {
         let mut out = String::new();
         let _ = writeln!(out, "# Class summary\n");
         let _ = writeln!(
@@ -543,7 +543,7 @@ impl Class<'_> {
     }
 
     /// `summary.html`: the same as [`Class::markdown`], with bar charts, in one file.
-    pub fn html(&self) -> String {
+    pub(crate) fn html(&self) -> String {
         let mut out = String::new();
         let _ = write!(
             out,

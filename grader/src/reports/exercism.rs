@@ -22,16 +22,16 @@ use serde::Serialize;
 
 /// The most bytes the top-level `message` holds (the interface says 65535 characters, and
 /// that the limit is effectively lower with multibyte characters: a byte limit meets both).
-pub const MESSAGE_LIMIT: usize = 65_535;
+pub(crate) const MESSAGE_LIMIT: usize = 65_535;
 
 /// The most characters a test's `output` holds.
-pub const OUTPUT_LIMIT: usize = 500;
+pub(crate) const OUTPUT_LIMIT: usize = 500;
 
 /// What ends an `output` that was cut (the notice Exercism's own runners use).
-pub const OUTPUT_NOTICE: &str = " [Output was truncated. Please limit to 500 chars]";
+pub(crate) const OUTPUT_NOTICE: &str = " [Output was truncated. Please limit to 500 chars]";
 
 /// The most bytes `results.json` may have (500 KB; a larger file fails the run).
-pub const FILE_LIMIT: usize = 500_000;
+pub(crate) const FILE_LIMIT: usize = 500_000;
 
 /// What ends a message that was cut.
 const MESSAGE_NOTICE: &str = "\n[Message truncated: it was too long for results.json.]";
@@ -133,7 +133,7 @@ fn to_text(results: &Results) -> String {
 }
 
 /// `report` as Exercism's `results.json` (version 3), ending with a newline.
-pub fn render(report: &RunReport) -> String {
+pub(crate) fn render(report: &RunReport) -> String {
     if report.not_run.is_some() || report.checks.is_empty() {
         let message = match &report.not_run {
             Some(not_run) => match not_run.text().trim_end() {

@@ -20,7 +20,7 @@ use grader_checks::Status;
 use serde::Serialize;
 
 /// The most bytes of one text (a test's output, the summary).
-pub const TEXT_LIMIT: usize = 64 * 1024;
+pub(crate) const TEXT_LIMIT: usize = 64 * 1024;
 
 /// What ends a text that was cut.
 const TEXT_NOTICE: &str = "\n[Truncated: this text was longer than 64 KiB.]";
@@ -142,7 +142,7 @@ fn test(name: String, number: String, score: f64, max: f64, passed: bool, output
 }
 
 /// `report` as Gradescope's `results.json`, ending with a newline.
-pub fn render(report: &RunReport) -> String {
+pub(crate) fn render(report: &RunReport) -> String {
     let (score, max) = match &report.not_run {
         Some(_) => (0.0, non_negative(report.points_possible)),
         None => points(report),

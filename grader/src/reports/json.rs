@@ -11,10 +11,10 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// The schema's name, the value of the top-level `"schema"` field.
-pub const SCHEMA: &str = "retry-kit/report";
+pub(crate) const SCHEMA: &str = "retry-kit/report";
 
 /// The schema's version, the value of the top-level `"version"` field.
-pub const VERSION: u32 = 1;
+pub(crate) const VERSION: u32 = 1;
 
 /// The top level, in the order the fields are written.
 #[derive(Serialize)]
@@ -129,7 +129,7 @@ fn check_doc(check: &CheckReport) -> CheckDoc<'_> {
 }
 
 /// `report` as the kit's own JSON (pretty-printed, ending with a newline).
-pub fn render(report: &RunReport) -> String {
+pub(crate) fn render(report: &RunReport) -> String {
     let (score, max_score) = match report.not_run {
         // No check ran: 0 of the lesson's points, as the gradebook has it.
         Some(_) => (0.0, non_negative(report.points_possible)),

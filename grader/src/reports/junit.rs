@@ -26,7 +26,7 @@ use grader_checks::Status;
 use std::fmt::Write;
 
 /// The most bytes of one text (an element's content or an attribute), before escaping.
-pub const TEXT_LIMIT: usize = 64 * 1024;
+pub(crate) const TEXT_LIMIT: usize = 64 * 1024;
 
 /// What ends a text that was cut.
 const TEXT_NOTICE: &str = "\n[Truncated: this text was longer than 64 KiB.]";
@@ -243,7 +243,7 @@ fn testcase(
 }
 
 /// `report` as JUnit XML, ending with a newline.
-pub fn render(report: &RunReport) -> String {
+pub(crate) fn render(report: &RunReport) -> String {
     let (tests, failures, errors) = match report.not_run {
         Some(_) => (1, 0, 1),
         None => (

@@ -116,7 +116,7 @@ pub struct Guidance {
 
 impl Guidance {
     /// How many records in all.
-    pub fn total(&self) -> usize {
+    pub(crate) fn total(&self) -> usize {
         self.by_kind.values().sum()
     }
 
@@ -149,22 +149,16 @@ impl Guidance {
 
 impl RunReport {
     /// How many checks ended with `status`.
-    pub fn count(&self, status: Status) -> usize {
+    pub(crate) fn count(&self, status: Status) -> usize {
         self.checks.iter().filter(|c| c.status == status).count()
     }
 
     /// Points earned: the weights of the checks that passed.
-    pub fn score(&self) -> f64 {
+    pub(crate) fn score(&self) -> f64 {
         self.checks
             .iter()
             .filter(|c| c.status == Status::Passed)
             .fold(0.0, |sum, c| sum + c.weight)
-    }
-
-    /// Points possible: the weights of every check.
-    pub fn max_score(&self) -> f64 {
-        // A fold from +0: an empty f64 `sum()` is -0, which some readers print as "-0".
-        self.checks.iter().fold(0.0, |sum, c| sum + c.weight)
     }
 }
 
@@ -223,7 +217,7 @@ impl RunReport {
 }
 
 /// The guidance the log of the kit at `root` holds for `group`.
-pub fn guidance(root: &Path, group: &str) -> Guidance {
+pub(crate) fn guidance(root: &Path, group: &str) -> Guidance {
     match GuidanceLog::in_kit(root).read() {
         Ok(contents) => Guidance {
             by_kind: [Kind::Help, Kind::ReferenceRun, Kind::Note]
@@ -246,11 +240,11 @@ pub fn guidance(root: &Path, group: &str) -> Guidance {
 
 /// One `--report FORMAT:PATH`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ReportSpec {
+pub(crate) struct ReportSpec {
     /// The format.
-    pub format: ReportFormat,
+    pub(crate) format: ReportFormat,
     /// Where to write it.
-    pub path: PathBuf,
+    pub(crate) path: PathBuf,
 }
 
 impl FromStr for ReportSpec {
@@ -271,7 +265,7 @@ impl FromStr for ReportSpec {
 }
 
 /// Writes `report` in every format of `specs`, creating folders as needed.
-pub fn write_all(specs: &[ReportSpec], report: &RunReport) -> std::io::Result<()> {
+pub(crate) fn write_all(specs: &[ReportSpec], report: &RunReport) -> std::io::Result<()> {
     for spec in specs {
         if let Some(dir) = spec.path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir)?;
@@ -314,7 +308,7 @@ impl ReportFormat {
     }
 
     /// The end of a report file's name in this format, after the group: `build3.junit.xml`.
-    pub fn file_suffix(self) -> &'static str {
+    pub(crate) fn file_suffix(self) -> &'static str {
         match self {
             ReportFormat::Json => "json",
             ReportFormat::Exercism => "exercism.json",

@@ -18,10 +18,10 @@ use std::path::Path;
 use toml::Spanned;
 
 /// The file, in an exercise's folder.
-pub const WEIGHTS_FILE: &str = "grading.toml";
+pub(crate) const WEIGHTS_FILE: &str = "grading.toml";
 
 /// The weight of a check that `grading.toml` does not name, when there is no `default`.
-pub const DEFAULT_WEIGHT: f64 = 1.0;
+pub(crate) const DEFAULT_WEIGHT: f64 = 1.0;
 
 /// Each check's points in a grade.
 ///
