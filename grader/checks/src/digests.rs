@@ -23,7 +23,7 @@ impl Digests {
     /// for each of the space's `total` cases, and agree with `reference(index)`, the
     /// reference's digest of a case made here, on a sample of cases (a last guard against a
     /// digest that changed).
-    pub fn decode(
+    pub(crate) fn decode(
         bytes: &[u8],
         header: &[u8],
         total: usize,
@@ -47,7 +47,7 @@ impl Digests {
 
 /// `header`, then each of `digests` (0 for a case with none) as 8 little-endian bytes: what
 /// [`Digests::decode`] reads.
-pub fn encode(header: &[u8], total: usize, digests: impl Iterator<Item = u64>) -> Vec<u8> {
+pub(crate) fn encode(header: &[u8], total: usize, digests: impl Iterator<Item = u64>) -> Vec<u8> {
     let mut bytes = Vec::with_capacity(header.len() + total * 8);
     bytes.extend_from_slice(header);
     for digest in digests {

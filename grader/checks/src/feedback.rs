@@ -25,24 +25,24 @@ use crate::view::{render_fields, Field};
 
 /// One failure, in the shared layout.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Feedback {
+pub(crate) struct Feedback {
     /// One line: what differs first.
-    pub summary: String,
+    pub(crate) summary: String,
     /// What the check gave the code: settings and scripts, every field.
-    pub input: Vec<Field>,
+    pub(crate) input: Vec<Field>,
     /// What the learner's code did.
-    pub did: Vec<Field>,
+    pub(crate) did: Vec<Field>,
     /// What the rule expects, in the same fields.
-    pub expected: Vec<Field>,
+    pub(crate) expected: Vec<Field>,
     /// The first field where they part, and how.
-    pub difference: Option<String>,
+    pub(crate) difference: Option<String>,
     /// The rule behind it, or the likely cause when the check can tell.
-    pub why: String,
+    pub(crate) why: String,
 }
 
 impl Feedback {
     /// A failure with a summary and a reason; add the sections with the builder methods.
-    pub fn new(summary: impl Into<String>, why: impl Into<String>) -> Self {
+    pub(crate) fn new(summary: impl Into<String>, why: impl Into<String>) -> Self {
         Feedback {
             summary: summary.into(),
             input: Vec::new(),
@@ -54,37 +54,31 @@ impl Feedback {
     }
 
     /// Sets the input section.
-    pub fn input(mut self, fields: Vec<Field>) -> Self {
+    pub(crate) fn input(mut self, fields: Vec<Field>) -> Self {
         self.input = fields;
         self
     }
 
     /// Sets what the code did.
-    pub fn did(mut self, fields: Vec<Field>) -> Self {
+    pub(crate) fn did(mut self, fields: Vec<Field>) -> Self {
         self.did = fields;
         self
     }
 
     /// Sets what the rule expects.
-    pub fn expected(mut self, fields: Vec<Field>) -> Self {
+    pub(crate) fn expected(mut self, fields: Vec<Field>) -> Self {
         self.expected = fields;
         self
     }
 
-    /// Sets the first difference.
-    pub fn difference(mut self, text: impl Into<String>) -> Self {
-        self.difference = Some(text.into());
-        self
-    }
-
     /// Fills `difference` from the first field where `did` and `expected` disagree.
-    pub fn first_difference(mut self) -> Self {
+    pub(crate) fn first_difference(mut self) -> Self {
         self.difference = first_difference(&self.did, &self.expected);
         self
     }
 
     /// The message, as the grader prints it.
-    pub fn render(&self) -> String {
+    pub(crate) fn render(&self) -> String {
         let mut out = vec![self.summary.clone()];
         for (title, fields) in [
             ("input:", &self.input),
@@ -117,13 +111,13 @@ thread_local! {
 /// Notes `fields` as the input of a run of the learner's code that just panicked: a panic
 /// that escapes the check shows it ([`panicked_input`]). Called only when a run panicked, so
 /// that the runs that did not cost nothing.
-pub fn note_panicked_input(fields: Vec<Field>) {
+pub(crate) fn note_panicked_input(fields: Vec<Field>) {
     PANICKED_INPUT.with(|noted| *noted.borrow_mut() = Some(fields));
 }
 
 /// The input [`note_panicked_input`] noted last on this thread, rendered as a failure's
 /// `input:` section (empty when none was noted); taking it forgets it.
-pub fn panicked_input() -> String {
+pub(crate) fn panicked_input() -> String {
     let Some(fields) = PANICKED_INPUT.with(|noted| noted.borrow_mut().take()) else {
         return String::new();
     };
@@ -140,15 +134,7 @@ impl From<Feedback> for String {
 
 /// `name — yours, expected theirs.` for the first field that differs, comparing fields of
 /// the same name.
-///
-/// ```
-/// use grader_checks::view::Field;
-/// use grader_checks::feedback::first_difference;
-/// let did = [Field::line("calls", "4"), Field::line("waits", "[]")];
-/// let want = [Field::line("calls", "3"), Field::line("waits", "[]")];
-/// assert_eq!(first_difference(&did, &want).unwrap(), "calls — 4, expected 3.");
-/// ```
-pub fn first_difference(did: &[Field], expected: &[Field]) -> Option<String> {
+pub(crate) fn first_difference(did: &[Field], expected: &[Field]) -> Option<String> {
     for want in expected {
         let Some(got) = did.iter().find(|f| f.name == want.name) else {
             continue;
@@ -190,14 +176,9 @@ pub fn first_difference(did: &[Field], expected: &[Field]) -> Option<String> {
 
 /// The verdict of a check made of several cases: every case must pass; the first failing
 /// one is shown in full, and the others are counted (one mistake often fails many cases).
-///
-/// ```
-/// use grader_checks::feedback::every_case;
-/// assert_eq!(every_case([Ok(()), Ok(())]), Ok(()));
-/// let e = every_case([Ok(()), Err("first".to_string()), Err("second".to_string())]);
-/// assert_eq!(e, Err("first\n\n(1 more case(s) of this check fail too; fix this one first.)".into()));
-/// ```
-pub fn every_case(results: impl IntoIterator<Item = Result<(), String>>) -> Result<(), String> {
+pub(crate) fn every_case(
+    results: impl IntoIterator<Item = Result<(), String>>,
+) -> Result<(), String> {
     let failures: Vec<String> = results.into_iter().filter_map(Result::err).collect();
     match failures.split_first() {
         None => Ok(()),
@@ -211,19 +192,12 @@ pub fn every_case(results: impl IntoIterator<Item = Result<(), String>>) -> Resu
 
 /// The line after which an exhaustive check's message holds the differing case as a ready
 /// scenario file; the grader saves what follows it.
-pub const CASE_MARKER: &str = "----- the case as a scenario file -----";
+pub(crate) const CASE_MARKER: &str = "----- the case as a scenario file -----";
 
 /// The case number of `text` when it is exactly the file an exhaustive check saves: its
 /// first line reads `# Case N{check}` and `saved(N)`, the file the check writes for case N,
 /// is `text` byte for byte. (Each group's `saved_case` hook.)
-///
-/// ```
-/// use grader_checks::feedback::saved_case_number;
-/// let saved = |n: usize| Some(format!("# Case {n} of the check: replay it\n[x]\n"));
-/// assert_eq!(saved_case_number("# Case 7 of the check: replay it\n[x]\n", " of the check:", saved), Some(7));
-/// assert_eq!(saved_case_number("# Case 7 of the check: replay it\n[y]\n", " of the check:", saved), None);
-/// ```
-pub fn saved_case_number(
+pub(crate) fn saved_case_number(
     text: &str,
     check: &str,
     saved: impl FnOnce(usize) -> Option<String>,
@@ -234,13 +208,6 @@ pub fn saved_case_number(
 }
 
 /// The scenario file in a failure message, if it has one.
-///
-/// ```
-/// use grader_checks::feedback::{case_file, CASE_MARKER};
-/// let message = format!("they differ\n\n{CASE_MARKER}\n[[outcome]]\ndata = 1\n");
-/// assert_eq!(case_file(&message), Some("[[outcome]]\ndata = 1\n"));
-/// assert_eq!(case_file("no case"), None);
-/// ```
 pub fn case_file(message: &str) -> Option<&str> {
     let at = message.find(CASE_MARKER)?;
     Some(message[at + CASE_MARKER.len()..].trim_start_matches('\n'))
@@ -249,15 +216,77 @@ pub fn case_file(message: &str) -> Option<&str> {
 pub use kit_runner::secs::{fmt_secs, same_secs, same_waits};
 
 /// `n thing` or `n things`.
-///
-/// ```
-/// assert_eq!(grader_checks::feedback::plural(1, "call"), "1 call");
-/// assert_eq!(grader_checks::feedback::plural(3, "call"), "3 calls");
-/// ```
-pub fn plural(n: u64, thing: &str) -> String {
+pub(crate) fn plural(n: u64, thing: &str) -> String {
     if n == 1 {
         format!("1 {thing}")
     } else {
         format!("{n} {thing}s")
+    }
+}
+
+#[cfg(test)]
+mod doc_examples {
+    /// What the item's documentation once showed as an example.
+    #[test]
+    fn first_difference_names_the_first_field() {
+        use crate::feedback::first_difference;
+        use crate::view::Field;
+        let did = [Field::line("calls", "4"), Field::line("waits", "[]")];
+        let want = [Field::line("calls", "3"), Field::line("waits", "[]")];
+        assert_eq!(
+            first_difference(&did, &want).unwrap(),
+            "calls — 4, expected 3."
+        );
+    }
+
+    /// What the item's documentation once showed as an example.
+    #[test]
+    fn every_case_gives_the_first_failure() {
+        use crate::feedback::every_case;
+        assert_eq!(every_case([Ok(()), Ok(())]), Ok(()));
+        let e = every_case([Ok(()), Err("first".to_string()), Err("second".to_string())]);
+        assert_eq!(
+            e,
+            Err("first\n\n(1 more case(s) of this check fail too; fix this one first.)".into())
+        );
+    }
+
+    /// What the item's documentation once showed as an example.
+    #[test]
+    fn saved_case_number_reads_only_the_exact_file() {
+        use crate::feedback::saved_case_number;
+        let saved = |n: usize| Some(format!("# Case {n} of the check: replay it\n[x]\n"));
+        assert_eq!(
+            saved_case_number(
+                "# Case 7 of the check: replay it\n[x]\n",
+                " of the check:",
+                saved
+            ),
+            Some(7)
+        );
+        assert_eq!(
+            saved_case_number(
+                "# Case 7 of the check: replay it\n[y]\n",
+                " of the check:",
+                saved
+            ),
+            None
+        );
+    }
+
+    /// What the item's documentation once showed as an example.
+    #[test]
+    fn case_file_is_cut_from_the_message() {
+        use crate::feedback::{case_file, CASE_MARKER};
+        let message = format!("they differ\n\n{CASE_MARKER}\n[[outcome]]\ndata = 1\n");
+        assert_eq!(case_file(&message), Some("[[outcome]]\ndata = 1\n"));
+        assert_eq!(case_file("no case"), None);
+    }
+
+    /// What the item's documentation once showed as an example.
+    #[test]
+    fn plural_counts() {
+        assert_eq!(crate::feedback::plural(1, "call"), "1 call");
+        assert_eq!(crate::feedback::plural(3, "call"), "3 calls");
     }
 }

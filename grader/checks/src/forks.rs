@@ -3,7 +3,7 @@
 //! Starting a program per check costs about a millisecond of CPU (exec, the dynamic loader,
 //! the runtime's start), most of a small check's cost. So on Linux each thread of a grader
 //! run starts one harness in this mode, and asks it for each check; the server forks, and
-//! the child runs the job exactly as a started harness would ([`serve::main`](crate::serve::main)),
+//! the child runs the job exactly as a started harness would (`serve::main`),
 //! in a process group of its own, under its own limits, with its own standard input, output
 //! and error, which the grader made and passed with the request. Isolation is the same: the
 //! server itself never runs code under test, and each check's process is a fresh copy of it.
@@ -59,13 +59,7 @@ impl Reply {
     pub const SIZE: usize = 9;
 
     /// The reply as bytes: a kind, then two numbers.
-    ///
-    /// ```
-    /// use grader_checks::forks::Reply;
-    /// let reply = Reply::Exited(42, 9);
-    /// assert_eq!(Reply::decode(&reply.encode()), Some(reply));
-    /// ```
-    pub fn encode(self) -> [u8; Reply::SIZE] {
+    pub(crate) fn encode(self) -> [u8; Reply::SIZE] {
         let (kind, a, b) = match self {
             Reply::Ready => (b'R', 0, 0),
             Reply::Started(pid) => (b'S', pid, 0),
@@ -79,7 +73,7 @@ impl Reply {
         bytes
     }
 
-    /// Reads [`Reply::encode`]'s bytes; `None` for anything else.
+    /// Reads `Reply::encode`'s bytes; `None` for anything else.
     pub fn decode(bytes: &[u8]) -> Option<Reply> {
         let bytes: &[u8; Reply::SIZE] = bytes.try_into().ok()?;
         let a = i32::from_le_bytes(bytes[1..5].try_into().ok()?);
@@ -344,5 +338,16 @@ mod server {
         let code = std::panic::catch_unwind(|| crate::serve::run_job_args(&request.args, served))
             .unwrap_or(101);
         std::process::exit(i32::from(code))
+    }
+}
+
+#[cfg(test)]
+mod doc_examples {
+    /// What the item's documentation once showed as an example.
+    #[test]
+    fn a_reply_survives_encoding() {
+        use crate::forks::Reply;
+        let reply = Reply::Exited(42, 9);
+        assert_eq!(Reply::decode(&reply.encode()), Some(reply));
     }
 }

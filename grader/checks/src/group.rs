@@ -31,9 +31,9 @@ pub struct CheckInfo {
 #[derive(Debug)]
 pub struct Check<L> {
     /// Its name and time.
-    pub info: CheckInfo,
+    pub(crate) info: CheckInfo,
     /// Runs the check against one implementation.
-    pub run: fn(&L) -> CheckResult,
+    pub(crate) run: fn(&L) -> CheckResult,
 }
 
 /// What a child process is asked to do.
@@ -50,7 +50,7 @@ pub enum Job {
 pub struct ScenarioSummary {
     /// The settings the run uses, e.g. `policy: method "GET", max_attempts 3, …`.
     pub settings: String,
-    /// The ids of the lesson's situations the file covers ([`crate::scenario::Situation`]).
+    /// The ids of the lesson's situations the file covers (`crate::scenario::Situation`).
     pub situations: Vec<&'static str>,
 }
 
@@ -85,7 +85,7 @@ pub struct Group {
     /// Data one check of this group is handed, if any: see [`CheckInput`].
     pub check_input: Option<CheckInput>,
     /// The ids of the situations the lesson asks the learner's own scenarios to cover, in
-    /// order, as the group's code recognises them ([`situation_ids`]).
+    /// order, as the group's code recognises them (`situation_ids`).
     pub situations: fn() -> Vec<&'static str>,
     /// The lesson's test implementations, when it keeps them in its own folder: the kit's
     /// tests grade each of them through the grader, with no list of lessons to extend.
@@ -126,7 +126,7 @@ pub struct Mistake {
 
 /// Data the grader computes where no code under test runs, once per state of the checks and
 /// the reference (it keeps it in its target folder), and writes to one check's standard
-/// input ([`crate::serve::check_input`] reads it): build3's and stage8's exhaustive checks
+/// input (`crate::serve::check_input` reads it): build3's and stage8's exhaustive checks
 /// get the reference's run of every case this way, so each run of the check runs only the
 /// learner's code. The check must work without it too (more slowly), and must not trust it blindly: a
 /// grader and a harness built from different states of the kit could disagree, and the kept
@@ -181,7 +181,7 @@ macro_rules! checks {
 }
 
 /// [`Group::parse_scenario`] for a group whose scenarios are `S`.
-pub fn scenario_summary<S: Format>(
+pub(crate) fn scenario_summary<S: Format>(
     path: &Path,
     text: &str,
 ) -> Result<ScenarioSummary, ScenarioError> {
@@ -193,13 +193,13 @@ pub fn scenario_summary<S: Format>(
 }
 
 /// [`Group::situations`] for a group whose scenarios are `S`.
-pub fn situation_ids<S: Format>() -> Vec<&'static str> {
+pub(crate) fn situation_ids<S: Format>() -> Vec<&'static str> {
     S::SITUATIONS.iter().map(|s| s.id).collect()
 }
 
 /// Parses scenario text of format `S` and runs it on `learner`: with the group's reference,
 /// [`Group::run_scenario_on_reference`].
-pub fn run_scenario_text<S: Format>(
+pub(crate) fn run_scenario_text<S: Format>(
     learner: &S::Learner,
     path: &Path,
     text: &str,

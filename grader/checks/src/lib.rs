@@ -15,7 +15,7 @@
 //!   shares), [`limits`] (what a child may use), [`sandbox`] (what it may still do) and
 //!   [`group`] (what a group is).
 
-pub mod digests;
+pub(crate) mod digests;
 pub mod feedback;
 pub mod forks;
 pub mod group;
@@ -37,7 +37,7 @@ pub use report::{FailureKind, Outcome, Report, Status};
 
 /// A harness program's `main`: with the one argument
 /// [`SERVER_ARG`](forks::SERVER_ARG) it is a fork server (Linux, see [`forks`]); otherwise
-/// it runs the one job `args` name ([`serve::main`]). `run` runs a job of a group on the
+/// it runs the one job `args` name (`serve::main`). `run` runs a job of a group on the
 /// code under test, and returns `None` for a group this harness does not serve.
 ///
 /// ```no_run

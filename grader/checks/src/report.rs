@@ -69,12 +69,12 @@ only its declared fields (its reason or kind, its status, its wait): a `println!
 /// The most bytes of a report's message (or location) kept: the learner's code chooses much
 /// of what a message quotes (a panic's text, an item's name), and a report is written into
 /// every report format of a grade. A screenful of explanation is a few KiB.
-pub const MESSAGE_KEPT: usize = 64 * 1024;
+pub(crate) const MESSAGE_KEPT: usize = 64 * 1024;
 
 impl Report {
     /// The report with every message and location cut to [`MESSAGE_KEPT`] bytes, saying how
     /// much was cut.
-    pub fn bounded(self) -> Report {
+    pub(crate) fn bounded(self) -> Report {
         let cut = |text: String| crate::report::cut(text, MESSAGE_KEPT);
         let cut_at = |at: Option<String>| at.map(|a| crate::report::cut(a, 1024));
         match self {
@@ -102,13 +102,7 @@ impl Report {
 }
 
 /// `text` cut to at most `max` bytes on a character's boundary, with a note of what was cut.
-///
-/// ```
-/// use grader_checks::report::cut;
-/// assert_eq!(cut("short".into(), 10), "short");
-/// assert_eq!(cut("ééé".into(), 3), "é… (4 more bytes cut)");
-/// ```
-pub fn cut(text: String, max: usize) -> String {
+pub(crate) fn cut(text: String, max: usize) -> String {
     if text.len() <= max {
         return text;
     }
@@ -223,5 +217,16 @@ impl Outcome {
             Outcome::Unfinished { message, .. } => Some(message),
             Outcome::Passed => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod doc_examples {
+    /// What the item's documentation once showed as an example.
+    #[test]
+    fn cut_keeps_short_text() {
+        use crate::report::cut;
+        assert_eq!(cut("short".into(), 10), "short");
+        assert_eq!(cut("ééé".into(), 3), "é… (4 more bytes cut)");
     }
 }

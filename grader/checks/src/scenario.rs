@@ -19,16 +19,16 @@ pub struct ScenarioError {
     /// The file.
     pub path: PathBuf,
     /// 1-based line.
-    pub line: usize,
+    pub(crate) line: usize,
     /// 1-based column.
-    pub column: usize,
+    pub(crate) column: usize,
     /// What is wrong, naming the key.
-    pub message: String,
+    pub(crate) message: String,
 }
 
 impl ScenarioError {
     /// An error at byte `offset` of `text`.
-    pub fn at(path: &Path, text: &str, offset: usize, message: String) -> Self {
+    pub(crate) fn at(path: &Path, text: &str, offset: usize, message: String) -> Self {
         let before = &text[..offset.min(text.len())];
         let line = before.matches('\n').count() + 1;
         let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
@@ -41,7 +41,7 @@ impl ScenarioError {
     }
 
     /// An error from the TOML parser, placed where it points.
-    pub fn from_toml(path: &Path, text: &str, e: &toml::de::Error) -> Self {
+    pub(crate) fn from_toml(path: &Path, text: &str, e: &toml::de::Error) -> Self {
         let offset = e.span().map_or(0, |s| s.start);
         ScenarioError::at(path, text, offset, e.message().trim_end().to_string())
     }
@@ -50,7 +50,7 @@ impl ScenarioError {
 /// A group's scenario format: what [`crate::group`] and [`crate::serve`] need of it to read a
 /// file, describe it and run it, so that every group's scenario jobs go through one piece of
 /// code.
-pub trait Format: Sized + 'static {
+pub(crate) trait Format: Sized + 'static {
     /// The implementation a scenario runs on (the group's `Learner`).
     type Learner;
 
@@ -77,14 +77,7 @@ pub trait Format: Sized + 'static {
 
 /// `file` as scenario text under `comment` (each line a `# ` comment): the form in which an
 /// exhaustive check saves a case and a check's message quotes one.
-///
-/// ```
-/// #[derive(serde::Serialize)]
-/// struct File { exercise: &'static str }
-/// let text = grader_checks::scenario::commented_toml("Case 3.\nReplay it.", &File { exercise: "narrow" });
-/// assert_eq!(text, "# Case 3.\n# Replay it.\nexercise = \"narrow\"\n");
-/// ```
-pub fn commented_toml(comment: &str, file: &impl serde::Serialize) -> String {
+pub(crate) fn commented_toml(comment: &str, file: &impl serde::Serialize) -> String {
     let body =
         toml::to_string(file).unwrap_or_else(|e| format!("# could not write this scenario: {e}\n"));
     let header: String = comment.lines().map(|l| format!("# {l}\n")).collect();
@@ -99,11 +92,11 @@ pub fn commented_toml(comment: &str, file: &impl serde::Serialize) -> String {
 /// declared id to have exactly one predicate here and each predicate a declaration. A
 /// predicate reads the file's input only, never what the learner's code did with it: a file
 /// covers its situation whether or not the code handles it right (the run shows that).
-pub struct Situation<S> {
+pub(crate) struct Situation<S> {
     /// The id `info.toml` declares it under, e.g. `second_call_success`.
-    pub id: &'static str,
+    pub(crate) id: &'static str,
     /// Whether a scenario puts the code in this situation.
-    pub covered_by: fn(&S) -> bool,
+    pub(crate) covered_by: fn(&S) -> bool,
 }
 
 impl<S> std::fmt::Debug for Situation<S> {
@@ -113,7 +106,7 @@ impl<S> std::fmt::Debug for Situation<S> {
 }
 
 /// The ids of the situations of `S` that `scenario` covers, in their declared order.
-pub fn covered<S: Format>(scenario: &S) -> Vec<&'static str> {
+pub(crate) fn covered<S: Format>(scenario: &S) -> Vec<&'static str> {
     S::SITUATIONS
         .iter()
         .filter(|s| (s.covered_by)(scenario))
@@ -124,7 +117,7 @@ pub fn covered<S: Format>(scenario: &S) -> Vec<&'static str> {
 /// The `[[outcome]]` list the formats share: at least one entry, each converted by
 /// `convert`, and `forever` allowed only on the last. Returns the converted outcomes and
 /// whether the last one repeats.
-pub fn outcomes<S, T>(
+pub(crate) fn outcomes<S, T>(
     path: &Path,
     text: &str,
     specs: Vec<toml::Spanned<S>>,
@@ -206,11 +199,26 @@ pub fn exercise_key(
 }
 
 /// How a run that panicked ended, as its ending line says it.
-pub fn panic_ending(payload: &(dyn Any + Send)) -> String {
+pub(crate) fn panic_ending(payload: &(dyn Any + Send)) -> String {
     let message = panic_message(payload);
     if is_stub_panic(&message) {
         format!("unfinished: the function reached todo!() ({message})")
     } else {
         format!("panicked: {message}")
+    }
+}
+
+#[cfg(test)]
+mod doc_examples {
+    /// What the item's documentation once showed as an example.
+    #[test]
+    fn commented_toml_puts_the_comment_first() {
+        #[derive(serde::Serialize)]
+        struct File {
+            exercise: &'static str,
+        }
+        let text =
+            crate::scenario::commented_toml("Case 3.\nReplay it.", &File { exercise: "narrow" });
+        assert_eq!(text, "# Case 3.\n# Replay it.\nexercise = \"narrow\"\n");
     }
 }

@@ -28,7 +28,7 @@ use std::time::{Duration, Instant};
 pub const STALL_VAR: &str = "GRADER_STALL_SECS";
 
 /// The exit status of a harness that was started wrongly (bad arguments, unknown group).
-pub const EXIT_USAGE: u8 = 2;
+pub(crate) const EXIT_USAGE: u8 = 2;
 
 /// Where this process writes its report, and the token it must carry.
 static REPORT: OnceLock<ReportFile> = OnceLock::new();
@@ -53,7 +53,7 @@ const MAX_INPUT: u64 = 64 << 20;
 /// The data the grader handed this check on standard input, if any: see
 /// [`Group::check_input`](crate::Group::check_input). `None` outside a harness process and
 /// when the grader sent nothing; the check must then do without it, just more slowly.
-pub fn check_input() -> Option<&'static [u8]> {
+pub(crate) fn check_input() -> Option<&'static [u8]> {
     INPUT.get().map(Vec::as_slice).filter(|b| !b.is_empty())
 }
 
@@ -64,23 +64,6 @@ pub struct Sealed {
     pub token: String,
     /// What happened.
     pub report: Report,
-}
-
-/// One job's `main`: reads the job from `args` (without the program name) and the token from
-/// standard input, runs the job with `run` (which returns `None` for a group this harness
-/// does not serve), writes the report and exits. A harness calls it through
-/// [`harness_main`](crate::harness_main), which also serves forks.
-///
-/// `run` is a plain function pointer, so that all of this is compiled once, here, and the
-/// harness — rebuilt after every edit of the learner's file — compiles almost nothing.
-pub fn main(args: &[String], run: fn(&str, &Job) -> Option<Report>) -> ExitCode {
-    main_with(
-        args,
-        Served {
-            run,
-            in_runner: |_| false,
-        },
-    )
 }
 
 /// What a harness serves, and where the learner's code of each group runs.
@@ -96,7 +79,7 @@ pub struct Served {
     pub in_runner: fn(&str) -> bool,
 }
 
-/// [`main`] for a harness some of whose groups run the learner's code in a runner.
+/// `main` for a harness some of whose groups run the learner's code in a runner.
 pub fn main_with(args: &[String], served: Served) -> ExitCode {
     ExitCode::from(run_job_args(args, served))
 }
@@ -177,7 +160,7 @@ pub(crate) fn run_job_args(args: &[String], served: Served) -> u8 {
 
 /// Runs the check called `name` from `checks` against `learner`, and turns what happened into
 /// a report. Panics are sorted by [`panics::classify`].
-pub fn run_check<L>(checks: &[Check<L>], name: &str, learner: &L) -> Report {
+pub(crate) fn run_check<L>(checks: &[Check<L>], name: &str, learner: &L) -> Report {
     let Some(check) = checks.iter().find(|c| c.info.name == name) else {
         return Report::KitBug {
             message: format!("the grader asked for a check {name:?} that this group does not have"),
@@ -193,7 +176,11 @@ pub fn run_check<L>(checks: &[Check<L>], name: &str, learner: &L) -> Report {
 
 /// Runs one job of a group against `learner`, in this process: the check of that name among
 /// `checks`, or a scenario file of the group's format `S`.
-pub fn run_job<S: Format>(checks: &[Check<S::Learner>], job: &Job, learner: &S::Learner) -> Report {
+pub(crate) fn run_job<S: Format>(
+    checks: &[Check<S::Learner>],
+    job: &Job,
+    learner: &S::Learner,
+) -> Report {
     match job {
         Job::Check(name) => run_check(checks, name, learner),
         Job::Scenario(path) => match S::load(path) {
@@ -208,7 +195,7 @@ pub fn run_job<S: Format>(checks: &[Check<S::Learner>], job: &Job, learner: &S::
 }
 
 /// The report for a panic that escaped a check.
-pub fn from_panic(payload: &(dyn std::any::Any + Send)) -> Report {
+pub(crate) fn from_panic(payload: &(dyn std::any::Any + Send)) -> Report {
     match panics::classify(payload) {
         Caught::Verdict(message) => Report::Failed { message },
         Caught::Unfinished { message, location } => Report::Unfinished { message, location },
@@ -229,7 +216,7 @@ pub fn from_panic(payload: &(dyn std::any::Any + Send)) -> Report {
 
 /// [`crate::feedback::note_panicked_input`] of `fields()` when `payload` is a panic of the learner's code, not
 /// one of the kit's own (a check's verdict, its deliberate panic, a fake's loop guard).
-pub fn note_if_learners(
+pub(crate) fn note_if_learners(
     payload: &(dyn std::any::Any + Send),
     fields: impl FnOnce() -> Vec<crate::view::Field>,
 ) {
@@ -306,7 +293,7 @@ fn finish(report: &Report) -> ! {
 /// the whole process.
 ///
 /// Outside a harness process (in the kit's own unit tests) this does nothing.
-pub fn watch_progress(
+pub(crate) fn watch_progress(
     progress: Arc<AtomicUsize>,
     describe: impl Fn(usize) -> String + Send + 'static,
 ) {

@@ -18,7 +18,7 @@ pub struct Field {
 
 impl Field {
     /// A field shown on one line.
-    pub fn line(name: &str, value: impl Into<String>) -> Self {
+    pub(crate) fn line(name: &str, value: impl Into<String>) -> Self {
         Field {
             name: name.into(),
             lines: vec![value.into()],
@@ -27,7 +27,7 @@ impl Field {
     }
 
     /// A field shown as a list, one item per line.
-    pub fn block(name: &str, lines: Vec<String>) -> Self {
+    pub(crate) fn block(name: &str, lines: Vec<String>) -> Self {
         Field {
             name: name.into(),
             lines,
@@ -50,7 +50,7 @@ pub struct ScenarioRun {
 
 impl ScenarioRun {
     /// A run that ended before anything could be recorded.
-    pub fn stopped(ending: String) -> Self {
+    pub(crate) fn stopped(ending: String) -> Self {
         ScenarioRun {
             fields: Vec::new(),
             ending,
@@ -74,7 +74,7 @@ impl ScenarioRun {
 
 /// Fields as lines: `name:   value` for one-line fields (values aligned), and `name:` then
 /// one indented line per item for lists.
-pub fn render_fields(fields: &[Field]) -> Vec<String> {
+pub(crate) fn render_fields(fields: &[Field]) -> Vec<String> {
     let mut lines = Vec::new();
     // Values of one-line fields start in one column, after the longest name.
     let width = fields
@@ -99,18 +99,6 @@ pub fn render_fields(fields: &[Field]) -> Vec<String> {
 
 /// Two runs field by field: a field both runs agree on is shown once; a field where they
 /// differ is marked `≠` and shows each run's value, one under the other.
-///
-/// ```
-/// use grader_checks::view::{side_by_side, Field, ScenarioRun};
-/// let run = |calls: u32| ScenarioRun {
-///     fields: vec![Field::line("calls", calls.to_string()), Field::line("waits", "[]")],
-///     ending: "returned: 1".into(),
-///     finished: true,
-/// };
-/// let text = side_by_side(("yours", &run(2)), ("reference", &run(1)));
-/// assert!(text.contains("≠ calls\n    yours:     2\n    reference: 1\n"));
-/// assert!(text.contains("  waits: [] (same)"));
-/// ```
 pub fn side_by_side(left: (&str, &ScenarioRun), right: (&str, &ScenarioRun)) -> String {
     let (a, b) = (left.1, right.1);
     let width = left.0.len().max(right.0.len()) + 1;
@@ -169,4 +157,24 @@ pub fn side_by_side(left: (&str, &ScenarioRun), right: (&str, &ScenarioRun)) -> 
         }
     }
     out
+}
+
+#[cfg(test)]
+mod doc_examples {
+    /// What the item's documentation once showed as an example.
+    #[test]
+    fn side_by_side_lines_up_both_runs() {
+        use crate::view::{side_by_side, Field, ScenarioRun};
+        let run = |calls: u32| ScenarioRun {
+            fields: vec![
+                Field::line("calls", calls.to_string()),
+                Field::line("waits", "[]"),
+            ],
+            ending: "returned: 1".into(),
+            finished: true,
+        };
+        let text = side_by_side(("yours", &run(2)), ("reference", &run(1)));
+        assert!(text.contains("≠ calls\n    yours:     2\n    reference: 1\n"));
+        assert!(text.contains("  waits: [] (same)"));
+    }
 }

@@ -9,17 +9,17 @@ use crate::sandbox;
 
 /// The descriptor of the page the runner marks its cases on ([`mark`]), when the judge
 /// shares one.
-pub const MARKS_FD: i32 = 4;
+pub(crate) const MARKS_FD: i32 = 4;
 
 /// How many marks the page holds: one per thread a runner runs cases on.
-pub const MARKS: usize = 2;
+pub(crate) const MARKS: usize = 2;
 
 /// The distance between two marks on the page, in `u64`s: a cache line of their own each,
 /// so that two threads marking cases do not slow each other down.
-pub const MARK_STRIDE: usize = 16;
+pub(crate) const MARK_STRIDE: usize = 16;
 
 /// The size of the page of marks, in bytes.
-pub const MARKS_SIZE: usize = MARKS * MARK_STRIDE * 8;
+pub(crate) const MARKS_SIZE: usize = MARKS * MARK_STRIDE * 8;
 
 /// The shared page, once mapped.
 static MARKED: std::sync::OnceLock<usize> = std::sync::OnceLock::new();

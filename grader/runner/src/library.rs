@@ -37,7 +37,7 @@ impl Library {
     ///
     /// # Safety
     ///
-    /// As [`Library::open`].
+    /// As `Library::open`.
     pub unsafe fn from_env() -> Result<Library, String> {
         let path = std::env::var_os(LIBRARY_VAR)
             .ok_or_else(|| format!("{LIBRARY_VAR} names no library of the learner's code"))?;
@@ -54,7 +54,7 @@ impl Library {
     /// whose code may run here (the learner's, in a check's own process, after its limits
     /// are set).
     #[cfg(unix)]
-    pub unsafe fn open(path: &Path) -> Result<Library, String> {
+    pub(crate) unsafe fn open(path: &Path) -> Result<Library, String> {
         use std::os::unix::ffi::OsStrExt;
         let name = std::ffi::CString::new(path.as_os_str().as_bytes())
             .map_err(|_| format!("{}: a path with a NUL byte", path.display()))?;
@@ -76,7 +76,7 @@ impl Library {
     ///
     /// As on Unix.
     #[cfg(not(unix))]
-    pub unsafe fn open(path: &Path) -> Result<Library, String> {
+    pub(crate) unsafe fn open(path: &Path) -> Result<Library, String> {
         Err(format!(
             "cannot load {}: the kit loads libraries only on Unix",
             path.display()
@@ -91,7 +91,7 @@ impl Library {
     /// [`kit_types::graded`]), and the library must have been compiled by the same compiler
     /// against the same `kit-types` as this program.
     #[cfg(unix)]
-    pub unsafe fn function<F: Copy>(&self, group: &str) -> Result<F, String> {
+    pub(crate) unsafe fn function<F: Copy>(&self, group: &str) -> Result<F, String> {
         let symbol = kit_types::graded::symbol(group);
         let name = std::ffi::CString::new(symbol.as_str()).map_err(|e| e.to_string())?;
         // SAFETY: the handle is open for the life of the process.
@@ -113,7 +113,7 @@ impl Library {
     ///
     /// As on Unix.
     #[cfg(not(unix))]
-    pub unsafe fn function<F: Copy>(&self, group: &str) -> Result<F, String> {
+    pub(crate) unsafe fn function<F: Copy>(&self, group: &str) -> Result<F, String> {
         Err(format!(
             "no {group} function: the kit loads libraries only on Unix"
         ))

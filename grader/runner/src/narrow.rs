@@ -72,7 +72,7 @@ pub fn run(handler: AttemptFn, given: &Given) -> Ran {
 }
 
 /// Answers one question, in a runner.
-pub fn serve(handler: AttemptFn, ask: &Ask) -> Told {
+pub(crate) fn serve(handler: AttemptFn, ask: &Ask) -> Told {
     let mut runs = Vec::with_capacity(ask.0.len());
     for given in &ask.0 {
         let ran = run(handler, given);
@@ -90,7 +90,7 @@ pub fn serve(handler: AttemptFn, ask: &Ask) -> Told {
 }
 
 /// [`serve`] on a question's bytes; `None` when they are not a question.
-pub fn serve_bytes(handler: AttemptFn, ask: &[u8], _: &mut State) -> Option<Vec<u8>> {
+pub(crate) fn serve_bytes(handler: AttemptFn, ask: &[u8], _: &mut State) -> Option<Vec<u8>> {
     let ask: Ask = wire::decode(ask)?;
     Some(wire::encode(&serve(handler, &ask)))
 }

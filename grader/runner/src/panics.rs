@@ -39,7 +39,7 @@ pub struct Reported {
 impl Reported {
     /// A panic that came out of the learner's code just now, as a runner reports it (call it
     /// at once: it takes the location and frames the panic hook recorded on this thread).
-    pub fn of(payload: &(dyn Any + Send)) -> Reported {
+    pub(crate) fn of(payload: &(dyn Any + Send)) -> Reported {
         Reported {
             message: panic_message(payload),
             location: take_location(),
@@ -75,17 +75,7 @@ fn backtraces_wanted() -> bool {
 /// standard library's, a dependency's, the kit's own (the runner's, kit-types') nor the kit's
 /// glue in `practice/src/root.rs`. (Only the learner's library is readable in a confined
 /// runner, so only its frames have a file and line.)
-///
-/// ```
-/// let text = "   0: std::panicking::begin_panic\n             at /rustc/x/library/std/src/panicking.rs:1:1\n   \
-///             1: practice::retry::retry_request::h0123abcd\n             at /home/me/kit/practice/src/lib.rs:45:73\n   \
-///             2: kit_runner::build3::run\n             at ./grader/runner/src/build3/mod.rs:9:9\n";
-/// assert_eq!(
-///     kit_runner::panics::learner_frames(text),
-///     ["practice::retry::retry_request at practice/src/lib.rs:45:73"]
-/// );
-/// ```
-pub fn learner_frames(rendered: &str) -> Vec<String> {
+pub(crate) fn learner_frames(rendered: &str) -> Vec<String> {
     let mut frames = Vec::new();
     let mut function: Option<&str> = None;
     for line in rendered.lines() {
@@ -139,7 +129,7 @@ pub fn learner_frames(rendered: &str) -> Vec<String> {
 
 /// The learner's frames of this thread's last panic (see [`Reported::frames`]); taking them
 /// forgets them.
-pub fn take_frames() -> Vec<String> {
+pub(crate) fn take_frames() -> Vec<String> {
     THREAD_FRAMES.with(|mine| std::mem::take(&mut *mine.borrow_mut()))
 }
 
@@ -184,7 +174,7 @@ pub fn install_quiet_hook() {
 
 /// Where the last panic happened (`file:line:column`), if the quiet hook saw one: this
 /// thread's last panic, or else the last on any thread.
-pub fn take_location() -> Option<String> {
+pub(crate) fn take_location() -> Option<String> {
     let mine = THREAD_LOCATION.with(|mine| mine.borrow_mut().take());
     let any = LAST_LOCATION.lock().ok().and_then(|mut l| l.take());
     mine.or(any)
@@ -241,16 +231,7 @@ const KIT_SOURCES: [&str; 4] = [
 ];
 
 /// Whether `location` (`file:line:column`, as a panic reports it) is in the kit's own code.
-///
-/// ```
-/// use kit_runner::panics::in_kit_source;
-/// assert!(in_kit_source("grader/checks/src/groups/build3/checks.rs:10:5"));
-/// assert!(in_kit_source("/home/me/kit/reference/src/types/gateway/fakes.rs:3:1"));
-/// assert!(!in_kit_source("practice/src/lib.rs:40:5"));
-/// assert!(!in_kit_source("grader/tests/support/impls.rs:7:9"));
-/// assert!(!in_kit_source("/rustc/abc/library/core/src/time.rs:1:1"));
-/// ```
-pub fn in_kit_source(location: &str) -> bool {
+pub(crate) fn in_kit_source(location: &str) -> bool {
     let file = location.replace('\\', "/");
     KIT_SOURCES
         .iter()
@@ -322,5 +303,35 @@ pub fn classify(payload: &(dyn Any + Send)) -> Caught {
     match &location {
         Some(at) if in_kit_source(at) => Caught::Kit { message, location },
         _ => Caught::Learner { message, location },
+    }
+}
+
+#[cfg(test)]
+mod doc_examples {
+    /// What the item's documentation once showed as an example.
+    #[test]
+    fn learner_frames_keeps_the_learner_s_frames() {
+        let text = "   0: std::panicking::begin_panic\n             at /rustc/x/library/std/src/panicking.rs:1:1\n   \
+                    1: practice::retry::retry_request::h0123abcd\n             at /home/me/kit/practice/src/lib.rs:45:73\n   \
+                    2: kit_runner::build3::run\n             at ./grader/runner/src/build3/mod.rs:9:9\n";
+        assert_eq!(
+            crate::panics::learner_frames(text),
+            ["practice::retry::retry_request at practice/src/lib.rs:45:73"]
+        );
+    }
+
+    /// What the item's documentation once showed as an example.
+    #[test]
+    fn in_kit_source_knows_the_kit_s_files() {
+        use crate::panics::in_kit_source;
+        assert!(in_kit_source(
+            "grader/checks/src/groups/build3/checks.rs:10:5"
+        ));
+        assert!(in_kit_source(
+            "/home/me/kit/reference/src/types/gateway/fakes.rs:3:1"
+        ));
+        assert!(!in_kit_source("practice/src/lib.rs:40:5"));
+        assert!(!in_kit_source("grader/tests/support/impls.rs:7:9"));
+        assert!(!in_kit_source("/rustc/abc/library/core/src/time.rs:1:1"));
     }
 }

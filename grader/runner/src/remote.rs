@@ -139,7 +139,7 @@ struct Link {
 /// The environment variables a runner is given, of its judge's: its limits, the learner's
 /// library, and whether a panic shows a backtrace. Nothing else of the grader's
 /// environment reaches the learner's code.
-pub const RUNNER_ENV: [&str; 4] = [
+pub(crate) const RUNNER_ENV: [&str; 4] = [
     crate::limits::LIMITS_VAR,
     crate::library::LIBRARY_VAR,
     "RUST_BACKTRACE",
@@ -161,7 +161,7 @@ impl Runner {
     }
 
     /// Starts `program` as the runner of lesson `group`: its standard input closed, its
-    /// output and error this process's, the socket as [`SOCKET_FD`](crate::runner::SOCKET_FD),
+    /// output and error this process's, the socket as `SOCKET_FD`,
     /// and no other descriptor (the standard library opens every file close-on-exec).
     #[cfg(unix)]
     pub fn start(program: &Path, group: &str) -> Result<Runner, String> {
@@ -236,7 +236,7 @@ impl Runner {
 
     /// Starts a runner: only on Unix.
     #[cfg(not(unix))]
-    pub fn start(program: &Path, group: &str) -> Result<Runner, String> {
+    pub(crate) fn start(program: &Path, group: &str) -> Result<Runner, String> {
         let _ = group;
         Err(format!(
             "cannot start the runner {}: runners need Unix",

@@ -1,7 +1,7 @@
 //! A runner's `main`: the process in which the learner's function runs for one check.
 //!
 //! The judge starts it ([`crate::remote`]) with the lesson's name as its one argument, the
-//! end of a stream socket as descriptor [`SOCKET_FD`], standard input closed, and the
+//! end of a stream socket as descriptor `SOCKET_FD`, standard input closed, and the
 //! check's output and error streams. In order, before any of the learner's code runs:
 //! limits ([`crate::limits`]), the quiet panic hook, the sandbox ([`crate::sandbox`]: it
 //! may read the learner's library and nothing else, write nothing, start nothing, signal
@@ -18,10 +18,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// The descriptor on which a runner reads requests and writes what it observed.
-pub const SOCKET_FD: i32 = 3;
+pub(crate) const SOCKET_FD: i32 = 3;
 
 /// The exit status of a runner started wrongly (no socket, an unknown lesson).
-pub const EXIT_USAGE: u8 = 2;
+pub(crate) const EXIT_USAGE: u8 = 2;
 
 /// Declares [`Function`] (a lesson's function, as a runner holds it) and the state a runner
 /// keeps for one check, from the lessons' list below. Each lesson's module of this crate

@@ -62,7 +62,7 @@ impl Mode {
     }
 
     /// [`Mode::name`] read back.
-    pub fn from_name(name: &str) -> Option<Mode> {
+    pub(crate) fn from_name(name: &str) -> Option<Mode> {
         [Mode::Off, Mode::BestEffort, Mode::Required]
             .into_iter()
             .find(|m| m.name() == name)
@@ -97,7 +97,7 @@ pub fn confine(readable: &[PathBuf]) -> Vec<String> {
 /// callbacks cannot leave the thread they were given on), cannot spin up more, and a
 /// submission in a class cannot take the CPU from the others. `Err` says why it could not
 /// be done.
-pub fn refuse_threads() -> Result<(), String> {
+pub(crate) fn refuse_threads() -> Result<(), String> {
     #[cfg(target_os = "linux")]
     {
         linux::refuse_threads()
@@ -776,21 +776,21 @@ mod landlock {
     use std::path::Path;
 
     /// The access rights, each with the ABI version that brought it.
-    pub mod access {
-        pub const EXECUTE: u64 = 1 << 0;
-        pub const WRITE_FILE: u64 = 1 << 1;
-        pub const READ_FILE: u64 = 1 << 2;
-        pub const READ_DIR: u64 = 1 << 3;
+    pub(crate) mod access {
+        pub(crate) const EXECUTE: u64 = 1 << 0;
+        pub(crate) const WRITE_FILE: u64 = 1 << 1;
+        pub(crate) const READ_FILE: u64 = 1 << 2;
+        pub(crate) const READ_DIR: u64 = 1 << 3;
         /// ABI 1 has the rights up to this one (making symbolic links).
-        pub const MAKE_SYM: u64 = 1 << 12;
+        pub(crate) const MAKE_SYM: u64 = 1 << 12;
         /// ABI 2: moving or linking a file to another folder.
-        pub const REFER: u64 = 1 << 13;
+        pub(crate) const REFER: u64 = 1 << 13;
         /// ABI 3.
-        pub const TRUNCATE: u64 = 1 << 14;
+        pub(crate) const TRUNCATE: u64 = 1 << 14;
         /// ABI 5.
-        pub const IOCTL_DEV: u64 = 1 << 15;
+        pub(crate) const IOCTL_DEV: u64 = 1 << 15;
         /// The rights a rule on a file (not a folder) may allow.
-        pub const ON_A_FILE: u64 = EXECUTE | WRITE_FILE | READ_FILE | TRUNCATE | IOCTL_DEV;
+        pub(crate) const ON_A_FILE: u64 = EXECUTE | WRITE_FILE | READ_FILE | TRUNCATE | IOCTL_DEV;
     }
 
     /// ABI 4: binding and connecting TCP sockets.
@@ -814,7 +814,7 @@ mod landlock {
     }
 
     /// The kernel's Landlock ABI version, or 0 or less when it has none.
-    pub fn abi() -> i64 {
+    pub(crate) fn abi() -> i64 {
         // SAFETY: this form of the call only asks for the version; it creates nothing.
         unsafe {
             libc::syscall(
@@ -827,7 +827,7 @@ mod landlock {
     }
 
     /// A ruleset being made: a descriptor, and the file rights it handles.
-    pub struct Ruleset {
+    pub(crate) struct Ruleset {
         fd: OwnedFd,
         handled_fs: u64,
     }
@@ -835,7 +835,7 @@ mod landlock {
     impl Ruleset {
         /// A ruleset that handles (and so refuses, but for its rules) every right of ABI
         /// `abi`.
-        pub fn denying_all(abi: i64) -> std::io::Result<Ruleset> {
+        pub(crate) fn denying_all(abi: i64) -> std::io::Result<Ruleset> {
             let mut fs = (access::MAKE_SYM << 1) - 1;
             if abi >= 2 {
                 fs |= access::REFER;
@@ -874,7 +874,12 @@ mod landlock {
         /// Allows `rights` (those this ruleset handles; on a file, those a file can have)
         /// beneath `path`. A path that cannot be opened is an error when `needed`, and is
         /// left out otherwise.
-        pub fn allow(&mut self, path: &Path, rights: u64, needed: bool) -> Result<(), String> {
+        pub(crate) fn allow(
+            &mut self,
+            path: &Path,
+            rights: u64,
+            needed: bool,
+        ) -> Result<(), String> {
             let fail = |e: std::io::Error| {
                 format!("filesystem confinement (Landlock): {}: {e}", path.display())
             };
@@ -910,7 +915,7 @@ mod landlock {
 
         /// Applies the ruleset to this thread and what it starts later (no new privileges
         /// must be set first).
-        pub fn restrict_self(self) -> Result<(), String> {
+        pub(crate) fn restrict_self(self) -> Result<(), String> {
             // SAFETY: a plain system call on an open ruleset descriptor.
             if unsafe { libc::syscall(libc::SYS_landlock_restrict_self, self.fd.as_raw_fd(), 0u32) }
                 != 0
@@ -924,7 +929,7 @@ mod landlock {
         }
 
         /// The ruleset's descriptor, to apply later (between fork and exec).
-        pub fn into_fd(self) -> OwnedFd {
+        pub(crate) fn into_fd(self) -> OwnedFd {
             self.fd
         }
     }

@@ -12,7 +12,7 @@ use kit_types::{
 use std::io::{Read, Write};
 
 /// The largest frame either side reads (a chunk of the exhaustive check is well below it).
-pub const MAX_FRAME: usize = 64 << 20;
+pub(crate) const MAX_FRAME: usize = 64 << 20;
 
 /// A value that crosses between the judge and a runner.
 pub trait Wire: Sized {
@@ -50,7 +50,7 @@ pub fn write_frame(to: &mut impl Write, bytes: &[u8]) -> std::io::Result<()> {
 }
 
 /// Reads one frame; `Ok(None)` at a clean end of the stream (before a frame starts).
-pub fn read_frame(from: &mut impl Read) -> std::io::Result<Option<Vec<u8>>> {
+pub(crate) fn read_frame(from: &mut impl Read) -> std::io::Result<Option<Vec<u8>>> {
     let mut len = [0u8; 4];
     let mut got = 0;
     while got < 4 {

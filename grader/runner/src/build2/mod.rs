@@ -40,13 +40,13 @@ pub fn serve(imp: FetchFn, ask: &Ask) -> Told {
 }
 
 /// What a runner keeps between one check's questions: nothing.
-pub type State = ();
+pub(crate) type State = ();
 
 /// How many threads besides the main one its questions run the function on.
-pub const WORKERS: usize = 1;
+pub(crate) const WORKERS: usize = 1;
 
 /// [`serve`] on a request's bytes; `None` when they are not a request.
-pub fn serve_bytes(imp: FetchFn, ask: &[u8], _: &mut State) -> Option<Vec<u8>> {
+pub(crate) fn serve_bytes(imp: FetchFn, ask: &[u8], _: &mut State) -> Option<Vec<u8>> {
     let ask: Ask = wire::decode(ask)?;
     Some(wire::encode(&serve(imp, &ask)))
 }

@@ -29,7 +29,7 @@ pub enum Callback {
 
 impl Callback {
     /// Every callback, in the order of `retry_request`'s parameters.
-    pub const ALL: [Callback; 3] = [Callback::Request, Callback::Sleep, Callback::Log];
+    pub(crate) const ALL: [Callback; 3] = [Callback::Request, Callback::Sleep, Callback::Log];
 
     /// The callback's parameter name.
     pub fn name(self) -> &'static str {
@@ -57,14 +57,6 @@ pub struct Script {
 }
 
 impl Script {
-    /// Exactly these outcomes; a further call ends the run with a [`CheckFailure`].
-    pub fn new(steps: Vec<Result<Reply, RequestError>>) -> Self {
-        Script {
-            steps,
-            repeat_last: false,
-        }
-    }
-
     /// These outcomes, then the last one for ever (the checks' choice: a call too many then
     /// shows up as a wrong count, with the lesson's hint, rather than as an error).
     pub fn repeating(steps: Vec<Result<Reply, RequestError>>) -> Self {
@@ -159,25 +151,13 @@ impl Recording {
     }
 }
 
-/// Runs `imp` once on `policy` and `script`; with `panic_in`, that callback panics with
-/// [`DeliberatePanic`] each time it is called.
+/// Runs `imp` once on `policy` and `script` into `rec`, whose buffers are cleared and reused
+/// (the exhaustive check records hundreds of thousands of runs); with `panic_in`, that
+/// callback panics with [`DeliberatePanic`] each time it is called.
 ///
-/// Returns the recording and, when the run panicked, the panic's payload, so that the
-/// caller decides what a panic means. Panics raised by the grader's own guards
-/// ([`CheckFailure`]) are passed on unchanged.
-pub fn record(
-    imp: RetryFn,
-    policy: &RetryPolicy,
-    script: &Script,
-    panic_in: Option<Callback>,
-) -> (Recording, Option<Box<dyn std::any::Any + Send>>) {
-    let mut rec = Recording::empty();
-    let payload = record_into(&mut rec, imp, policy, script, panic_in);
-    (rec, payload)
-}
-
-/// [`record`] into `rec`, whose buffers are cleared and reused: the exhaustive check records
-/// hundreds of thousands of runs.
+/// Returns the panic's payload when the run panicked, so that the caller decides what a
+/// panic means. Panics raised by the grader's own guards ([`CheckFailure`]) are passed on
+/// unchanged.
 pub fn record_into(
     rec: &mut Recording,
     imp: RetryFn,

@@ -66,7 +66,7 @@ fn policy(method: &str, max_attempts: u32, base_delay: f64, max_delay: f64) -> R
 }
 
 /// The valid policies of the grid.
-pub fn valid_policies() -> Vec<RetryPolicy> {
+pub(crate) fn valid_policies() -> Vec<RetryPolicy> {
     vec![
         policy("GET", 1, 0.25, 2.0),
         policy("GET", 2, 0.0, 0.0),
@@ -79,7 +79,7 @@ pub fn valid_policies() -> Vec<RetryPolicy> {
 }
 
 /// The invalid policies of the grid: every check of the validation order, alone and mixed.
-pub fn invalid_policies() -> Vec<RetryPolicy> {
+pub(crate) fn invalid_policies() -> Vec<RetryPolicy> {
     let above = 60.0f64.next_up();
     let mut list = vec![
         policy("POST", 3, 0.25, 2.0),

@@ -73,7 +73,7 @@ pub enum Ending {
 impl Ending {
     /// How a payload that came out of the learner's lookup ended it (call it at once: it
     /// reads the panic's location).
-    pub fn of(payload: &Payload) -> Ending {
+    pub(crate) fn of(payload: &Payload) -> Ending {
         if let Some(CheckFailure(message)) = payload.downcast_ref::<CheckFailure>() {
             return Ending::Guard(message.clone());
         }
@@ -133,7 +133,7 @@ fn ended(ran: Result<Lookup, Payload>) -> Result<Lookup, Ending> {
 
 /// Answers one question on the learner's `lookup_availability`, in a runner; `session` is
 /// the check's gateway, kept between questions. `None` for a lookup before any gateway.
-pub fn serve(f: LookupFn, ask: &Ask, session: &mut Option<Session>) -> Option<Told> {
+pub(crate) fn serve(f: LookupFn, ask: &Ask, session: &mut Option<Session>) -> Option<Told> {
     if let Ask::Space { start, count } = ask {
         return Some(Told::Space(space::run_stretch(f, *start, *count)));
     }
@@ -184,14 +184,14 @@ pub fn serve(f: LookupFn, ask: &Ask, session: &mut Option<Session>) -> Option<To
 }
 
 /// What a runner keeps between one check's questions: the check's gateway.
-pub type State = Option<Session>;
+pub(crate) type State = Option<Session>;
 
 /// How many threads besides the main one its questions run the function on: the
 /// concurrent lookups'.
-pub const WORKERS: usize = session::THREADS;
+pub(crate) const WORKERS: usize = session::THREADS;
 
 /// [`serve`] on a question's bytes; `None` when they are not a question it can answer.
-pub fn serve_bytes(f: LookupFn, ask: &[u8], session: &mut State) -> Option<Vec<u8>> {
+pub(crate) fn serve_bytes(f: LookupFn, ask: &[u8], session: &mut State) -> Option<Vec<u8>> {
     let ask: Ask = wire::decode(ask)?;
     serve(f, &ask, session).map(|told| wire::encode(&told))
 }

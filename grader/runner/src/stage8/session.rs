@@ -153,19 +153,19 @@ pub struct Seen {
     pub now: f64,
 }
 
-/// Where a gateway stands after a lookup ([`Session::standing`]).
+/// Where a gateway stands after a lookup (`Session::standing`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Standing {
     /// How many provider calls were answered so far.
-    pub answered: usize,
+    pub(crate) answered: usize,
     /// How many sleeps were taken so far.
-    pub sleeps: usize,
+    pub(crate) sleeps: usize,
     /// The counters now.
-    pub counters: Counters,
+    pub(crate) counters: Counters,
     /// The breaker now.
-    pub breaker: BreakerState,
+    pub(crate) breaker: BreakerState,
     /// The clock now.
-    pub now: f64,
+    pub(crate) now: f64,
 }
 
 /// The totals of many lookups: the counters and the number of provider calls.
@@ -408,7 +408,7 @@ impl Session {
     /// where the counters, the breaker and the clock stand: what the exhaustive check
     /// records after each lookup (cheaper than [`seen`](Session::seen), which copies every
     /// call so far each time).
-    pub fn standing(&self) -> Standing {
+    pub(crate) fn standing(&self) -> Standing {
         let g = &self.gateway;
         Standing {
             answered: lock(&self.answers).len(),
@@ -420,7 +420,7 @@ impl Session {
     }
 
     /// Every provider call and every sleep so far, in order.
-    pub fn everything(&self) -> (Vec<Call>, Vec<Sleep>) {
+    pub(crate) fn everything(&self) -> (Vec<Call>, Vec<Sleep>) {
         let g = &self.gateway;
         (g.provider().calls(), g.clock().sleeps())
     }

@@ -7,13 +7,13 @@
 //! thread. The space, in order (shortest scripts first, so that the first difference found
 //! is a smallest one):
 //!
-//! - [`configs`]: six configurations (the lesson's defaults; one attempt; two attempts that
+//! - `configs`: six configurations (the lesson's defaults; one attempt; two attempts that
 //!   fill the deadline; zero delays with a cool-down of 0; a deadline shorter than the first
 //!   backoff; a long deadline with four attempts).
-//! - [`plans`]: one lookup; and a breaker's cycle: `failure_threshold + 1` lookups at once,
+//! - `plans`: one lookup; and a breaker's cycle: `failure_threshold + 1` lookups at once,
 //!   then one halfway through the cool-down, one at its end (the probe) and one more.
-//! - scripts over the [`ALPHABET`] of thirteen replies: every reply alone; every pair; every
-//!   triple whose third is one of [`LAST`] (on four of the configurations); and runs of one
+//! - scripts over the `ALPHABET` of thirteen replies: every reply alone; every pair; every
+//!   triple whose third is one of `LAST` (on four of the configurations); and runs of one
 //!   transient reply, 4 or 9 calls long, enough to open the breaker, followed by every reply
 //!   (so that the probe meets each).
 //!
@@ -76,7 +76,7 @@ fn config(
 
 /// The configurations of the space. Apart from the lesson's defaults their times are sums
 /// of powers of two, so that any order of the same arithmetic gives the same bits.
-pub fn configs() -> Vec<GatewayConfig> {
+pub(crate) fn configs() -> Vec<GatewayConfig> {
     vec![
         GatewayConfig::default(),
         config(2.0, 1, 0.5, (0.125, 0.5), 2, 1.0),
@@ -88,7 +88,7 @@ pub fn configs() -> Vec<GatewayConfig> {
 }
 
 /// The lookup plans for `config`: the seconds the clock moves before each lookup.
-pub fn plans(config: &GatewayConfig) -> Vec<Vec<f64>> {
+pub(crate) fn plans(config: &GatewayConfig) -> Vec<Vec<f64>> {
     let mut cycle = vec![0.0; config.failure_threshold as usize + 1];
     cycle.extend([config.open_for * 0.5, config.open_for * 0.5, 0.0]);
     vec![vec![0.0], cycle]
@@ -106,11 +106,11 @@ fn status(code: u16, retry_after: Option<&str>) -> Reply {
 /// with and without a Retry-After (in delay-seconds, `0`, an hour, and `0.5`, which is
 /// not delay-seconds), transport failures at once and after the whole timeout, and the
 /// statuses that end a lookup (404, 429, 400, 500).
-pub const ALPHABET: usize = 13;
+pub(crate) const ALPHABET: usize = 13;
 
 /// Reply `letter` of the [`ALPHABET`]. Answers are steps made once for [`ITEM`] (a
 /// [`Reply::Available`] would write its body anew on every call, a fifth of the time).
-pub fn reply(letter: usize) -> Reply {
+pub(crate) fn reply(letter: usize) -> Reply {
     let answer = |available: bool, latency: f64| {
         Reply::Step(Step::available(ITEM, available).taking(latency))
     };
@@ -132,7 +132,7 @@ pub fn reply(letter: usize) -> Reply {
 }
 
 /// The letters a triple may end with: an answer, a plain 503.
-pub const LAST: [usize; 2] = [0, 2];
+pub(crate) const LAST: [usize; 2] = [0, 2];
 
 /// The transient letters a run of them repeats, and how many calls a run is long.
 const RUN_OF: [usize; 3] = [2, 5, 8];
@@ -241,9 +241,9 @@ pub struct CaseRecord {
     /// gateway's standing after it.
     pub lookups: Vec<(Result<Lookup, Ending>, Standing)>,
     /// Every provider call.
-    pub calls: Vec<Call>,
+    pub(crate) calls: Vec<Call>,
     /// Every sleep.
-    pub sleeps: Vec<Sleep>,
+    pub(crate) sleeps: Vec<Sleep>,
 }
 
 /// Runs `case` on `f`, a lookup after the other, until one does not return. `Err`: the

@@ -16,7 +16,7 @@ pub type Ran = Result<Recorded, Box<dyn std::any::Any + Send>>;
 
 /// Runs `learner` on `call`. A panic of the fetcher is returned as its payload, for the
 /// caller to judge.
-pub fn record(learner: &Learner, call: &Call) -> Ran {
+pub(crate) fn record(learner: &Learner, call: &Call) -> Ran {
     match learner {
         Learner::Here(f) => {
             let ran = kit_runner::build2::call::record(*f, call);
@@ -33,7 +33,7 @@ pub fn record(learner: &Learner, call: &Call) -> Ran {
 
 /// [`record`] for each of `calls`, in order; in a runner, in one question. Shorter than
 /// `calls` when one reached `todo!()`: the rest would only say it again.
-pub fn record_all(learner: &Learner, calls: &[Call]) -> Vec<Ran> {
+pub(crate) fn record_all(learner: &Learner, calls: &[Call]) -> Vec<Ran> {
     let runner = match learner {
         Learner::Here(_) => {
             let mut runs = Vec::with_capacity(calls.len());

@@ -180,7 +180,7 @@ fn hint(call: &Call, rec: &Recorded, want: &Want) -> Option<String> {
 mod method {
     use super::*;
 
-    pub fn only_exact_get_is_sent(learner: &Learner) -> CheckResult {
+    pub(crate) fn only_exact_get_is_sent(learner: &Learner) -> CheckResult {
         every_case(
             ["POST", "get", "Get", "GET ", " GET", "PUT", "HEAD", ""].map(|m| {
                 expect(
@@ -194,7 +194,7 @@ mod method {
         )
     }
 
-    pub fn get_calls_the_transport_once(learner: &Learner) -> CheckResult {
+    pub(crate) fn get_calls_the_transport_once(learner: &Learner) -> CheckResult {
         let call = Call::get(HttpReply::new(200, r#"{"job_id":"fresh_3"}"#));
         let rec = run(learner, &call);
         if rec.transport_calls.len() == 1 && rec.transport_calls[0] == call.url {
@@ -224,7 +224,7 @@ mod method {
 mod no_reply {
     use super::*;
 
-    pub fn transport_failures_are_transient(learner: &Learner) -> CheckResult {
+    pub(crate) fn transport_failures_are_transient(learner: &Learner) -> CheckResult {
         every_case(
             [
                 (TransportFailure::Timeout, TransientReason::Timeout),
@@ -246,7 +246,7 @@ mod no_reply {
 mod statuses {
     use super::*;
 
-    pub fn server_errors_are_transient(learner: &Learner) -> CheckResult {
+    pub(crate) fn server_errors_are_transient(learner: &Learner) -> CheckResult {
         every_case([502, 503, 504].map(|s| {
             expect(
                 learner,
@@ -257,7 +257,7 @@ mod statuses {
         }))
     }
 
-    pub fn client_errors_are_permanent(learner: &Learner) -> CheckResult {
+    pub(crate) fn client_errors_are_permanent(learner: &Learner) -> CheckResult {
         every_case(
             [
                 (400, PermanentKind::BadRequest),
@@ -277,7 +277,7 @@ mod statuses {
         )
     }
 
-    pub fn everything_else_is_unexpected(learner: &Learner) -> CheckResult {
+    pub(crate) fn everything_else_is_unexpected(learner: &Learner) -> CheckResult {
         every_case(
             [
                 500, 100, 101, 201, 202, 204, 299, 301, 304, 402, 405, 409, 418, 422, 451, 501,
@@ -314,7 +314,7 @@ mod retry_after {
         )
     }
 
-    pub fn read_on_429_as_delay_seconds(learner: &Learner) -> CheckResult {
+    pub(crate) fn read_on_429_as_delay_seconds(learner: &Learner) -> CheckResult {
         let rule = "429 is transient rate_limited, with retry_after from Retry-After when it is \
                     delay-seconds: ASCII digits.";
         every_case([
@@ -332,7 +332,7 @@ mod retry_after {
         ])
     }
 
-    pub fn spaces_and_tabs_around_are_allowed(learner: &Learner) -> CheckResult {
+    pub(crate) fn spaces_and_tabs_around_are_allowed(learner: &Learner) -> CheckResult {
         let rule = "Spaces and tabs around the digits are not part of the value: \" 3\\t\" is 3.";
         every_case(
             [" 3", "3 ", "\t3", " \t3\t "]
@@ -340,7 +340,7 @@ mod retry_after {
         )
     }
 
-    pub fn only_spaces_and_tabs_are_trimmed(learner: &Learner) -> CheckResult {
+    pub(crate) fn only_spaces_and_tabs_are_trimmed(learner: &Learner) -> CheckResult {
         let rule = "Only spaces and tabs around the digits are trimmed: any other whitespace — a \
                     line break, a no-break space, a wide space — leaves a value that is not \
                     delay-seconds, so there is no retry_after. (str::trim removes them all: \
@@ -351,7 +351,7 @@ mod retry_after {
         )
     }
 
-    pub fn unsupported_values_give_none(learner: &Learner) -> CheckResult {
+    pub(crate) fn unsupported_values_give_none(learner: &Learner) -> CheckResult {
         let rule = "An HTTP-date, a fraction, a sign, an empty value or any other text is not \
                     delay-seconds: the error is still rate_limited, with no retry_after.";
         every_case(
@@ -372,7 +372,7 @@ mod retry_after {
         )
     }
 
-    pub fn names_compare_case_insensitively(learner: &Learner) -> CheckResult {
+    pub(crate) fn names_compare_case_insensitively(learner: &Learner) -> CheckResult {
         let rule = "Header names compare without regard to case: retry-after, RETRY-AFTER and \
                     Retry-After are the same header.";
         every_case(
@@ -381,7 +381,7 @@ mod retry_after {
         )
     }
 
-    pub fn first_header_wins(learner: &Learner) -> CheckResult {
+    pub(crate) fn first_header_wins(learner: &Learner) -> CheckResult {
         let rule = "When Retry-After comes more than once, the first one counts (even when it is \
                     not delay-seconds).";
         every_case([
@@ -412,7 +412,7 @@ mod retry_after {
         ])
     }
 
-    pub fn only_429_reads_it(learner: &Learner) -> CheckResult {
+    pub(crate) fn only_429_reads_it(learner: &Learner) -> CheckResult {
         every_case([503, 502, 504].map(|s| {
             expect(
                 learner,
@@ -427,7 +427,7 @@ mod retry_after {
 mod body {
     use super::*;
 
-    pub fn json_200_is_the_value_as_parsed(learner: &Learner) -> CheckResult {
+    pub(crate) fn json_200_is_the_value_as_parsed(learner: &Learner) -> CheckResult {
         let bodies = [
             r#"{"job_id":"fresh_3","state":"done"}"#,
             r#"  {"nested": {"a": [1, 2.5, null, true]}, "n": -7}  "#,
@@ -449,7 +449,7 @@ mod body {
         }))
     }
 
-    pub fn other_200_is_malformed(learner: &Learner) -> CheckResult {
+    pub(crate) fn other_200_is_malformed(learner: &Learner) -> CheckResult {
         let bodies = [
             "",
             "<html>oops</html>",
@@ -473,7 +473,7 @@ mod body {
 mod privacy {
     use super::*;
 
-    pub fn detail_keeps_at_most_200_characters_of_body(learner: &Learner) -> CheckResult {
+    pub(crate) fn detail_keeps_at_most_200_characters_of_body(learner: &Learner) -> CheckResult {
         // A long body of one character that appears nowhere else in the exchange.
         let body = "ж".repeat(5_000);
         let calls = [
@@ -543,7 +543,7 @@ mod exhaustive {
     use std::sync::atomic::AtomicUsize;
     use std::sync::Arc;
 
-    pub fn matches_reference_on_every_case(learner: &Learner) -> CheckResult {
+    pub(crate) fn matches_reference_on_every_case(learner: &Learner) -> CheckResult {
         let progress = Arc::new(AtomicUsize::new(0));
         crate::serve::watch_progress(Arc::clone(&progress), |number| {
             let case = super::super::exhaustive::cases().nth(number.saturating_sub(1));

@@ -44,7 +44,7 @@ fn retry_after_variants() -> [Vec<(&'static str, &'static str)>; 10] {
 
 /// Every case, in a fixed order: the methods and transport failures first, then every
 /// status from 100 to 599.
-pub fn cases() -> impl Iterator<Item = Call> {
+pub(crate) fn cases() -> impl Iterator<Item = Call> {
     let refused = ["POST", "get"].into_iter().flat_map(|method| {
         [
             Call::get(HttpReply::new(200, BODIES[1])),
@@ -70,7 +70,7 @@ pub fn cases() -> impl Iterator<Item = Call> {
 
 /// Case `number` as the scenario file the check saves when it finds the first difference
 /// there.
-pub fn case_text(case: &Call, number: usize) -> String {
+pub(crate) fn case_text(case: &Call, number: usize) -> String {
     super::scenario::to_toml(
         case,
         &format!(
@@ -82,7 +82,7 @@ pub fn case_text(case: &Call, number: usize) -> String {
 
 /// Whether `text` is exactly the file the check saves for some case of the space: that
 /// case's number ([`crate::group::Group::saved_case`]).
-pub fn saved_case(text: &str) -> Option<usize> {
+pub(crate) fn saved_case(text: &str) -> Option<usize> {
     crate::feedback::saved_case_number(text, " of build2's exhaustive check:", |n| {
         Some(case_text(&cases().nth(n.checked_sub(1)?)?, n))
     })
@@ -92,15 +92,15 @@ pub fn saved_case(text: &str) -> Option<usize> {
 #[derive(Debug, Clone)]
 pub struct Difference {
     /// Its 1-based number in [`cases`] order.
-    pub number: usize,
+    pub(crate) number: usize,
     /// The case.
-    pub case: Call,
+    pub(crate) case: Call,
     /// The learner's call, rendered.
-    pub learner: ScenarioRun,
+    pub(crate) learner: ScenarioRun,
     /// The reference's call, rendered.
-    pub reference: ScenarioRun,
+    pub(crate) reference: ScenarioRun,
     /// The lesson's rule the learner's call breaks there, when it can be told.
-    pub rule: Option<String>,
+    pub(crate) rule: Option<String>,
 }
 
 /// The lesson's rule behind the first part where the learner's call of `case` differs from
@@ -155,7 +155,7 @@ fn rule_broken(case: &Call, theirs: &Recorded, ours: &Recorded) -> Option<String
 ///
 /// A learner's `todo!()` propagates (the harness reports it as unfinished); any other panic
 /// is a difference.
-pub fn compare_with_progress(
+pub(crate) fn compare_with_progress(
     learner: &Learner,
     progress: &AtomicUsize,
 ) -> Result<usize, Box<Difference>> {
@@ -218,7 +218,7 @@ fn judged(ran: Ran) -> Result<Recorded, String> {
 }
 
 /// One call as a scenario run: the transport's calls, then the result.
-pub fn render(case: &Call, recorded: Result<Recorded, String>) -> ScenarioRun {
+pub(crate) fn render(case: &Call, recorded: Result<Recorded, String>) -> ScenarioRun {
     match recorded {
         Err(ending) => ScenarioRun::stopped(ending),
         Ok(rec) => ScenarioRun {
@@ -239,15 +239,15 @@ pub fn render(case: &Call, recorded: Result<Recorded, String>) -> ScenarioRun {
     }
 }
 
-/// How many cases there are.
-pub fn count() -> usize {
-    cases().count()
-}
-
 #[cfg(test)]
 mod tests {
     use super::super::call::Exchange;
     use super::*;
+
+    /// How many cases there are.
+    fn count() -> usize {
+        cases().count()
+    }
 
     #[test]
     fn the_space_is_a_few_tens_of_thousands_of_cases() {

@@ -1,14 +1,14 @@
 //! build2 · Declared transient HTTP failures: `fetch`, the GET fetcher.
 //!
 //! - `checks`: one named check per rule of the fetcher's table, then an
-//!   exhaustive comparison with the reference ([`exhaustive`]).
-//! - [`call`]: runs an implementation on one scripted exchange and records what it did.
+//!   exhaustive comparison with the reference (`exhaustive`).
+//! - `call`: runs an implementation on one scripted exchange and records what it did.
 //! - [`scenario`]: the build2 scenario format (a list of calls, each with a reply) and its
 //!   runner.
 
-pub mod call;
+pub(crate) mod call;
 mod checks;
-pub mod exhaustive;
+pub(crate) mod exhaustive;
 pub mod scenario;
 pub mod situations;
 

@@ -82,7 +82,7 @@ impl Headers {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FetchScenario {
     /// Each call of `fetch`.
-    pub calls: Vec<Call>,
+    pub(crate) calls: Vec<Call>,
 }
 
 impl FetchScenario {
@@ -140,7 +140,7 @@ impl FetchScenario {
     }
 
     /// One line describing what the run uses.
-    pub fn settings(&self) -> String {
+    pub(crate) fn settings(&self) -> String {
         format!(
             "fetch:   {} independent call(s), each with its own transport",
             self.calls.len()
@@ -149,7 +149,7 @@ impl FetchScenario {
 }
 
 /// `call` as a scenario file, with a comment on top.
-pub fn to_toml(call: &Call, comment: &str) -> String {
+pub(crate) fn to_toml(call: &Call, comment: &str) -> String {
     let spec = CallSpec {
         method: Some(call.method.clone()),
         url: Some(call.url.clone()),

@@ -9,7 +9,7 @@ use kit_types::HttpReply;
 use reference::fetch::parse_retry_after;
 
 /// The lesson's situations, in its order.
-pub const SITUATIONS: &[Situation<FetchScenario>] = &[
+pub(crate) const SITUATIONS: &[Situation<FetchScenario>] = &[
     Situation {
         id: "json_array_or_scalar_200",
         covered_by: json_array_or_scalar_200,

@@ -506,7 +506,7 @@ fn expect_refusal(imp: &Learner, policy: RetryPolicy, error: PolicyError) -> Che
 mod fixtures {
     use super::*;
 
-    pub fn third_attempt_success(imp: &Learner) -> CheckResult {
+    pub(crate) fn third_attempt_success(imp: &Learner) -> CheckResult {
         expect_run(
             imp,
             &RetryPolicy::default(),
@@ -521,7 +521,7 @@ mod fixtures {
         )
     }
 
-    pub fn capped_exhaustion(imp: &Learner) -> CheckResult {
+    pub(crate) fn capped_exhaustion(imp: &Learner) -> CheckResult {
         expect_run(
             imp,
             &policy(5, 1.0, 1.5),
@@ -542,7 +542,7 @@ mod fixtures {
         )
     }
 
-    pub fn supported_retry_after(imp: &Learner) -> CheckResult {
+    pub(crate) fn supported_retry_after(imp: &Learner) -> CheckResult {
         expect_run(
             imp,
             &RetryPolicy::default(),
@@ -557,7 +557,7 @@ mod fixtures {
         )
     }
 
-    pub fn delay_budget_stop(imp: &Learner) -> CheckResult {
+    pub(crate) fn delay_budget_stop(imp: &Learner) -> CheckResult {
         expect_run(
             imp,
             &RetryPolicy::default(),
@@ -572,7 +572,7 @@ mod fixtures {
         )
     }
 
-    pub fn input_refusal(imp: &Learner) -> CheckResult {
+    pub(crate) fn input_refusal(imp: &Learner) -> CheckResult {
         let d = RetryPolicy::default;
         every_case(vec![
             expect_refusal(
@@ -623,7 +623,7 @@ mod fixtures {
         ])
     }
 
-    pub fn permanent_error(imp: &Learner) -> CheckResult {
+    pub(crate) fn permanent_error(imp: &Learner) -> CheckResult {
         expect_run(
             imp,
             &RetryPolicy::default(),
@@ -640,7 +640,7 @@ mod fixtures {
         )
     }
 
-    pub fn sleep_panics(imp: &Learner) -> CheckResult {
+    pub(crate) fn sleep_panics(imp: &Learner) -> CheckResult {
         expect_propagation(
             imp,
             Script::repeating(vec![server_error()]),
@@ -662,7 +662,7 @@ mod fixtures {
 mod validation {
     use super::*;
 
-    pub fn method_must_be_exactly_get(imp: &Learner) -> CheckResult {
+    pub(crate) fn method_must_be_exactly_get(imp: &Learner) -> CheckResult {
         every_case(
             ["POST", "get", "GET ", "", "PUT", "HEAD"]
                 .into_iter()
@@ -677,7 +677,7 @@ mod validation {
         )
     }
 
-    pub fn attempts_outside_one_to_five(imp: &Learner) -> CheckResult {
+    pub(crate) fn attempts_outside_one_to_five(imp: &Learner) -> CheckResult {
         every_case(
             [0, 6, 10, u32::MAX]
                 .into_iter()
@@ -721,15 +721,15 @@ mod validation {
         every_case(cases)
     }
 
-    pub fn base_delay_not_finite_or_out_of_range(imp: &Learner) -> CheckResult {
+    pub(crate) fn base_delay_not_finite_or_out_of_range(imp: &Learner) -> CheckResult {
         delay_cases(imp, "base_delay")
     }
 
-    pub fn max_delay_not_finite_or_out_of_range(imp: &Learner) -> CheckResult {
+    pub(crate) fn max_delay_not_finite_or_out_of_range(imp: &Learner) -> CheckResult {
         delay_cases(imp, "max_delay")
     }
 
-    pub fn base_above_max(imp: &Learner) -> CheckResult {
+    pub(crate) fn base_above_max(imp: &Learner) -> CheckResult {
         every_case(vec![
             expect_refusal(
                 imp,
@@ -750,7 +750,7 @@ mod validation {
         ])
     }
 
-    pub fn first_problem_in_order(imp: &Learner) -> CheckResult {
+    pub(crate) fn first_problem_in_order(imp: &Learner) -> CheckResult {
         let all_wrong = RetryPolicy {
             method: "POST".into(),
             max_attempts: 0,
@@ -812,7 +812,7 @@ mod validation {
         ])
     }
 
-    pub fn boundaries_are_accepted(imp: &Learner) -> CheckResult {
+    pub(crate) fn boundaries_are_accepted(imp: &Learner) -> CheckResult {
         every_case(vec![
             expect_run(
                 imp,
@@ -851,7 +851,7 @@ mod validation {
 mod attempts {
     use super::*;
 
-    pub fn first_call_is_attempt_one(imp: &Learner) -> CheckResult {
+    pub(crate) fn first_call_is_attempt_one(imp: &Learner) -> CheckResult {
         expect_run(
             imp,
             &RetryPolicy::default(),
@@ -870,7 +870,7 @@ mod attempts {
         )
     }
 
-    pub fn one_attempt_never_sleeps(imp: &Learner) -> CheckResult {
+    pub(crate) fn one_attempt_never_sleeps(imp: &Learner) -> CheckResult {
         expect_run(
             imp,
             &policy(1, 0.25, 2.0),
@@ -885,7 +885,7 @@ mod attempts {
         )
     }
 
-    pub fn no_sleep_after_last_attempt(imp: &Learner) -> CheckResult {
+    pub(crate) fn no_sleep_after_last_attempt(imp: &Learner) -> CheckResult {
         expect_run(
             imp,
             &policy(2, 0.5, 2.0),
@@ -900,7 +900,7 @@ mod attempts {
         )
     }
 
-    pub fn attempt_limit_beats_delay_budget(imp: &Learner) -> CheckResult {
+    pub(crate) fn attempt_limit_beats_delay_budget(imp: &Learner) -> CheckResult {
         expect_run(
             imp,
             &policy(2, 0.25, 2.0),
@@ -922,7 +922,7 @@ mod attempts {
 mod backoff {
     use super::*;
 
-    pub fn doubles_then_caps(imp: &Learner) -> CheckResult {
+    pub(crate) fn doubles_then_caps(imp: &Learner) -> CheckResult {
         expect_run(
             imp,
             &policy(5, 0.25, 1.0),
@@ -948,7 +948,7 @@ mod backoff {
         )
     }
 
-    pub fn zero_delays_still_call_sleep(imp: &Learner) -> CheckResult {
+    pub(crate) fn zero_delays_still_call_sleep(imp: &Learner) -> CheckResult {
         expect_run(
             imp,
             &policy(3, 0.0, 0.0),
@@ -997,7 +997,7 @@ mod server_wait {
         )
     }
 
-    pub fn nan_is_ignored(imp: &Learner) -> CheckResult {
+    pub(crate) fn nan_is_ignored(imp: &Learner) -> CheckResult {
         one_wait(
             imp,
             f64::NAN,
@@ -1006,7 +1006,7 @@ mod server_wait {
         )
     }
 
-    pub fn negative_is_ignored(imp: &Learner) -> CheckResult {
+    pub(crate) fn negative_is_ignored(imp: &Learner) -> CheckResult {
         one_wait(
             imp,
             -1.0,
@@ -1015,15 +1015,15 @@ mod server_wait {
         )
     }
 
-    pub fn infinite_stops(imp: &Learner) -> CheckResult {
+    pub(crate) fn infinite_stops(imp: &Learner) -> CheckResult {
         over_budget(imp, RetryPolicy::default(), f64::INFINITY)
     }
 
-    pub fn huge_stops(imp: &Learner) -> CheckResult {
+    pub(crate) fn huge_stops(imp: &Learner) -> CheckResult {
         over_budget(imp, RetryPolicy::default(), 1e300)
     }
 
-    pub fn equal_to_budget_is_honoured(imp: &Learner) -> CheckResult {
+    pub(crate) fn equal_to_budget_is_honoured(imp: &Learner) -> CheckResult {
         one_wait(
             imp,
             2.0,
@@ -1032,11 +1032,11 @@ mod server_wait {
         )
     }
 
-    pub fn just_above_budget_is_not_clamped(imp: &Learner) -> CheckResult {
+    pub(crate) fn just_above_budget_is_not_clamped(imp: &Learner) -> CheckResult {
         over_budget(imp, policy(3, 0.25, 1.5), 1.5f64.next_up())
     }
 
-    pub fn smaller_than_backoff_keeps_backoff(imp: &Learner) -> CheckResult {
+    pub(crate) fn smaller_than_backoff_keeps_backoff(imp: &Learner) -> CheckResult {
         expect_run(
             imp,
             &RetryPolicy::default(),
@@ -1051,7 +1051,7 @@ mod server_wait {
         )
     }
 
-    pub fn larger_than_backoff_is_honoured(imp: &Learner) -> CheckResult {
+    pub(crate) fn larger_than_backoff_is_honoured(imp: &Learner) -> CheckResult {
         expect_run(
             imp,
             &RetryPolicy::default(),
@@ -1066,7 +1066,7 @@ mod server_wait {
         )
     }
 
-    pub fn zero_keeps_backoff(imp: &Learner) -> CheckResult {
+    pub(crate) fn zero_keeps_backoff(imp: &Learner) -> CheckResult {
         one_wait(
             imp,
             0.0,
@@ -1079,7 +1079,7 @@ mod server_wait {
 mod outcomes {
     use super::*;
 
-    pub fn callers_own_value(imp: &Learner) -> CheckResult {
+    pub(crate) fn callers_own_value(imp: &Learner) -> CheckResult {
         let own = json!({ "job_id": "fresh_2", "nonce": 0x5eed_u32, "items": [1, 2, 3] });
         expect_run(
             imp,
@@ -1095,7 +1095,7 @@ mod outcomes {
         )
     }
 
-    pub fn first_call_success(imp: &Learner) -> CheckResult {
+    pub(crate) fn first_call_success(imp: &Learner) -> CheckResult {
         expect_run(
             imp,
             &RetryPolicy::default(),
@@ -1110,7 +1110,7 @@ mod outcomes {
         )
     }
 
-    pub fn permanent_after_transient(imp: &Learner) -> CheckResult {
+    pub(crate) fn permanent_after_transient(imp: &Learner) -> CheckResult {
         let refusal = PermanentError::new(PermanentKind::Unauthorized)
             .with_status(401)
             .with_detail("token expired");
@@ -1128,7 +1128,7 @@ mod outcomes {
         )
     }
 
-    pub fn every_permanent_kind(imp: &Learner) -> CheckResult {
+    pub(crate) fn every_permanent_kind(imp: &Learner) -> CheckResult {
         every_case(
             PermanentKind::ALL
                 .into_iter()
@@ -1155,7 +1155,7 @@ mod outcomes {
 mod callbacks {
     use super::*;
 
-    pub fn request_panics(imp: &Learner) -> CheckResult {
+    pub(crate) fn request_panics(imp: &Learner) -> CheckResult {
         expect_propagation(imp, Script::repeating(vec![data(1)]), Callback::Request, 1)
     }
 
@@ -1194,7 +1194,7 @@ mod callbacks {
 mod events {
     use super::*;
 
-    pub fn each_event_is_fresh(imp: &Learner) -> CheckResult {
+    pub(crate) fn each_event_is_fresh(imp: &Learner) -> CheckResult {
         expect_run(
             imp,
             &policy(4, 0.25, 2.0),
@@ -1219,7 +1219,7 @@ mod events {
         )
     }
 
-    pub fn json_shape(imp: &Learner) -> CheckResult {
+    pub(crate) fn json_shape(imp: &Learner) -> CheckResult {
         // The run itself first: a wrong number of attempts is not a wrong shape.
         let policy = policy(2, 0.25, 2.0);
         let script = Script::repeating(vec![server_error(), fail(Timeout)]);
@@ -1269,7 +1269,7 @@ mod privacy {
 
     /// The run itself is judged here; what the code printed is judged by the grader, which
     /// reads the check's output ([`PRIVATE_MARKER`]).
-    pub fn detail_is_never_printed(imp: &Learner) -> CheckResult {
+    pub(crate) fn detail_is_never_printed(imp: &Learner) -> CheckResult {
         let private = |what: &str| {
             format!("GET https://api.example/jobs/3?token={PRIVATE_MARKER}-{what} → {what}")
         };
@@ -1298,7 +1298,7 @@ mod exhaustive {
     use std::sync::atomic::AtomicUsize;
     use std::sync::Arc;
 
-    pub fn matches_reference_on_every_case(imp: &Learner) -> CheckResult {
+    pub(crate) fn matches_reference_on_every_case(imp: &Learner) -> CheckResult {
         let progress = Arc::new(AtomicUsize::new(0));
         let under_way: Arc<[super::super::exhaustive::UnderWay; 2]> = Arc::default();
         let stuck = Arc::clone(&under_way);

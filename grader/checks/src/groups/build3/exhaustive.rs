@@ -42,7 +42,7 @@ pub struct Case {
 
 impl Case {
     /// The case as a scenario file.
-    pub fn to_scenario(&self) -> Scenario {
+    pub(crate) fn to_scenario(&self) -> Scenario {
         Scenario {
             policy: self.policy.clone(),
             script: self.script.clone(),
@@ -90,7 +90,7 @@ pub fn case_text(case: &Case, number: usize) -> String {
 
 /// Whether `text` is exactly the file the check saves for some case of the space: that
 /// case's number ([`crate::group::Group::saved_case`]).
-pub fn saved_case(text: &str) -> Option<usize> {
+pub(crate) fn saved_case(text: &str) -> Option<usize> {
     crate::feedback::saved_case_number(text, " of the exhaustive check:", |n| {
         Some(case_text(&case(n)?, n))
     })
@@ -100,15 +100,15 @@ pub fn saved_case(text: &str) -> Option<usize> {
 #[derive(Debug, Clone)]
 pub struct Difference {
     /// Its 1-based number in [`cases`] order.
-    pub number: usize,
+    pub(crate) number: usize,
     /// The case.
-    pub case: Case,
+    pub(crate) case: Case,
     /// The learner's run, rendered.
-    pub learner: ScenarioRun,
+    pub(crate) learner: ScenarioRun,
     /// The reference's run, rendered.
-    pub reference: ScenarioRun,
+    pub(crate) reference: ScenarioRun,
     /// The rule the learner's run breaks first, in a named check's words, when one names it.
-    pub rule: Option<String>,
+    pub(crate) rule: Option<String>,
 }
 
 /// Runs every case on `imp` and on the reference. `Ok(n)`: all `n` cases agree.
@@ -123,7 +123,7 @@ pub fn compare(imp: &Learner) -> Result<usize, Box<Difference>> {
 /// once ([`reference_digests`]) and hands them to the check, which then runs only the
 /// learner's code on a case whose digest matches. Without them (a harness run by hand, the
 /// kit's own tests), the check runs the reference itself, as it always did.
-pub use crate::digests::Digests;
+pub(crate) use crate::digests::Digests;
 
 /// The first line of [`reference_digests`]' bytes: what they are, in which layout, and
 /// from which state of the checks and the reference (see `grader/checks/build.rs`).
@@ -134,7 +134,7 @@ const DIGESTS_HEADER: &[u8] = concat!(
 )
 .as_bytes();
 
-/// Reads the bytes [`reference_digests`] made ([`Digests::decode`]).
+/// Reads the bytes [`reference_digests`] made (`Digests::decode`).
 pub fn decode_digests(bytes: &[u8]) -> Option<Digests> {
     let reference = super::reference();
     Digests::decode(bytes, DIGESTS_HEADER, space::total(&blocks()), |index| {
@@ -143,7 +143,7 @@ pub fn decode_digests(bytes: &[u8]) -> Option<Digests> {
 }
 
 /// Runs the reference on every case and returns the digests of its runs as bytes for
-/// [`Digests::decode`]. The grader calls it once per state of the checks and the reference
+/// `Digests::decode`. The grader calls it once per state of the checks and the reference
 /// (about 0.07 s), keeps the bytes, and writes them to the exhaustive check's standard input.
 pub fn reference_digests() -> Vec<u8> {
     let blocks = blocks();
@@ -185,14 +185,14 @@ const PROGRESS_EVERY: usize = 16;
 /// so that one thread's stores do not slow the other down.
 #[derive(Debug, Default)]
 #[repr(align(128))]
-pub struct UnderWay(pub AtomicUsize);
+pub(crate) struct UnderWay(pub AtomicUsize);
 
 /// [`compare`], storing the number of cases compared so far in `progress` (it grows while
 /// work goes on), and in `under_way[t]` the number of the case thread `t` is running.
 ///
 /// The threads take the space in chunks, in order; the first difference is the
 /// smallest-numbered one, so a thread stops as soon as another found an earlier one.
-pub fn compare_with_progress(
+pub(crate) fn compare_with_progress(
     imp: &Learner,
     progress: &AtomicUsize,
 ) -> Result<usize, Box<Difference>> {
@@ -200,7 +200,7 @@ pub fn compare_with_progress(
 }
 
 /// [`compare_with_progress`], also telling which case each thread is running.
-pub fn compare_tracked(
+pub(crate) fn compare_tracked(
     imp: &Learner,
     progress: &AtomicUsize,
     under_way: &[UnderWay; THREADS],

@@ -84,14 +84,14 @@ struct HttpSpec {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Scenario {
     /// The policy (the default when the file has none).
-    pub policy: RetryPolicy,
+    pub(crate) policy: RetryPolicy,
     /// What `request` returns, call by call.
     pub script: Script,
 }
 
 impl Scenario {
     /// One line describing the policy the run uses.
-    pub fn settings(&self) -> String {
+    pub(crate) fn settings(&self) -> String {
         let p = &self.policy;
         format!(
             "policy:  method {:?}, max_attempts {}, base_delay {:?}, max_delay {:?}",
@@ -121,7 +121,7 @@ impl Scenario {
     }
 
     /// The scenario as a file [`Scenario::parse`] reads back, with a comment on top.
-    pub fn to_toml(&self, comment: &str) -> String {
+    pub(crate) fn to_toml(&self, comment: &str) -> String {
         #[derive(Serialize)]
         struct Out<'a> {
             policy: &'a RetryPolicy,
@@ -225,7 +225,7 @@ impl OutcomeSpec {
 }
 
 /// An event as JSON, keeping a NaN or infinite delay visible as text.
-pub fn event_json(e: &RetryEvent) -> String {
+pub(crate) fn event_json(e: &RetryEvent) -> String {
     match e.delay {
         Some(d) if !d.is_finite() => format!(
             r#"{{"attempt":{},"reason":"{}","action":"{}","delay":"{d:?}","cause":{}}}"#,
@@ -286,7 +286,7 @@ pub fn run(imp: &Learner, scenario: &Scenario) -> ScenarioRun {
 
 /// The run, callback by callback, one line per call of `request`: what it returned, then
 /// the event logged (with where its delay came from) and the sleep.
-pub fn steps(scenario: &Scenario, rec: &Recording) -> Vec<String> {
+pub(crate) fn steps(scenario: &Scenario, rec: &Recording) -> Vec<String> {
     let policy = &scenario.policy;
     let outcome = |n: usize| {
         let steps = &scenario.script.steps;

@@ -12,7 +12,7 @@ use crate::scenario::Situation;
 use kit_types::{PermanentKind, RequestError, TransientError, TransientReason};
 
 /// The lesson's situations, in its order.
-pub const SITUATIONS: &[Situation<Scenario>] = &[
+pub(crate) const SITUATIONS: &[Situation<Scenario>] = &[
     Situation {
         id: "second_call_success",
         covered_by: second_call_success,

@@ -3,7 +3,7 @@
 //! ([`Learner::Runner`]), which records the same way ([`kit_runner::narrow`]).
 
 use super::Learner;
-use crate::panics::{is_stub_panic, Reported};
+use crate::panics::is_stub_panic;
 use kit_runner::narrow::{Ask, Told};
 use kit_runner::wire;
 use kit_types::{Handled, PermanentError, RequestError, TransientError};
@@ -49,23 +49,9 @@ pub fn record_all(learner: &Learner, attempts: &[Given]) -> Vec<Ran> {
     runs
 }
 
-/// [`record_all`] of one attempt.
-pub fn record(learner: &Learner, given: &Given) -> Ran {
-    record_all(learner, std::slice::from_ref(given))
-        .pop()
-        .unwrap_or_else(|| Ran {
-            calls: 0,
-            ended: Err(Reported {
-                message: "the process that ran your code answered with no run of it".into(),
-                location: None,
-                frames: Vec::new(),
-            }),
-        })
-}
-
 /// The attempt as the lesson speaks of it: `request → Ok({"state":"done"})`,
 /// `request → transient rate_limited, retry_after 2.0`, `request → panics "boom"`.
-pub fn describe_given(given: &Given) -> String {
+pub(crate) fn describe_given(given: &Given) -> String {
     match given {
         Given::Returns(v) => format!("request → Ok({v})"),
         Given::Fails(e) => format!("request → {}", describe_error(e)),
@@ -75,7 +61,7 @@ pub fn describe_given(given: &Given) -> String {
 
 /// An error in its declared fields: `transient timeout, no retry_after`,
 /// `permanent not_found, status 404`. Its `detail` is never shown: it may be private.
-pub fn describe_error(error: &RequestError) -> String {
+pub(crate) fn describe_error(error: &RequestError) -> String {
     match error {
         RequestError::Transient(t) => format!("transient {}, {}", t.reason, wait(t.retry_after)),
         RequestError::Permanent(p) => match p.status {
@@ -95,7 +81,7 @@ fn wait(retry_after: Option<f64>) -> String {
 /// What the handler returned, as the lesson speaks of it: `value {"state":"done"}`,
 /// `try again: rate_limited, retry_after 2.0`, `back to the caller: permanent not_found,
 /// status 404`.
-pub fn describe_returned(returned: &Returned) -> String {
+pub(crate) fn describe_returned(returned: &Returned) -> String {
     match returned {
         Ok(Handled::Value(v)) => format!("value {v}"),
         Ok(Handled::TryAgain {
@@ -107,7 +93,7 @@ pub fn describe_returned(returned: &Returned) -> String {
 }
 
 /// What the handler did, in a few words: its return, or its panic.
-pub fn describe_ran(ran: &Ran) -> String {
+pub(crate) fn describe_ran(ran: &Ran) -> String {
     let ended = match &ran.ended {
         Ok(returned) => describe_returned(returned),
         Err(panic) => format!("panicked: {:?}", panic.message),
@@ -121,7 +107,7 @@ pub fn describe_ran(ran: &Ran) -> String {
 
 /// Whether two returns are the same in every field, `detail` and the bits of a wait
 /// included: "unchanged" means the very error.
-pub fn same_returned(a: &Returned, b: &Returned) -> bool {
+pub(crate) fn same_returned(a: &Returned, b: &Returned) -> bool {
     match (a, b) {
         (Ok(Handled::Value(x)), Ok(Handled::Value(y))) => x == y,
         (
@@ -147,7 +133,7 @@ fn same_wait(a: Option<f64>, b: Option<f64>) -> bool {
 }
 
 /// Whether two errors are the very same: every field, `detail` included.
-pub fn same_error(a: &RequestError, b: &RequestError) -> bool {
+pub(crate) fn same_error(a: &RequestError, b: &RequestError) -> bool {
     match (a, b) {
         (RequestError::Transient(x), RequestError::Transient(y)) => same_transient(x, y),
         (RequestError::Permanent(x), RequestError::Permanent(y)) => same_permanent(x, y),

@@ -254,7 +254,7 @@ pub(super) fn values() -> Vec<Value> {
 mod success {
     use super::*;
 
-    pub fn the_request_is_called_once(imp: &Learner) -> CheckResult {
+    pub(crate) fn the_request_is_called_once(imp: &Learner) -> CheckResult {
         let attempts = [
             Given::Returns(json!({"job_id": "fresh_3"})),
             transient(TransientReason::Timeout, None),
@@ -280,7 +280,7 @@ mod success {
         Ok(())
     }
 
-    pub fn the_value_is_returned_as_it_came(imp: &Learner) -> CheckResult {
+    pub(crate) fn the_value_is_returned_as_it_came(imp: &Learner) -> CheckResult {
         let attempts: Vec<Given> = values().into_iter().map(Given::Returns).collect();
         expect_each(imp, &attempts)
     }
@@ -289,7 +289,7 @@ mod success {
 mod transient {
     use super::*;
 
-    pub fn declared_transient_means_try_again(imp: &Learner) -> CheckResult {
+    pub(crate) fn declared_transient_means_try_again(imp: &Learner) -> CheckResult {
         let attempts: Vec<Given> = TransientReason::ALL
             .into_iter()
             .map(|r| transient(r, None))
@@ -297,7 +297,7 @@ mod transient {
         expect_each(imp, &attempts)
     }
 
-    pub fn the_server_wait_is_kept(imp: &Learner) -> CheckResult {
+    pub(crate) fn the_server_wait_is_kept(imp: &Learner) -> CheckResult {
         let attempts: Vec<Given> = [Some(2.0), Some(0.0), Some(0.25), Some(120.0), None]
             .into_iter()
             .map(|w| transient(TransientReason::RateLimited, w))
@@ -309,7 +309,7 @@ mod transient {
 mod permanent {
     use super::*;
 
-    pub fn permanent_failures_come_back_unchanged(imp: &Learner) -> CheckResult {
+    pub(crate) fn permanent_failures_come_back_unchanged(imp: &Learner) -> CheckResult {
         let attempts = [
             permanent(PermanentKind::NotFound, Some(404)),
             permanent(PermanentKind::Unauthorized, Some(401)),
@@ -320,14 +320,14 @@ mod permanent {
         expect_each(imp, &attempts)
     }
 
-    pub fn a_malformed_reply_comes_back_unchanged(imp: &Learner) -> CheckResult {
+    pub(crate) fn a_malformed_reply_comes_back_unchanged(imp: &Learner) -> CheckResult {
         expect_each(
             imp,
             &[permanent(PermanentKind::MalformedResponse, Some(200))],
         )
     }
 
-    pub fn an_undeclared_status_comes_back_unchanged(imp: &Learner) -> CheckResult {
+    pub(crate) fn an_undeclared_status_comes_back_unchanged(imp: &Learner) -> CheckResult {
         let attempts = [
             permanent(PermanentKind::Unexpected, Some(500)),
             permanent(PermanentKind::Unexpected, Some(302)),
@@ -339,7 +339,7 @@ mod permanent {
 mod panics {
     use super::*;
 
-    pub fn a_panic_of_the_request_is_not_caught(imp: &Learner) -> CheckResult {
+    pub(crate) fn a_panic_of_the_request_is_not_caught(imp: &Learner) -> CheckResult {
         expect_each(
             imp,
             &[Given::Panics(
@@ -355,7 +355,7 @@ mod privacy {
 
     /// The run itself is the other checks'; what the code printed is judged by the grader,
     /// which reads the check's output for [`PRIVATE_MARKER`].
-    pub fn detail_is_never_printed(imp: &Learner) -> CheckResult {
+    pub(crate) fn detail_is_never_printed(imp: &Learner) -> CheckResult {
         let private = |what: &str| {
             format!("GET https://api.example/jobs/3?token={PRIVATE_MARKER}-{what} → {what}")
         };
@@ -383,7 +383,7 @@ mod privacy {
 mod exhaustive {
     use super::*;
 
-    pub fn matches_reference_on_every_case(imp: &Learner) -> CheckResult {
+    pub(crate) fn matches_reference_on_every_case(imp: &Learner) -> CheckResult {
         super::super::exhaustive::check(imp)
     }
 }

@@ -20,7 +20,7 @@ const STATUSES: [Option<u16>; 4] = [None, Some(200), Some(404), Some(500)];
 const DETAILS: [&str; 2] = ["", "GET https://api.example/jobs/3 → upstream said no"];
 
 /// Every case, in a fixed order: successes, transient failures, permanent ones, panics.
-pub fn cases() -> Vec<Given> {
+pub(crate) fn cases() -> Vec<Given> {
     let mut out: Vec<Given> = values().into_iter().map(Given::Returns).collect();
     for reason in TransientReason::ALL {
         for wait in WAITS {
@@ -48,7 +48,7 @@ pub fn cases() -> Vec<Given> {
 }
 
 /// Case `number` as the scenario file the check saves when it finds the first difference.
-pub fn case_text(given: &Given, number: usize) -> String {
+pub(crate) fn case_text(given: &Given, number: usize) -> String {
     super::scenario::to_toml(
         given,
         &format!(
@@ -59,7 +59,7 @@ pub fn case_text(given: &Given, number: usize) -> String {
 }
 
 /// Whether `text` is exactly the file the check saves for some case: that case's number.
-pub fn saved_case(text: &str) -> Option<usize> {
+pub(crate) fn saved_case(text: &str) -> Option<usize> {
     crate::feedback::saved_case_number(text, " of narrow's exhaustive check:", |n| {
         Some(case_text(cases().get(n.checked_sub(1)?)?, n))
     })

@@ -2,25 +2,25 @@
 //! narrowly.
 //!
 //! - `checks`: one named check per rule of the lesson, then an exhaustive comparison with
-//!   the reference ([`exhaustive`]).
-//! - [`attempt`]: hands an implementation one attempt and records what it did, here or in
+//!   the reference (`exhaustive`).
+//! - `attempt`: hands an implementation one attempt and records what it did, here or in
 //!   the runner that holds the learner's code.
-//! - [`scenario`]: the narrow scenario format (a list of attempts) and its runner;
+//! - `scenario`: the narrow scenario format (a list of attempts) and its runner;
 //!   `situations`: what the lesson asks the learner's own scenarios to cover.
 
-pub mod attempt;
+pub(crate) mod attempt;
 mod checks;
-pub mod exhaustive;
-pub mod scenario;
+pub(crate) mod exhaustive;
+pub(crate) mod scenario;
 mod situations;
 #[doc(hidden)]
-pub mod trials;
+pub(crate) mod trials;
 
 use crate::group::{self, Group, Job};
 use crate::report::Report;
 
-pub use checks::{CHECKS, CHECK_INFO};
-pub use kit_types::narrow::{AttemptFn, Request};
+pub(crate) use checks::{CHECKS, CHECK_INFO};
+pub(crate) use kit_types::narrow::{AttemptFn, Request};
 
 /// The `handle_attempt` the checks judge, and where it runs.
 #[derive(Debug, Clone)]
@@ -46,7 +46,7 @@ pub fn reference() -> Learner {
 }
 
 /// The narrow group.
-pub const GROUP: Group = Group {
+pub(crate) const GROUP: Group = Group {
     name: "narrow",
     title: super::declared::narrow::TITLE,
     function: super::declared::narrow::FUNCTION,

@@ -59,14 +59,14 @@ struct AttemptSpec {
 
 /// A parsed narrow scenario: its attempts, in order.
 #[derive(Debug, Clone, PartialEq)]
-pub struct AttemptScenario {
+pub(crate) struct AttemptScenario {
     /// Each attempt handed to `handle_attempt`.
-    pub attempts: Vec<Given>,
+    pub(crate) attempts: Vec<Given>,
 }
 
 impl AttemptScenario {
     /// Parses narrow scenario text; `path` is used in messages only.
-    pub fn parse(path: &Path, text: &str) -> Result<AttemptScenario, ScenarioError> {
+    pub(crate) fn parse(path: &Path, text: &str) -> Result<AttemptScenario, ScenarioError> {
         let file: FileSpec =
             toml::from_str(text).map_err(|e| ScenarioError::from_toml(path, text, &e))?;
         if file.attempt.is_empty() {
@@ -132,7 +132,7 @@ impl AttemptScenario {
     }
 
     /// One line describing what the run uses.
-    pub fn settings(&self) -> String {
+    pub(crate) fn settings(&self) -> String {
         format!(
             "handle_attempt: {} independent attempt(s), each with its own request",
             self.attempts.len()
@@ -141,7 +141,7 @@ impl AttemptScenario {
 }
 
 /// `given` as a scenario file, with a comment on top.
-pub fn to_toml(given: &Given, comment: &str) -> String {
+pub(crate) fn to_toml(given: &Given, comment: &str) -> String {
     let mut spec = AttemptSpec::default();
     match given {
         Given::Returns(v) => {
@@ -197,7 +197,7 @@ impl crate::scenario::Format for AttemptScenario {
 /// Runs every attempt of `scenario` on `learner`, one line per attempt: what the request
 /// does · what the handler did. A panic of the request that comes out of the handler is a
 /// line like any other (that is the rule); the learner's own panic or `todo!()` ends the run.
-pub fn run(learner: &Learner, scenario: &AttemptScenario) -> ScenarioRun {
+pub(crate) fn run(learner: &Learner, scenario: &AttemptScenario) -> ScenarioRun {
     let mut lines = Vec::new();
     let mut ending = None;
     let runs = record_all(learner, &scenario.attempts);

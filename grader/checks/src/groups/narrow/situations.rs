@@ -9,7 +9,7 @@ use kit_types::{PermanentKind, RequestError};
 use serde_json::Value;
 
 /// The lesson's situations, in its order.
-pub const SITUATIONS: &[Situation<AttemptScenario>] = &[
+pub(crate) const SITUATIONS: &[Situation<AttemptScenario>] = &[
     Situation {
         id: "falsy_success",
         covered_by: falsy_success,

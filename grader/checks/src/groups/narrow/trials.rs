@@ -13,7 +13,7 @@ use kit_types::{
 type Returned = Result<Handled<Reply>, RequestError>;
 
 /// The lesson's trials.
-pub const TRIALS: Trials = Trials {
+pub(crate) const TRIALS: Trials = Trials {
     run: |label, job, runner| {
         let learner = match runner {
             Some(runner) => Learner::Runner(runner),

@@ -285,7 +285,7 @@ fn ensure(ok: bool, what: impl FnOnce() -> String) -> CheckResult {
 mod facts {
     use super::*;
 
-    pub fn fixture_503_503_200(learner: &Learner) -> CheckResult {
+    pub(crate) fn fixture_503_503_200(learner: &Learner) -> CheckResult {
         expect_single(
             learner,
             GatewayConfig::default(),
@@ -302,7 +302,7 @@ mod facts {
         )
     }
 
-    pub fn transient_failures_are_retried(learner: &Learner) -> CheckResult {
+    pub(crate) fn transient_failures_are_retried(learner: &Learner) -> CheckResult {
         let firsts = [
             Step::fail(TransportFailure::Timeout),
             Step::fail(TransportFailure::Connection),
@@ -324,7 +324,7 @@ mod facts {
         }))
     }
 
-    pub fn rate_limited_is_never_retried(learner: &Learner) -> CheckResult {
+    pub(crate) fn rate_limited_is_never_retried(learner: &Learner) -> CheckResult {
         let headers = [None, Some("0"), Some("1"), Some("3600"), Some("soon")];
         every_case(headers.into_iter().map(|h| {
             let step = match h {
@@ -344,7 +344,7 @@ mod facts {
         }))
     }
 
-    pub fn not_found_is_missing(learner: &Learner) -> CheckResult {
+    pub(crate) fn not_found_is_missing(learner: &Learner) -> CheckResult {
         expect_single(
             learner,
             GatewayConfig::default(),
@@ -356,7 +356,7 @@ mod facts {
         )
     }
 
-    pub fn integration_rejections(learner: &Learner) -> CheckResult {
+    pub(crate) fn integration_rejections(learner: &Learner) -> CheckResult {
         every_case([400, 401, 403].into_iter().map(|s| {
             expect_single(
                 learner,
@@ -370,7 +370,7 @@ mod facts {
         }))
     }
 
-    pub fn unexpected_statuses(learner: &Learner) -> CheckResult {
+    pub(crate) fn unexpected_statuses(learner: &Learner) -> CheckResult {
         every_case([500, 501, 418, 301, 201, 204].into_iter().map(|s| {
             expect_single(
                 learner,
@@ -384,7 +384,7 @@ mod facts {
         }))
     }
 
-    pub fn invalid_payloads(learner: &Learner) -> CheckResult {
+    pub(crate) fn invalid_payloads(learner: &Learner) -> CheckResult {
         let bodies = [
             "",
             "not json",
@@ -410,7 +410,7 @@ mod facts {
         }))
     }
 
-    pub fn extra_fields_are_ignored(learner: &Learner) -> CheckResult {
+    pub(crate) fn extra_fields_are_ignored(learner: &Learner) -> CheckResult {
         let bodies = [
             r#"{"item_id":"bike-7","available":true,"station":"north"}"#,
             r#"{"station":{"id":3},"available":true,"item_id":"bike-7","seen":[1,2]}"#,
@@ -430,7 +430,7 @@ mod facts {
         }))
     }
 
-    pub fn at_most_max_attempts(learner: &Learner) -> CheckResult {
+    pub(crate) fn at_most_max_attempts(learner: &Learner) -> CheckResult {
         every_case(
             [
                 (1, vec![]),
@@ -460,7 +460,7 @@ mod facts {
 mod budget {
     use super::*;
 
-    pub fn attempt_timeout_shrinks_with_the_budget(learner: &Learner) -> CheckResult {
+    pub(crate) fn attempt_timeout_shrinks_with_the_budget(learner: &Learner) -> CheckResult {
         // Every attempt times out: 0.4 + 0.05 + 0.4 + 0.1 leaves 0.05 for the third.
         let cfg = GatewayConfig::default();
         let steps = vec![Step::available(ITEM, true).taking(10.0)];
@@ -543,7 +543,7 @@ mod budget {
         Ok(())
     }
 
-    pub fn sleeps_end_before_the_deadline(learner: &Learner) -> CheckResult {
+    pub(crate) fn sleeps_end_before_the_deadline(learner: &Learner) -> CheckResult {
         let cases = [
             (GatewayConfig::default(), Step::status(503).taking(0.3)),
             (
@@ -585,7 +585,9 @@ mod budget {
         }))
     }
 
-    pub fn a_pause_that_reaches_the_deadline_ends_the_lookup(learner: &Learner) -> CheckResult {
+    pub(crate) fn a_pause_that_reaches_the_deadline_ends_the_lookup(
+        learner: &Learner,
+    ) -> CheckResult {
         // Sleeping until exactly the deadline leaves nothing for the next attempt: the pause
         // "reaches" the deadline, and the lookup ends without sleeping (now + pause >= deadline).
         every_case([
@@ -636,7 +638,7 @@ mod budget {
         ])
     }
 
-    pub fn long_retry_after_never_extends_the_deadline(learner: &Learner) -> CheckResult {
+    pub(crate) fn long_retry_after_never_extends_the_deadline(learner: &Learner) -> CheckResult {
         let steps = vec![Step::status(503).with_retry_after("3600")];
         let result = expect_single(
             learner,
@@ -657,7 +659,7 @@ mod budget {
         result.and(within_deadline(&g, &cfg, &steps, 1.0))
     }
 
-    pub fn deadline_shorter_than_first_backoff(learner: &Learner) -> CheckResult {
+    pub(crate) fn deadline_shorter_than_first_backoff(learner: &Learner) -> CheckResult {
         expect_single(
             learner,
             config(|c| c.deadline = 0.03),
@@ -679,7 +681,7 @@ mod retry_after {
         config(|c| c.deadline = 5.0)
     }
 
-    pub fn a_retry_after_that_fits_is_honoured(learner: &Learner) -> CheckResult {
+    pub(crate) fn a_retry_after_that_fits_is_honoured(learner: &Learner) -> CheckResult {
         every_case(["2", " 2\t"].into_iter().map(|value| {
             expect_single(
                 learner,
@@ -698,7 +700,7 @@ mod retry_after {
         }))
     }
 
-    pub fn the_longer_of_backoff_and_retry_after(learner: &Learner) -> CheckResult {
+    pub(crate) fn the_longer_of_backoff_and_retry_after(learner: &Learner) -> CheckResult {
         // Retry-After 0 is shorter than every backoff here: the backoff is slept.
         every_case([
             expect_single(
@@ -733,7 +735,7 @@ mod retry_after {
         ])
     }
 
-    pub fn only_delay_seconds_count(learner: &Learner) -> CheckResult {
+    pub(crate) fn only_delay_seconds_count(learner: &Learner) -> CheckResult {
         let values = [
             "0.5",
             "1.5",
@@ -824,7 +826,9 @@ mod breaker {
         Ok(runs)
     }
 
-    pub fn open_breaker_rejects_without_calling_the_provider(learner: &Learner) -> CheckResult {
+    pub(crate) fn open_breaker_rejects_without_calling_the_provider(
+        learner: &Learner,
+    ) -> CheckResult {
         let g = gateway(learner, GatewayConfig::default(), vec![Step::status(503)]);
         let mut runs = open_it(&g)?;
         let calls = g.calls().len();
@@ -861,12 +865,12 @@ mod breaker {
         })
     }
 
-    pub fn exhaustion_is_one_failure(learner: &Learner) -> CheckResult {
+    pub(crate) fn exhaustion_is_one_failure(learner: &Learner) -> CheckResult {
         let g = gateway(learner, GatewayConfig::default(), vec![Step::status(503)]);
         open_it(&g).map(|_| ())
     }
 
-    pub fn unhealthy_failures_count(learner: &Learner) -> CheckResult {
+    pub(crate) fn unhealthy_failures_count(learner: &Learner) -> CheckResult {
         let steps = [
             Step::status(429),
             Step::status(500),
@@ -896,7 +900,7 @@ mod breaker {
         }))
     }
 
-    pub fn missing_and_rejections_do_not_count(learner: &Learner) -> CheckResult {
+    pub(crate) fn missing_and_rejections_do_not_count(learner: &Learner) -> CheckResult {
         // Lookups 1, 2, 4 and 5 fail fast (one 429 each); lookup 3 finds nothing.
         let g = scripted(
             learner,
@@ -952,7 +956,7 @@ mod breaker {
         every_case([first, second])
     }
 
-    pub fn rejections_do_not_reset_the_count(learner: &Learner) -> CheckResult {
+    pub(crate) fn rejections_do_not_reset_the_count(learner: &Learner) -> CheckResult {
         // fail, fail, 400, fail: the rejection neither counts nor resets, so three failures
         // in a row have been seen and the breaker opens.
         let g = scripted(
@@ -987,7 +991,7 @@ mod breaker {
         })
     }
 
-    pub fn half_open_lets_exactly_one_probe(learner: &Learner) -> CheckResult {
+    pub(crate) fn half_open_lets_exactly_one_probe(learner: &Learner) -> CheckResult {
         let g = scripted(learner, GatewayConfig::default(), Script::Probe);
         let script = vec![
             "until the breaker has been open 30 s: 503".to_string(),
@@ -1097,7 +1101,7 @@ mod breaker {
         )
     }
 
-    pub fn failed_probe_opens_again(learner: &Learner) -> CheckResult {
+    pub(crate) fn failed_probe_opens_again(learner: &Learner) -> CheckResult {
         let g = gateway(learner, GatewayConfig::default(), vec![Step::status(503)]);
         let mut runs = open_it(&g)?;
         g.advance(30.0);
@@ -1137,7 +1141,7 @@ mod breaker {
         )
     }
 
-    pub fn rejected_probe_does_not_close_the_breaker(learner: &Learner) -> CheckResult {
+    pub(crate) fn rejected_probe_does_not_close_the_breaker(learner: &Learner) -> CheckResult {
         // Open with three rate-limited lookups; 30 s later the probe gets a 400.
         let g = scripted(
             learner,
@@ -1174,7 +1178,7 @@ mod breaker {
 mod no_fallback {
     use super::*;
 
-    pub fn failed_lookups_are_never_available(learner: &Learner) -> CheckResult {
+    pub(crate) fn failed_lookups_are_never_available(learner: &Learner) -> CheckResult {
         let scripts = [
             vec![Step::status(503)],
             vec![Step::fail(TransportFailure::Timeout)],
@@ -1245,7 +1249,7 @@ mod counters {
             .collect()
     }
 
-    pub fn concurrent_lookups_add_up(learner: &Learner) -> CheckResult {
+    pub(crate) fn concurrent_lookups_add_up(learner: &Learner) -> CheckResult {
         let cfg = config(|c| c.failure_threshold = u32::MAX);
         // First each script alone, on one thread: a wrong count there is not about
         // concurrency, and the message says what it is about.
@@ -1364,7 +1368,7 @@ mod exhaustive {
     use std::sync::atomic::AtomicUsize;
     use std::sync::Arc;
 
-    pub fn matches_reference_on_every_case(learner: &Learner) -> CheckResult {
+    pub(crate) fn matches_reference_on_every_case(learner: &Learner) -> CheckResult {
         let progress = Arc::new(AtomicUsize::new(0));
         // A runner marks the case it runs: a stall names that one.
         let runner = match learner {

@@ -61,14 +61,14 @@ pub fn case_text(case: &Case, number: usize) -> String {
 
 /// Whether `text` is exactly the file the check saves for some case of the space: that
 /// case's number ([`crate::group::Group::saved_case`]).
-pub fn saved_case(text: &str) -> Option<usize> {
+pub(crate) fn saved_case(text: &str) -> Option<usize> {
     crate::feedback::saved_case_number(text, " of stage8's exhaustive check:", |n| {
         Some(case_text(&case(n)?, n))
     })
 }
 
 /// A case as a scenario file's contents (`cargo run -p grader -- scenario FILE` replays it).
-pub fn to_scenario(case: &Case) -> GatewayScenario {
+pub(crate) fn to_scenario(case: &Case) -> GatewayScenario {
     GatewayScenario::new(
         case.config.clone(),
         case.afters
@@ -84,24 +84,24 @@ pub fn to_scenario(case: &Case) -> GatewayScenario {
 #[derive(Debug, Clone)]
 pub struct Difference {
     /// Its 1-based number in the space's order.
-    pub number: usize,
+    pub(crate) number: usize,
     /// The case.
-    pub case: Case,
+    pub(crate) case: Case,
     /// The first thing that differs, in words (`lookup 2: the learner's … ; the reference's …`).
-    pub first: String,
+    pub(crate) first: String,
     /// The named check or rule closest to that difference.
-    pub closest: &'static str,
+    pub(crate) closest: &'static str,
     /// The learner's run, rendered.
-    pub learner: ScenarioRun,
+    pub(crate) learner: ScenarioRun,
     /// The reference's run, rendered.
-    pub reference: ScenarioRun,
+    pub(crate) reference: ScenarioRun,
 }
 
 /// The reference's run of every case, as digests ([`space::digest`]): the grader makes them
 /// once ([`reference_digests`]) and hands them to the check, which then runs only the
 /// learner's code on a case whose digest matches. Without them (a harness run by hand, the
 /// kit's own tests) the check runs the reference itself.
-pub use crate::digests::Digests;
+pub(crate) use crate::digests::Digests;
 
 /// The first line of [`reference_digests`]' bytes: what they are, in which layout, and
 /// from which state of the checks and the reference (see `grader/checks/build.rs`).
@@ -112,7 +112,7 @@ const DIGESTS_HEADER: &[u8] = concat!(
 )
 .as_bytes();
 
-/// Reads the bytes [`reference_digests`] made ([`Digests::decode`]).
+/// Reads the bytes [`reference_digests`] made (`Digests::decode`).
 pub fn decode_digests(bytes: &[u8]) -> Option<Digests> {
     let space = Space::new();
     Digests::decode(bytes, DIGESTS_HEADER, space.total(), |index| {

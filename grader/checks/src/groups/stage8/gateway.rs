@@ -36,7 +36,7 @@ struct Sofar {
 }
 
 /// A check's gateway, as the check sees it.
-pub struct Observed {
+pub(crate) struct Observed {
     config: GatewayConfig,
     place: RefCell<Place>,
     sofar: RefCell<Sofar>,
@@ -47,7 +47,7 @@ pub struct Observed {
 impl Observed {
     /// A fresh gateway on `config` whose provider answers by `script`, one clock for every
     /// thread. Refuses an invalid configuration (its message).
-    pub fn start(
+    pub(crate) fn start(
         learner: &Learner,
         config: GatewayConfig,
         script: Script,
@@ -56,7 +56,7 @@ impl Observed {
     }
 
     /// [`start`](Observed::start) with a clock that keeps each thread's time apart.
-    pub fn per_thread(
+    pub(crate) fn per_thread(
         learner: &Learner,
         config: GatewayConfig,
         script: Script,
@@ -105,17 +105,17 @@ impl Observed {
     }
 
     /// The configuration.
-    pub fn config(&self) -> &GatewayConfig {
+    pub(crate) fn config(&self) -> &GatewayConfig {
         &self.config
     }
 
     /// Moves the clock `secs` forward before the next lookup.
-    pub fn advance(&self, secs: f64) {
+    pub(crate) fn advance(&self, secs: f64) {
         self.pending.set(self.pending.get() + secs);
     }
 
     /// One lookup of `item`; a panic of it is raised here.
-    pub fn lookup(&self, item: &str) -> Lookup {
+    pub(crate) fn lookup(&self, item: &str) -> Lookup {
         let after = self.pending.replace(0.0);
         let mut place = self.place.borrow_mut();
         let ran = match &mut *place {
@@ -160,7 +160,7 @@ impl Observed {
     /// `threads` threads at once, each looking up `t{t}-{i}` for `i < per_thread`: the
     /// attempts each lookup reported, per thread; then the gateway's totals. The first
     /// thread's panic, if any, is raised here.
-    pub fn concurrent(&self, threads: usize, per_thread: usize) -> (Vec<Vec<u32>>, Totals) {
+    pub(crate) fn concurrent(&self, threads: usize, per_thread: usize) -> (Vec<Vec<u32>>, Totals) {
         let mut place = self.place.borrow_mut();
         let (per, totals): (Vec<Result<Vec<u32>, Payload>>, Totals) = match &mut *place {
             Place::Here(s, f) => s.concurrent(*f, threads, per_thread),
@@ -197,7 +197,7 @@ impl Observed {
     /// [`RACE_OTHERS`](session::RACE_OTHERS) other lookups of it run, one after the other
     /// (none when the probe never reached the provider in time). The others' panics are
     /// raised first, then the probe's.
-    pub fn race(&self, item: &str) -> (Lookup, Vec<Lookup>) {
+    pub(crate) fn race(&self, item: &str) -> (Lookup, Vec<Lookup>) {
         let after = self.pending.replace(0.0);
         let mut place = self.place.borrow_mut();
         let (probe, others) = match &mut *place {
@@ -264,27 +264,27 @@ impl Observed {
     }
 
     /// Every provider call so far, in order.
-    pub fn calls(&self) -> Vec<Call> {
+    pub(crate) fn calls(&self) -> Vec<Call> {
         self.sofar.borrow().calls.clone()
     }
 
     /// What each call so far got, by call number (one fewer when a guard stopped the last).
-    pub fn answers(&self) -> Vec<Step> {
+    pub(crate) fn answers(&self) -> Vec<Step> {
         self.sofar.borrow().answers.clone()
     }
 
     /// Every sleep so far, in order.
-    pub fn sleeps(&self) -> Vec<Sleep> {
+    pub(crate) fn sleeps(&self) -> Vec<Sleep> {
         self.sofar.borrow().sleeps.clone()
     }
 
     /// The counters after the last lookup.
-    pub fn counters(&self) -> Counters {
+    pub(crate) fn counters(&self) -> Counters {
         self.sofar.borrow().counters
     }
 
     /// The breaker after the last lookup (closed before any).
-    pub fn breaker(&self) -> BreakerState {
+    pub(crate) fn breaker(&self) -> BreakerState {
         self.sofar
             .borrow()
             .breaker
@@ -292,7 +292,7 @@ impl Observed {
     }
 
     /// The clock after the last lookup, and any move asked for since.
-    pub fn now(&self) -> f64 {
+    pub(crate) fn now(&self) -> f64 {
         self.sofar.borrow().now + self.pending.get()
     }
 }

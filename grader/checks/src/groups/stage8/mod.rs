@@ -3,19 +3,19 @@
 //! - `checks`: every fact the course fixes, and the kit's decisions; then an exhaustive
 //!   comparison with the reference ([`exhaustive`]).
 //! - [`gateway`]: a check's gateway and the learner's lookups on it, here or in a runner.
-//! - [`scenario`]: the stage8 scenario format (a gateway config, lookups, a scripted
+//! - `scenario`: the stage8 scenario format (a gateway config, lookups, a scripted
 //!   provider) and its runner, and the rendering of what a gateway saw.
 
 mod checks;
 pub mod exhaustive;
 pub mod gateway;
-pub mod scenario;
-pub mod situations;
+pub(crate) mod scenario;
+pub(crate) mod situations;
 
 use crate::group::{self, CheckInput, Group, Job};
 use crate::report::Report;
 
-pub use checks::{CHECKS, CHECK_INFO};
+pub(crate) use checks::{CHECKS, CHECK_INFO};
 
 /// The gateway the checks build (a scripted provider and a fake clock), and
 /// `lookup_availability` on it ([`kit_types::graded`]).

@@ -82,11 +82,11 @@ struct HttpSpec {
 
 /// A parsed stage8 scenario.
 #[derive(Debug, Clone, PartialEq)]
-pub struct GatewayScenario {
+pub(crate) struct GatewayScenario {
     /// The gateway's configuration.
-    pub config: GatewayConfig,
+    pub(crate) config: GatewayConfig,
     /// The lookups, in order: item and the seconds the clock moves before it.
-    pub lookups: Vec<(String, f64)>,
+    pub(crate) lookups: Vec<(String, f64)>,
     /// What the provider does, call by call.
     pub(super) replies: Vec<Reply>,
     /// The last reply repeats for every further call.
@@ -97,7 +97,7 @@ impl GatewayScenario {
     /// A scenario of `lookups` (item, seconds the clock moves first) on a gateway of
     /// `config` whose provider answers call n with `replies[n - 1]` (at least one), and
     /// past them with the last again when `forever`.
-    pub fn new(
+    pub(crate) fn new(
         config: GatewayConfig,
         lookups: Vec<(String, f64)>,
         replies: Vec<Reply>,
@@ -113,7 +113,7 @@ impl GatewayScenario {
 
     /// The scenario as a file [`parse`](GatewayScenario::parse) reads back as it is, with
     /// `comment` (one or more lines) at the top.
-    pub fn to_toml(&self, comment: &str) -> String {
+    pub(crate) fn to_toml(&self, comment: &str) -> String {
         let mut out = String::new();
         for line in comment.lines() {
             out.push_str(&format!("# {line}\n"));
@@ -186,12 +186,12 @@ impl GatewayScenario {
     }
 
     /// One line describing the gateway's configuration.
-    pub fn settings(&self) -> String {
+    pub(crate) fn settings(&self) -> String {
         format!("gateway: {}", super::config_line(&self.config))
     }
 
     /// Parses stage8 scenario text; `path` is used in messages only.
-    pub fn parse(path: &Path, text: &str) -> Result<GatewayScenario, ScenarioError> {
+    pub(crate) fn parse(path: &Path, text: &str) -> Result<GatewayScenario, ScenarioError> {
         let error = |offset: usize, message: String| ScenarioError::at(path, text, offset, message);
         let file: FileSpec =
             toml::from_str(text).map_err(|e| ScenarioError::from_toml(path, text, &e))?;
@@ -308,7 +308,7 @@ impl crate::scenario::Format for GatewayScenario {
 /// Runs the scenario's lookups on `imp`, in this process, and tells each step: every
 /// provider call with its timeout and reply, every sleep, how the lookup ended, the breaker
 /// and the counters after it.
-pub fn run(imp: &Learner, scenario: &GatewayScenario) -> ScenarioRun {
+pub(crate) fn run(imp: &Learner, scenario: &GatewayScenario) -> ScenarioRun {
     let script = Script::Outcomes {
         replies: scenario.replies.clone(),
         forever: scenario.forever,
@@ -430,7 +430,7 @@ fn answer(step: &Step, timeout: f64) -> String {
 
 /// What a gateway saw: every provider call with its timeout, every sleep, the counters and
 /// the breaker.
-pub fn observed_fields(gateway: &Observed) -> Vec<Field> {
+pub(crate) fn observed_fields(gateway: &Observed) -> Vec<Field> {
     let calls: Vec<String> = gateway
         .calls()
         .iter()

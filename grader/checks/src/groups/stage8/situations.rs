@@ -12,7 +12,7 @@ use crate::scenario::Situation;
 use reference::fetch::parse_retry_after;
 
 /// The lesson's situations, in its order.
-pub const SITUATIONS: &[Situation<GatewayScenario>] = &[
+pub(crate) const SITUATIONS: &[Situation<GatewayScenario>] = &[
     Situation {
         id: "slow_provider",
         covered_by: slow_provider,
