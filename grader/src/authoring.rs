@@ -4,9 +4,9 @@
 //! both sides, and the generated wiring current ([`crate::wiring`]). Each problem says how to
 //! fix it.
 
-use crate::exercise::{Exercise, Review};
-use crate::wiring::{self, Lesson};
-use grader_checks::Group;
+use crate::lesson_info::{LessonInfo, Review};
+use crate::wiring::{self, Declared};
+use grader_checks::Lesson;
 use std::path::Path;
 
 /// One thing wrong with a lesson, or with the kit's wiring, and how to put it right.
@@ -61,7 +61,7 @@ pub(crate) fn problems(root: &Path) -> Vec<Problem> {
             }),
         }
     }
-    let registered: Vec<&str> = grader_checks::groups::GROUPS
+    let registered: Vec<&str> = grader_checks::lessons::LESSONS
         .iter()
         .map(|g| g.name)
         .collect();
@@ -84,7 +84,7 @@ pub(crate) fn problems(root: &Path) -> Vec<Problem> {
 }
 
 /// The problems of one lesson.
-pub(crate) fn lesson_problems(root: &Path, lesson: &Lesson) -> Vec<Problem> {
+pub(crate) fn lesson_problems(root: &Path, lesson: &Declared) -> Vec<Problem> {
     let name = lesson.listed.name.as_str();
     let exercise = &lesson.exercise;
     let dir = exercise.dir(root);
@@ -123,7 +123,7 @@ pub(crate) fn lesson_problems(root: &Path, lesson: &Lesson) -> Vec<Problem> {
         ("the points per check", Some(dir.join("grading.toml"))),
         (
             "the checks' module",
-            Some(root.join(format!("grader/checks/src/groups/{name}/mod.rs"))),
+            Some(root.join(format!("grader/checks/src/lessons/{name}/mod.rs"))),
         ),
     ];
     for (what, path) in files.iter().filter_map(|(w, p)| Some((w, p.as_ref()?))) {
@@ -193,7 +193,7 @@ pub(crate) fn lesson_problems(root: &Path, lesson: &Lesson) -> Vec<Problem> {
             }
         }
     }
-    let Some(group) = grader_checks::groups::group(name) else {
+    let Some(group) = grader_checks::lessons::lesson(name) else {
         return out;
     };
     out.extend(weight_problems(&dir, group));
@@ -212,7 +212,7 @@ fn shown(root: &Path, path: &Path) -> String {
 }
 
 /// grading.toml gives points only to checks the group has.
-fn weight_problems(dir: &Path, group: &Group) -> Vec<Problem> {
+fn weight_problems(dir: &Path, group: &Lesson) -> Vec<Problem> {
     match crate::reports::weights::load(dir) {
         Err(e) => vec![Problem::of(group.name, e.to_string(), "correct grading.toml")],
         Ok(weights) => weights
@@ -231,7 +231,7 @@ fn weight_problems(dir: &Path, group: &Group) -> Vec<Problem> {
 
 /// Every "must" and "never" of the lesson names its check, and the table of rules names
 /// every check of the group, and only those.
-pub(crate) fn rule_problems(name: &str, lesson: &str, group: &Group) -> Vec<Problem> {
+pub(crate) fn rule_problems(name: &str, lesson: &str, group: &Lesson) -> Vec<Problem> {
     let mut out = Vec::new();
     let file = format!("exercises/{name}/lesson.md");
     let names: Vec<&str> = group.checks.iter().map(|c| c.name).collect();
@@ -292,9 +292,9 @@ pub(crate) fn rule_problems(name: &str, lesson: &str, group: &Group) -> Vec<Prob
 /// The situations `info.toml` declares are the group's, in order, and the lesson says each.
 fn situation_problems(
     root: &Path,
-    exercise: &Exercise,
+    exercise: &LessonInfo,
     lesson: &str,
-    group: &Group,
+    group: &Lesson,
 ) -> Vec<Problem> {
     let name = group.name;
     let review = match Review::load(root, name) {
@@ -321,7 +321,7 @@ fn situation_problems(
         out.push(Problem::of(
             name,
             format!("info.toml declares the situations {declared:?}; the lesson's code recognises {known:?}"),
-            format!("make the two lists the same (grader/checks/src/groups/{name}/situations.rs)"),
+            format!("make the two lists the same (grader/checks/src/lessons/{name}/situations.rs)"),
         ));
     }
     let folder = review.scenarios.display().to_string();
@@ -421,7 +421,7 @@ mod tests {
 
     #[test]
     fn a_rule_without_its_check_and_a_table_naming_no_check_are_problems() {
-        let group = grader_checks::groups::group("build2").unwrap();
+        let group = grader_checks::lessons::lesson("build2").unwrap();
         let lesson =
             "Your fetch must never retry.\n\n## The rules and the checks that enforce them\n\n\
                       | rule | check |\n|---|---|\n| x | `fixtures::not_a_check` |\n";

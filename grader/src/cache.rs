@@ -86,7 +86,7 @@ pub(crate) fn fingerprints(root: &Path, group: &str) -> (Fingerprint, Fingerprin
         .into_iter()
         .flatten()
         .filter_map(Result::ok)
-        .filter_map(|e| crate::Exercise::load(root, e.file_name().to_str()?).ok())
+        .filter_map(|e| crate::LessonInfo::load(root, e.file_name().to_str()?).ok())
         .filter(|e| e.group != group)
         .map(|e| root.join(e.file))
         .collect();

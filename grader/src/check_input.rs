@@ -7,23 +7,23 @@
 //! nothing (its check would start before the input was ready, and the work would only
 //! compete with the checks) nor for one that does not run the check (a scenario, a filter).
 
-use grader_checks::groups::GROUPS;
+use grader_checks::lessons::LESSONS;
 use grader_checks::CheckInput;
 use std::panic::{self, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
-/// One slot per group of [`GROUPS`], in its order: the input, once made.
-static MADE: [OnceLock<Vec<u8>>; GROUPS.len()] = [const { OnceLock::new() }; GROUPS.len()];
+/// One slot per group of [`LESSONS`], in its order: the input, once made.
+static MADE: [OnceLock<Vec<u8>>; LESSONS.len()] = [const { OnceLock::new() }; LESSONS.len()];
 
-/// One flag per group of [`GROUPS`]: whether this process will run the check that reads it.
-static WANTED: [AtomicBool; GROUPS.len()] = [const { AtomicBool::new(false) }; GROUPS.len()];
+/// One flag per group of [`LESSONS`]: whether this process will run the check that reads it.
+static WANTED: [AtomicBool; LESSONS.len()] = [const { AtomicBool::new(false) }; LESSONS.len()];
 
-/// Group `group`'s check input, and its place in [`MADE`] and [`WANTED`], if it has one.
+/// Lesson `group`'s check input, and its place in [`MADE`] and [`WANTED`], if it has one.
 fn entry(group: &str) -> Option<(CheckInput, usize)> {
-    let i = GROUPS.iter().position(|g| g.name == group)?;
-    Some((GROUPS[i].check_input?, i))
+    let i = LESSONS.iter().position(|g| g.name == group)?;
+    Some((LESSONS[i].check_input?, i))
 }
 
 /// Says that this process will run the check that reads group `group`'s input, so that the
@@ -113,7 +113,7 @@ pub fn for_check(group: &str, check: &str) -> &'static [u8] {
     }
 }
 
-/// Group `group`'s input (empty when it has none), made now if it is not made yet; waits
+/// Lesson `group`'s input (empty when it has none), made now if it is not made yet; waits
 /// when it is being made.
 pub fn made(group: &str) -> &'static [u8] {
     match entry(group) {
@@ -135,7 +135,7 @@ mod tests {
 
     #[test]
     fn only_the_named_check_gets_the_input() {
-        let build3 = grader_checks::groups::group("build3").unwrap();
+        let build3 = grader_checks::lessons::lesson("build3").unwrap();
         let named = build3
             .check_input
             .expect("build3 hands its exhaustive check an input");
@@ -143,7 +143,7 @@ mod tests {
         let input = for_check("build3", named.check);
         assert_eq!(input, made);
         assert!(input.starts_with(b"kit build3 exhaustive reference digests"));
-        assert!(grader_checks::groups::build3::exhaustive::decode_digests(input).is_some());
+        assert!(grader_checks::lessons::build3::exhaustive::decode_digests(input).is_some());
         assert!(for_check("build3", "fixtures::third_attempt_success").is_empty());
         assert!(for_check("build2", named.check).is_empty());
         assert!(for_check("build9", named.check).is_empty());
@@ -152,7 +152,7 @@ mod tests {
         let stage8 = for_check("stage8", named.check);
         assert_eq!(stage8, made8);
         assert!(stage8.starts_with(b"kit stage8 exhaustive reference digests"));
-        assert!(grader_checks::groups::stage8::exhaustive::decode_digests(stage8).is_some());
+        assert!(grader_checks::lessons::stage8::exhaustive::decode_digests(stage8).is_some());
         assert!(for_check("stage8", "facts::fixture_503_503_200").is_empty());
     }
 

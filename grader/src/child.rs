@@ -109,7 +109,7 @@ pub struct Deadlines<'a> {
     /// How long the process may run in all.
     pub(crate) timeout: Duration,
     /// What a learner whose code never finished should look at (the lesson's
-    /// `Group::stop_hint`).
+    /// `Lesson::stop_hint`).
     pub(crate) stop_hint: &'a str,
 }
 

@@ -13,7 +13,7 @@
 //! 3. [`Event::CheckFinished`] for each check that ran, in the lesson's order;
 //! 4. [`Event::Finished`] with the whole [`Summary`] — unless the run was cancelled.
 
-use grader_checks::{CheckInfo, Group, Outcome, Status};
+use grader_checks::{CheckInfo, Lesson, Outcome, Status};
 use std::io;
 use std::time::Duration;
 
@@ -23,14 +23,14 @@ pub enum Event<'a> {
     /// `--list`: the selected checks, and that nothing runs.
     Listed {
         /// The lesson.
-        group: &'a Group,
+        group: &'a Lesson,
         /// The checks selected, in the lesson's order.
         checks: &'a [&'static CheckInfo],
     },
     /// The run begins: `checks` of `group` will run against `settings.against`.
     Started {
         /// The lesson.
-        group: &'a Group,
+        group: &'a Lesson,
         /// The run's settings.
         settings: &'a RunSettings,
         /// How many checks were selected.
@@ -49,7 +49,7 @@ pub enum Event<'a> {
     /// The run ended: every result, and how many checks `--fail-fast` left unrun.
     Finished {
         /// The lesson.
-        group: &'a Group,
+        group: &'a Lesson,
         /// The run's settings.
         settings: &'a RunSettings,
         /// The results.
@@ -77,9 +77,9 @@ impl Reporter for Tee<'_> {
 
 /// Calls a function at the end of a run with its summary: the reporter for what is kept
 /// after a run (report files, the standing `list` shows).
-pub(crate) struct OnFinished<F: FnMut(&Group, &Summary)>(pub F);
+pub(crate) struct OnFinished<F: FnMut(&Lesson, &Summary)>(pub F);
 
-impl<F: FnMut(&Group, &Summary)> Reporter for OnFinished<F> {
+impl<F: FnMut(&Lesson, &Summary)> Reporter for OnFinished<F> {
     fn report(&mut self, event: &Event<'_>) -> io::Result<()> {
         if let Event::Finished { group, summary, .. } = event {
             (self.0)(group, summary);

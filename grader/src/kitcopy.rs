@@ -13,8 +13,8 @@
 //! finds its earlier build still valid and recompiles only what changed. A [`Slot`] is such
 //! a copy under a lock, reused from one test (or one submission) to the next.
 
-use crate::exercise::Exercise;
 use crate::guidance::{HEADER, LOG_FILE};
+use crate::lesson_info::LessonInfo;
 use crate::reset::BACKUP_DIR;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs::File;
@@ -71,13 +71,13 @@ pub fn fresh_files(source: &Path, untracked: Untracked) -> io::Result<Files> {
 }
 
 /// Every exercise of the kit at `root` that has a readable `info.toml`.
-fn exercises(root: &Path) -> Vec<Exercise> {
+fn exercises(root: &Path) -> Vec<LessonInfo> {
     let Ok(entries) = std::fs::read_dir(root.join("exercises")) else {
         return Vec::new();
     };
-    let mut list: Vec<Exercise> = entries
+    let mut list: Vec<LessonInfo> = entries
         .filter_map(Result::ok)
-        .filter_map(|e| Exercise::load(root, e.file_name().to_str()?).ok())
+        .filter_map(|e| LessonInfo::load(root, e.file_name().to_str()?).ok())
         .collect();
     list.sort_by(|a, b| a.group.cmp(&b.group));
     list

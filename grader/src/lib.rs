@@ -27,7 +27,6 @@ mod child;
 mod cli;
 pub mod compile;
 pub mod events;
-pub mod exercise;
 pub mod fast;
 #[cfg(target_os = "linux")]
 mod forked;
@@ -35,6 +34,7 @@ pub mod grade;
 pub mod guidance;
 mod help;
 pub mod kitcopy;
+pub mod lesson_info;
 pub mod printers;
 mod replay;
 pub mod reports;
@@ -51,9 +51,9 @@ mod workspace;
 
 pub(crate) use child::{output_section, stop_running_checks, JobEnd};
 pub use child::{Deadlines, Launcher};
-pub use exercise::Exercise;
 pub(crate) use grader_checks::Outcome;
-pub use grader_checks::{groups, FailureKind, Group, Status};
+pub use grader_checks::{lessons, FailureKind, Lesson, Status};
+pub use lesson_info::LessonInfo;
 pub use toml_file::TomlFileError;
 
 pub use cli::main;

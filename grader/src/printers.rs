@@ -11,7 +11,7 @@ use crate::child::output_section;
 use crate::events::{Event, Reporter};
 use crate::suite::{CheckRun, RunSettings, Summary};
 use colored::Colorize;
-use grader_checks::{FailureKind, Group, Outcome, Status};
+use grader_checks::{FailureKind, Lesson, Outcome, Status};
 use libtest_mimic::{Arguments, FormatSetting};
 use serde_json::json;
 use std::io::{self, Write};
@@ -179,7 +179,7 @@ fn first_line(message: &str) -> &str {
 impl Human<'_> {
     fn finish(
         &mut self,
-        group: &Group,
+        group: &Lesson,
         settings: &RunSettings,
         summary: &Summary,
     ) -> io::Result<()> {
@@ -244,7 +244,7 @@ impl Human<'_> {
     /// The first failure in full; the others one line each, with the command that shows one.
     fn failures(
         &mut self,
-        group: &Group,
+        group: &Lesson,
         settings: &RunSettings,
         summary: &Summary,
     ) -> io::Result<()> {
@@ -356,7 +356,7 @@ failed the same way as {} (above).
 
     fn unfinished_section(
         &mut self,
-        group: &Group,
+        group: &Lesson,
         settings: &RunSettings,
         summary: &Summary,
     ) -> io::Result<()> {
@@ -416,7 +416,7 @@ mod tests {
     /// One recorded run's events, fed to every reporter.
     fn feed(reporter: &mut dyn Reporter) {
         colored::control::set_override(false);
-        let group = grader_checks::groups::group("build2").expect("build2 is registered");
+        let group = grader_checks::lessons::lesson("build2").expect("build2 is registered");
         let settings = RunSettings::new("practice", Duration::from_secs(3));
         let runs = [
             run("method::only_exact_get_is_sent", Outcome::Passed),
@@ -471,7 +471,7 @@ mod tests {
             let mut p = Human::pretty(&mut pretty);
             let mut t = Human::terse(&mut terse);
             let mut j = JsonLines { out: &mut json };
-            let mut f = OnFinished(|group: &Group, summary: &Summary| {
+            let mut f = OnFinished(|group: &Lesson, summary: &Summary| {
                 finished.push((
                     group.name,
                     summary.runs.len(),

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 use thiserror::Error;
 
-use crate::Exercise;
+use crate::LessonInfo;
 
 /// The folder (under the kit's root, ignored by git) that holds backups.
 pub(crate) const BACKUP_DIR: &str = ".kit-backups";
@@ -92,7 +92,7 @@ pub(crate) struct Resetter {
 
 impl Resetter {
     /// For `exercise` in the kit at `root`.
-    pub(crate) fn new(root: &Path, exercise: &Exercise) -> Self {
+    pub(crate) fn new(root: &Path, exercise: &LessonInfo) -> Self {
         Resetter {
             target: root.join(&exercise.file),
             stub: exercise.dir(root).join(&exercise.stub),
@@ -269,7 +269,7 @@ mod tests {
         std::fs::create_dir_all(root.join("practice/src")).unwrap();
         std::fs::write(root.join("exercises/build3/stub.rs"), "todo!()\n").unwrap();
         std::fs::write(root.join("practice/src/lib.rs"), "my work\n").unwrap();
-        let exercise = Exercise {
+        let exercise = LessonInfo {
             group: "build3".into(),
             title: "t".into(),
             summary: None,

@@ -90,24 +90,24 @@ const TEMPLATES: &[(&str, &str)] = &[
         include_str!("scaffold/runner.rs.tmpl"),
     ),
     (
-        "grader/checks/src/groups/{{name}}/mod.rs",
-        include_str!("scaffold/group_mod.rs.tmpl"),
+        "grader/checks/src/lessons/{{name}}/mod.rs",
+        include_str!("scaffold/lesson_mod.rs.tmpl"),
     ),
     (
-        "grader/checks/src/groups/{{name}}/checks.rs",
-        include_str!("scaffold/group_checks.rs.tmpl"),
+        "grader/checks/src/lessons/{{name}}/checks.rs",
+        include_str!("scaffold/lesson_checks.rs.tmpl"),
     ),
     (
-        "grader/checks/src/groups/{{name}}/scenario.rs",
-        include_str!("scaffold/group_scenario.rs.tmpl"),
+        "grader/checks/src/lessons/{{name}}/scenario.rs",
+        include_str!("scaffold/lesson_scenario.rs.tmpl"),
     ),
     (
-        "grader/checks/src/groups/{{name}}/situations.rs",
-        include_str!("scaffold/group_situations.rs.tmpl"),
+        "grader/checks/src/lessons/{{name}}/situations.rs",
+        include_str!("scaffold/lesson_situations.rs.tmpl"),
     ),
     (
-        "grader/checks/src/groups/{{name}}/trials.rs",
-        include_str!("scaffold/group_trials.rs.tmpl"),
+        "grader/checks/src/lessons/{{name}}/trials.rs",
+        include_str!("scaffold/lesson_trials.rs.tmpl"),
     ),
 ];
 

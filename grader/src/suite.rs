@@ -12,7 +12,7 @@
 use crate::child::Ran;
 use crate::events::{Event, Reporter};
 use crate::Launcher;
-use grader_checks::{CheckInfo, Group, Outcome};
+use grader_checks::{CheckInfo, Lesson, Outcome};
 use libtest_mimic::Arguments;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -52,7 +52,7 @@ impl From<&Arguments> for Selection {
 }
 
 /// The checks of `group` that `args` selects, and how many it leaves out.
-pub fn select(group: &Group, args: &Selection) -> (Vec<&'static CheckInfo>, usize) {
+pub fn select(group: &Lesson, args: &Selection) -> (Vec<&'static CheckInfo>, usize) {
     let matches = |name: &str, pattern: &str| {
         if args.exact {
             name == pattern
@@ -159,7 +159,7 @@ pub enum RunError {
 /// Runs the selected checks of `group` with `launcher`, telling `reporter` what happens
 /// ([`crate::events`]: the stream, and its order).
 pub fn run(
-    group: &Group,
+    group: &Lesson,
     launcher: &Launcher,
     args: &Selection,
     settings: &RunSettings,

@@ -14,7 +14,7 @@
 //! // END generated: lessons
 //! ```
 
-use crate::exercise::{Exercise, ExerciseError};
+use crate::lesson_info::{ExerciseError, LessonInfo};
 use serde::Deserialize;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -55,14 +55,14 @@ struct ListFile {
 
 /// A lesson of the list with what its `info.toml` says.
 #[derive(Debug, Clone)]
-pub(crate) struct Lesson {
+pub(crate) struct Declared {
     /// Its line of the list.
     pub(crate) listed: Listed,
     /// Its `exercises/NAME/info.toml`.
-    pub(crate) exercise: Exercise,
+    pub(crate) exercise: LessonInfo,
 }
 
-impl Lesson {
+impl Declared {
     fn name(&self) -> &str {
         &self.listed.name
     }
@@ -137,9 +137,9 @@ pub(crate) fn is_plain_name(name: &str) -> bool {
 }
 
 /// Reads the list and each lesson's `info.toml`, in course order.
-pub(crate) fn load(root: &Path) -> Result<Vec<Lesson>, WiringError> {
+pub(crate) fn load(root: &Path) -> Result<Vec<Declared>, WiringError> {
     let list: ListFile = crate::toml_file::read(&root.join(LESSONS_FILE))?;
-    let mut lessons: Vec<Lesson> = Vec::new();
+    let mut lessons: Vec<Declared> = Vec::new();
     for listed in list.lesson {
         let name = &listed.name;
         if !is_plain_name(name) {
@@ -157,14 +157,14 @@ pub(crate) fn load(root: &Path) -> Result<Vec<Lesson>, WiringError> {
                 "lesson {name:?}: `arguments` is how many the learner's function takes (1 or more)"
             )));
         }
-        let exercise = Exercise::load(root, name)?;
+        let exercise = LessonInfo::load(root, name)?;
         if exercise.group != *name {
             return Err(WiringError::List(format!(
                 "lesson {name:?}: exercises/{name}/info.toml says group = {:?}; make the two the same",
                 exercise.group
             )));
         }
-        lessons.push(Lesson { listed, exercise });
+        lessons.push(Declared { listed, exercise });
     }
     Ok(lessons)
 }
@@ -299,7 +299,7 @@ pub(crate) fn rustfmt(text: &str) -> Result<String, String> {
 
 /// Everything the list gives, in the kit under `root` (which says which lessons have a
 /// kit-types module of their own: `reference/src/types/NAME.rs`).
-pub(crate) fn generate(root: &Path, lessons: &[Lesson]) -> Vec<Generated> {
+pub(crate) fn generate(root: &Path, lessons: &[Declared]) -> Vec<Generated> {
     let whole = |path: &str, text: String| Generated {
         path: PathBuf::from(path),
         block: None,
@@ -310,7 +310,7 @@ pub(crate) fn generate(root: &Path, lessons: &[Lesson]) -> Vec<Generated> {
         block: Some(block),
         text,
     };
-    let typed: Vec<&Lesson> = lessons
+    let typed: Vec<&Declared> = lessons
         .iter()
         .filter(|l| {
             root.join(format!("reference/src/types/{}.rs", l.name()))
@@ -345,7 +345,7 @@ pub(crate) fn generate(root: &Path, lessons: &[Lesson]) -> Vec<Generated> {
             runner_lessons(lessons),
         ),
         block(
-            "grader/checks/src/groups/mod.rs",
+            "grader/checks/src/lessons/mod.rs",
             "lessons",
             registry(lessons),
         ),
@@ -376,7 +376,7 @@ pub(crate) fn stale(root: &Path) -> Result<Vec<Generated>, WiringError> {
     Ok(out)
 }
 
-fn practice_root(lessons: &[Lesson], typed: &[&Lesson]) -> String {
+fn practice_root(lessons: &[Declared], typed: &[&Declared]) -> String {
     let mut s = String::from(
         "//! The practice crate's root. The kit owns this file (`cargo run -p grader -- dev update`\n\
          //! writes it from `exercises/lessons.toml`); you write in the lesson files:\n\
@@ -442,7 +442,7 @@ fn practice_root(lessons: &[Lesson], typed: &[&Lesson]) -> String {
     s
 }
 
-fn practice_features(lessons: &[Lesson]) -> String {
+fn practice_features(lessons: &[Declared]) -> String {
     let names: Vec<String> = lessons.iter().map(|l| format!("{:?}", l.name())).collect();
     let mut s = format!("default = [{}]\n", names.join(", "));
     for l in lessons {
@@ -451,14 +451,14 @@ fn practice_features(lessons: &[Lesson]) -> String {
     s
 }
 
-fn harness_features(lessons: &[Lesson]) -> String {
+fn harness_features(lessons: &[Declared]) -> String {
     lessons
         .iter()
         .map(|l| format!("{0} = [\"practice/{0}\"]\n", l.name()))
         .collect()
 }
 
-fn harness_lessons(lessons: &[Lesson]) -> String {
+fn harness_lessons(lessons: &[Declared]) -> String {
     let mut s = String::from("lessons! {\n");
     for l in lessons {
         let _ = writeln!(
@@ -472,14 +472,14 @@ fn harness_lessons(lessons: &[Lesson]) -> String {
     s
 }
 
-fn modules(lessons: &[Lesson], keyword: &str) -> String {
+fn modules(lessons: &[Declared], keyword: &str) -> String {
     lessons
         .iter()
         .map(|l| format!("{keyword} {};\n", l.name()))
         .collect()
 }
 
-fn runner_lessons(lessons: &[Lesson]) -> String {
+fn runner_lessons(lessons: &[Declared]) -> String {
     let mut s = String::from("lessons! {\n");
     for l in lessons {
         let _ = writeln!(s, "    {} {}: {},", l.name(), l.variant(), l.listed.graded);
@@ -488,15 +488,15 @@ fn runner_lessons(lessons: &[Lesson]) -> String {
     s
 }
 
-fn registry(lessons: &[Lesson]) -> String {
+fn registry(lessons: &[Declared]) -> String {
     let mut s = modules(lessons, "pub mod");
     let statics: Vec<String> = lessons
         .iter()
-        .map(|l| format!("&{}::GROUP", l.name()))
+        .map(|l| format!("&{}::LESSON", l.name()))
         .collect();
     let _ = write!(
         s,
-        "\n/// Every group, in course order.\npub const GROUPS: &[&Group] = &[{}];\n\n\
+        "\n/// Every group, in course order.\npub const LESSONS: &[&Lesson] = &[{}];\n\n\
          /// Each lesson's title and function, as its `exercises/NAME/info.toml` gives them.\n\
          pub(crate) mod declared {{\n",
         statics.join(", ")
@@ -515,7 +515,7 @@ fn registry(lessons: &[Lesson]) -> String {
     s
 }
 
-fn reference_modules(lessons: &[Lesson]) -> String {
+fn reference_modules(lessons: &[Declared]) -> String {
     let mut mods: Vec<String> = Vec::new();
     let mut uses = String::new();
     for l in lessons {
@@ -532,15 +532,15 @@ fn reference_modules(lessons: &[Lesson]) -> String {
     s
 }
 
-fn types_modules(typed: &[&Lesson]) -> String {
+fn types_modules(typed: &[&Declared]) -> String {
     typed
         .iter()
         .map(|l| format!("pub mod {0};\npub use {0}::*;\n", l.name()))
         .collect()
 }
 
-fn readme_table(lessons: &[Lesson]) -> String {
-    let mut s = String::from("| group | lesson | you write |\n|---|---|---|\n");
+fn readme_table(lessons: &[Declared]) -> String {
+    let mut s = String::from("| lesson | title | you write |\n|---|---|---|\n");
     for l in lessons {
         let _ = writeln!(
             s,
@@ -580,7 +580,7 @@ mod tests {
     fn the_list_names_every_registered_group_in_order() {
         let lessons = load(&kit()).unwrap();
         let listed: Vec<&str> = lessons.iter().map(|l| l.listed.name.as_str()).collect();
-        let registered: Vec<&str> = grader_checks::groups::GROUPS
+        let registered: Vec<&str> = grader_checks::lessons::LESSONS
             .iter()
             .map(|g| g.name)
             .collect();

@@ -34,7 +34,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-const GROUP: &str = "build3";
+const LESSON: &str = "build3";
 
 // ======================================================================================
 // Helpers
@@ -51,9 +51,9 @@ fn path_str(path: &Path) -> &str {
     path.to_str().expect("test paths are UTF-8")
 }
 
-/// Writes the bundle `platform GROUP` into `out` (replacing what is there), or panics.
+/// Writes the bundle `platform LESSON` into `out` (replacing what is there), or panics.
 fn make_bundle(platform: &str, out: &Path, extra: &[&str]) {
-    let mut args = vec![platform, GROUP, "--out", path_str(out), "--force"];
+    let mut args = vec![platform, LESSON, "--out", path_str(out), "--force"];
     args.extend_from_slice(extra);
     let made = bundle(&args);
     assert!(
@@ -71,7 +71,7 @@ fn lasting(name: &str) -> PathBuf {
     target().join("bundle-tests").join(name)
 }
 
-/// Writes the bundle `platform GROUP` into the [`lasting`] folder `out`, made from a copy of
+/// Writes the bundle `platform LESSON` into the [`lasting`] folder `out`, made from a copy of
 /// the kit (outside which `out` is), replacing the bundle there.
 fn make_lasting_bundle(platform: &str, out: &Path, extra: &[&str]) {
     if out.exists() && !out.join(MANIFEST).exists() {
@@ -79,7 +79,14 @@ fn make_lasting_bundle(platform: &str, out: &Path, extra: &[&str]) {
         std::fs::remove_dir_all(out).unwrap();
     }
     let copy = fresh_kit();
-    let mut args = vec!["bundle", platform, GROUP, "--out", path_str(out), "--force"];
+    let mut args = vec![
+        "bundle",
+        platform,
+        LESSON,
+        "--out",
+        path_str(out),
+        "--force",
+    ];
     args.extend_from_slice(extra);
     let made = grader(copy.root(), &args);
     assert!(
@@ -114,7 +121,7 @@ fn json(text: &str) -> Value {
 
 /// The group's checks, in order.
 fn check_names() -> Vec<&'static str> {
-    grader::groups::group(GROUP)
+    grader::lessons::lesson(LESSON)
         .expect("build3 is a group")
         .checks
         .iter()
@@ -124,7 +131,7 @@ fn check_names() -> Vec<&'static str> {
 
 /// Each check's points, from the kit's grading.toml.
 fn weights() -> Vec<(&'static str, f64)> {
-    let w = grader::reports::weights::load(&kit_root().join("exercises").join(GROUP))
+    let w = grader::reports::weights::load(&kit_root().join("exercises").join(LESSON))
         .expect("grading.toml reads");
     check_names().into_iter().map(|c| (c, w.of(c))).collect()
 }
@@ -203,7 +210,7 @@ fn assert_holds_the_kit(kit: &Path, skip: &[&str]) {
     );
     assert_eq!(
         found[Path::new("practice/src/lib.rs")],
-        stub(GROUP).into_bytes(),
+        stub(LESSON).into_bytes(),
         "the learner's file ships as the stub"
     );
 }
@@ -596,7 +603,7 @@ fn exercism_bundle_is_a_test_runner_with_the_interface() {
     let doc = case(
         "stub",
         "retry-transient-failures",
-        Some(("lib.rs", stub(GROUP).as_bytes())),
+        Some(("lib.rs", stub(LESSON).as_bytes())),
         grader,
     );
     assert_eq!(doc["status"], "fail", "{doc:#}");
@@ -626,7 +633,7 @@ fn exercism_bundle_is_a_test_runner_with_the_interface() {
 
     // Code that never returns: the run is stopped at its time guard (3 s here, under
     // Exercism's 20 s in the image), and results.json says so.
-    let spins = stub_with(GROUP, "loop { std::hint::spin_loop(); }");
+    let spins = stub_with(LESSON, "loop { std::hint::spin_loop(); }");
     let started = std::time::Instant::now();
     let doc = case_with(
         "spins",
@@ -1031,7 +1038,7 @@ fn classroom_workflows_run_the_kits_own_checks_in_the_learners_repository() {
         assert_eq!(test.points as f64, points, "{check}");
         assert_eq!(
             test.command,
-            format!("cargo run -q -p grader -- {GROUP} --exact {check}")
+            format!("cargo run -q -p grader -- {LESSON} --exact {check}")
         );
     }
     assert_eq!(
@@ -1049,21 +1056,21 @@ fn classroom_workflows_run_the_kits_own_checks_in_the_learners_repository() {
     make_bundle(
         "classroom",
         &per_group,
-        &["--per", "group", "--timeout-minutes", "20"],
+        &["--per", "lesson", "--timeout-minutes", "20"],
     );
     let group_tests = classroom_tests(&read(&per_group.join(".github/workflows/classroom.yml")));
     assert_eq!(group_tests.len(), 1);
     assert_eq!(group_tests[0].points as f64, total_points());
     assert_eq!(
         group_tests[0].command,
-        format!("cargo run -q -p grader -- {GROUP}")
+        format!("cargo run -q -p grader -- {LESSON}")
     );
     assert!(read(&per_group.join(".github/workflows/classroom.yml")).contains("timeout: 20\n"));
 
     // The commands, in a copy of the kit as the learner's repository holds it.
     let kit = fresh_kit();
     let repo = kit.root();
-    write_learner(repo, GROUP, &stub_with(GROUP, CORRECT_BUILD3));
+    write_learner(repo, LESSON, &stub_with(LESSON, CORRECT_BUILD3));
     let out = as_command_grader(repo, &setup);
     assert!(out.status.success(), "{setup}: {}", text(&out.stderr));
     for test in [&tests[0], tests.last().unwrap(), &group_tests[0]] {
@@ -1077,7 +1084,7 @@ fn classroom_workflows_run_the_kits_own_checks_in_the_learners_repository() {
         );
     }
     // The stub: the same test is not a pass.
-    write_learner(repo, GROUP, &stub(GROUP));
+    write_learner(repo, LESSON, &stub(LESSON));
     let out = as_command_grader(repo, &tests[0].command);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
     assert!(
@@ -1183,12 +1190,13 @@ fn the_classroom_actions_own_javascript_scores_the_workflow_as_the_kit_does() {
     let per_check = dir.path().join("per-check");
     make_bundle("classroom", &per_check, &["--per", "check"]);
     let per_group = dir.path().join("per-group");
+    // `group`, the older name of `lesson`, still works.
     make_bundle("classroom", &per_group, &["--per", "group"]);
     let total = total_points();
     let kit = fresh_kit();
     let repo = kit.root();
 
-    write_learner(repo, GROUP, &stub_with(GROUP, CORRECT_BUILD3));
+    write_learner(repo, LESSON, &stub_with(LESSON, CORRECT_BUILD3));
     let workflow = read(&per_check.join(".github/workflows/classroom.yml"));
     let output = run_workflow_with_the_actions(&actions, repo, &workflow);
     assert_eq!(
@@ -1201,7 +1209,7 @@ fn the_classroom_actions_own_javascript_scores_the_workflow_as_the_kit_does() {
         "the reporter accepts the runners: {output}"
     );
 
-    write_learner(repo, GROUP, &stub(GROUP));
+    write_learner(repo, LESSON, &stub(LESSON));
     let workflow = read(&per_group.join(".github/workflows/classroom.yml"));
     let output = run_workflow_with_the_actions(&actions, repo, &workflow);
     assert_eq!(
@@ -1223,7 +1231,7 @@ fn bundle_refuses_what_it_cannot_do_with_one_line_and_a_hint() {
     let cases: [(&[&str], &str, &str); 7] = [
         (
             &["gradescope", "buidl3", "--out", out],
-            "there is no group \"buidl3\"",
+            "there is no lesson \"buidl3\"",
             "did you mean build3?",
         ),
         (
@@ -1272,7 +1280,7 @@ fn bundle_refuses_what_it_cannot_do_with_one_line_and_a_hint() {
     let help = text(&bundle(&["--help"]).stdout);
     for arg in [
         "<PLATFORM>",
-        "<GROUP>",
+        "<LESSON>",
         "--out",
         "--force",
         "--per",

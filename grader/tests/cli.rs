@@ -245,7 +245,7 @@ fn the_case_an_exhaustive_check_found_is_saved() {
     assert_eq!(rows(), 1);
     // Another case of the space, written as the check would save it: the learner's code was
     // never shown failing there, so the reference's run of it is recorded.
-    use grader_checks::groups::build3::exhaustive::{case as space_case, case_text};
+    use grader_checks::lessons::build3::exhaustive::{case as space_case, case_text};
     let other = root.join("another-case.toml");
     std::fs::write(&other, case_text(&space_case(2).unwrap(), 2)).unwrap();
     let out = grader(root, &["scenario", other.to_str().unwrap(), "--compare"]);
@@ -408,7 +408,7 @@ fn edits_after_a_build_are_compiled_without_cargo_and_graded_as_cargo_would() {
 
     // The other lessons' functions are exported and loaded the same way.
     for (group, body) in [("build2", CORRECT_BUILD2), ("stage8", CORRECT_STAGE8)] {
-        let total = grader::groups::group(group).unwrap().checks.len();
+        let total = grader::lessons::lesson(group).unwrap().checks.len();
         for edit in ["", "\n// edited\n"] {
             write_learner(root, group, &format!("{}{edit}", stub_with(group, body)));
             let stdout = grader_exits(root, &[group], 0);
@@ -539,7 +539,7 @@ fn reports_are_written_for_a_run_and_for_a_file_that_does_not_compile() {
     let checks = report["checks"].as_array().unwrap();
     assert_eq!(
         checks.len(),
-        grader::groups::group("build3").unwrap().checks.len()
+        grader::lessons::lesson("build3").unwrap().checks.len()
     );
     assert!(
         checks.iter().all(|c| c["status"] == "unfinished"),

@@ -53,10 +53,10 @@ fn replayed(root: &Path, group: &str) -> bool {
 fn every_lesson_gives_the_same_results_with_the_fast_paths_on_and_off() {
     // The lessons are independent of each other: two copies of the kit take them in turn
     // (each lesson's runs in one copy, one after the other), so two runs go at once.
-    let lessons = std::sync::Mutex::new(grader::groups::GROUPS.iter().collect::<Vec<_>>());
+    let lessons = std::sync::Mutex::new(grader::lessons::LESSONS.iter().collect::<Vec<_>>());
     let next = || lessons.lock().unwrap().pop();
     std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..2.min(grader::groups::GROUPS.len()))
+        let workers: Vec<_> = (0..2.min(grader::lessons::LESSONS.len()))
             .map(|_| {
                 scope.spawn(|| {
                     let kit = fresh_kit();
@@ -76,7 +76,7 @@ fn every_lesson_gives_the_same_results_with_the_fast_paths_on_and_off() {
 
 /// Runs `group` in the copy at `root` with the fast paths on and off, and requires the same
 /// checks, statuses and messages.
-fn same_results_both_ways(root: &Path, group: &grader::Group) {
+fn same_results_both_ways(root: &Path, group: &grader::Lesson) {
     // Unfinished everywhere, and failing everywhere with a panic of the learner's.
     for text in [
         stub(group.name),

@@ -42,7 +42,7 @@ fn rows(out: &Path) -> Vec<Value> {
 }
 
 fn checks() -> usize {
-    grader::groups::group("build3")
+    grader::lessons::lesson("build3")
         .expect("build3 is a group")
         .checks
         .len()
@@ -301,7 +301,7 @@ fn one_submission_with_a_log_goes_straight_into_the_output_folder() {
     let output = grade(&[
         sub.to_str().unwrap(),
         "--one",
-        "--group",
+        "--lesson",
         "build3",
         "--out",
         out.to_str().unwrap(),
@@ -356,7 +356,7 @@ fn one_submission_with_a_log_goes_straight_into_the_output_folder() {
     let args = [
         sub.to_str().unwrap(),
         "--one",
-        "--group",
+        "--lesson",
         "build3",
         "--out",
         out.to_str().unwrap(),
@@ -392,9 +392,9 @@ fn bad_input_is_refused_with_a_hint_and_a_missing_file_gets_its_row() {
         text(&output.stderr)
     );
 
-    let output = grade(&[dir.path().to_str().unwrap(), "--group", "build9"]);
+    let output = grade(&[dir.path().to_str().unwrap(), "--lesson", "build9"]);
     assert_eq!(output.status.code(), Some(2));
-    let names: Vec<&str> = grader::groups::GROUPS.iter().map(|g| g.name).collect();
+    let names: Vec<&str> = grader::lessons::LESSONS.iter().map(|g| g.name).collect();
     assert!(text(&output.stderr).contains(&names.join(", ")));
 
     let output = grade(&[dir.path().join("nowhere").to_str().unwrap()]);
@@ -420,7 +420,7 @@ fn bad_input_is_refused_with_a_hint_and_a_missing_file_gets_its_row() {
         .collect();
     assert_eq!(names, [("ana", "missing-file"), ("bob", "missing-file")]);
     assert!(
-        rows[0]["note"].as_str().unwrap().contains("--group"),
+        rows[0]["note"].as_str().unwrap().contains("--lesson"),
         "{}",
         rows[0]
     );
@@ -1059,7 +1059,7 @@ fn a_failed_compile_between_two_submissions_changes_neither_verdict() {
     for force in [false, true] {
         let mut args = vec![
             subs.to_str().unwrap(),
-            "--group",
+            "--lesson",
             "build2",
             "--out",
             out.to_str().unwrap(),
@@ -1105,7 +1105,7 @@ fn a_compile_cannot_read_the_previous_submissions_library() {
     }
     let output = grade(&[
         subs.to_str().unwrap(),
-        "--group",
+        "--lesson",
         "build2",
         "--out",
         out.to_str().unwrap(),

@@ -9,11 +9,11 @@ mod support;
 
 use grader::suite::{self, RunSettings, Summary};
 use grader::Launcher;
-use grader_checks::groups::build3::scenario::Scenario;
-use grader_checks::groups::{self, build2, build3, stage8};
+use grader_checks::lessons::build3::scenario::Scenario;
+use grader_checks::lessons::{self, build2, build3, stage8};
 use grader_checks::limits::Limits;
 use grader_checks::sandbox;
-use grader_checks::{FailureKind, Group, Outcome, Status};
+use grader_checks::{FailureKind, Lesson, Outcome, Status};
 use libtest_mimic::{Arguments, Failed, FormatSetting, Trial};
 use std::path::Path;
 use std::process::ExitCode;
@@ -61,7 +61,7 @@ fn serve(group: &str, job: &grader_checks::Job) -> Option<grader_checks::Report>
         "stage8" => Some(stage8::run(job, &impls::stage8(label)?)),
         // A lesson that keeps its trials in its own folder.
         name => {
-            let trials = groups::group(name)?.trials?;
+            let trials = lessons::lesson(name)?.trials?;
             if in_runner(group) {
                 (trials.function)(label)?;
                 match runner() {
@@ -90,7 +90,7 @@ const IN_PROCESS_LABELS: [&str; 3] = ["names_its_parent", "kills_its_parent", "s
 
 /// Whether this harness runs `group`'s learner's code in a runner.
 fn in_runner(group: &str) -> bool {
-    groups::group(group).is_some()
+    lessons::lesson(group).is_some()
         && std::env::var_os(IN_PROCESS_VAR).is_none()
         && !LABEL
             .get()
@@ -121,7 +121,7 @@ fn runner_function(group: &str) -> Result<kit_runner::runner::Function, String> 
             Some(stage8::Learner::Here(f)) => Some(kit_runner::runner::Function::Stage8(f)),
             _ => None,
         },
-        name => groups::group(name)
+        name => lessons::lesson(name)
             .and_then(|g| g.trials)
             .and_then(|trials| (trials.function)(label)),
     };
@@ -276,7 +276,7 @@ const ALL_REFUSED: &str = "refused: a thread, fork, exec, read a kit file, read 
 fn sandbox_trials() -> Vec<Trial> {
     fn probed(launcher: Launcher) -> Result<String, Failed> {
         let (summary, out) = grade_launched(
-            &build3::GROUP,
+            &build3::LESSON,
             launcher,
             "probes_its_sandbox",
             "fixtures::permanent_error",
@@ -316,7 +316,7 @@ fn sandbox_trials() -> Vec<Trial> {
             // Its concurrent lookups run on threads the runner started before it refused new
             // ones: everything is refused as in build3's, threads too.
             let (summary, out) = grade_launched(
-                &stage8::GROUP,
+                &stage8::LESSON,
                 Launcher::new(me()).limits(required),
                 "probes_its_sandbox",
                 "facts::fixture",
@@ -331,7 +331,7 @@ fn sandbox_trials() -> Vec<Trial> {
             // Threads are refused before the learner's library loads: its constructors can
             // start none either.
             let (summary, out) = grade_launched(
-                &stage8::GROUP,
+                &stage8::LESSON,
                 Launcher::new(me()).limits(required),
                 "threads_at_load",
                 "facts::fixture",
@@ -345,7 +345,7 @@ fn sandbox_trials() -> Vec<Trial> {
             ensure(summary.count(Status::Passed) == 0, || out.clone())?;
             // And the concurrency check still runs its eight threads of lookups there.
             let (summary, out) = grade_launched(
-                &stage8::GROUP,
+                &stage8::LESSON,
                 Launcher::new(me()).limits(required),
                 "correct",
                 "counters::",
@@ -356,7 +356,7 @@ fn sandbox_trials() -> Vec<Trial> {
                 out.clone()
             })?;
             let (summary, out) = grade_launched(
-                &stage8::GROUP,
+                &stage8::LESSON,
                 Launcher::new(me()).limits(required),
                 "spawns_threads",
                 "facts::fixture",
@@ -409,7 +409,7 @@ fn sandbox_trials() -> Vec<Trial> {
                     ..Limits::default()
                 });
                 let (summary, out) = grade_launched(
-                    &build3::GROUP,
+                    &build3::LESSON,
                     launcher,
                     "correct",
                     "fixtures::permanent_error",
@@ -575,7 +575,7 @@ fn fork_trials() -> Vec<Trial> {
                 let me = std::env::current_exe().expect("the test binary knows its own path");
                 let launcher = Launcher::new(me).env(NO_FORKS_VAR, "1");
                 let (summary, out) = grade_launched(
-                    &build3::GROUP,
+                    &build3::LESSON,
                     launcher,
                     "names_its_parent",
                     "fixtures::",
@@ -615,7 +615,7 @@ fn fork_trials() -> Vec<Trial> {
                 let settings = RunSettings::new("fouls", Duration::from_secs(10));
                 let mut out = Vec::new();
                 let summary = suite::run(
-                    &build3::GROUP,
+                    &build3::LESSON,
                     &launcher,
                     &(&args).into(),
                     &settings,
@@ -675,7 +675,7 @@ fn unconfined() -> Limits {
 fn grade_unconfined(label: &str, filter: &str, timeout: f64) -> (Summary, String) {
     let me = std::env::current_exe().expect("the test binary knows its own path");
     grade_launched(
-        &build3::GROUP,
+        &build3::LESSON,
         Launcher::new(me).limits(unconfined()),
         label,
         filter,
@@ -686,15 +686,15 @@ fn grade_unconfined(label: &str, filter: &str, timeout: f64) -> (Summary, String
 
 /// Runs the stage8 checks (those matching `filter`) against `label`.
 fn grade8(label: &str, filter: &str) -> (Summary, String) {
-    grade_group(&stage8::GROUP, label, filter, 10.0, FormatSetting::Pretty)
+    grade_group(&stage8::LESSON, label, filter, 10.0, FormatSetting::Pretty)
 }
 
 fn grade_with(label: &str, filter: &str, timeout: f64, format: FormatSetting) -> (Summary, String) {
-    grade_group(&build3::GROUP, label, filter, timeout, format)
+    grade_group(&build3::LESSON, label, filter, timeout, format)
 }
 
 fn grade_group(
-    group: &Group,
+    group: &Lesson,
     label: &str,
     filter: &str,
     timeout: f64,
@@ -712,7 +712,7 @@ fn grade_handed(label: &str, filter: &str, input: fn(&str, &str) -> &'static [u8
         ..Launcher::new(me)
     };
     let (_, out) = grade_launched(
-        &build3::GROUP,
+        &build3::LESSON,
         launcher,
         label,
         filter,
@@ -723,7 +723,7 @@ fn grade_handed(label: &str, filter: &str, input: fn(&str, &str) -> &'static [u8
 }
 
 fn grade_launched(
-    group: &Group,
+    group: &Lesson,
     launcher: Launcher,
     label: &str,
     filter: &str,
@@ -746,7 +746,7 @@ fn grade_in_full(label: &str, filter: &str, timeout: f64) -> (Summary, String) {
         ..RunSettings::new(label, Duration::from_secs_f64(timeout))
     };
     grade_settled(
-        &build3::GROUP,
+        &build3::LESSON,
         Launcher::new(me),
         label,
         filter,
@@ -756,7 +756,7 @@ fn grade_in_full(label: &str, filter: &str, timeout: f64) -> (Summary, String) {
 }
 
 fn grade_settled(
-    group: &Group,
+    group: &Lesson,
     launcher: Launcher,
     label: &str,
     filter: &str,
@@ -773,7 +773,7 @@ fn grade_settled(
 
 /// Runs `group`'s checks that `args` select against `label`.
 fn grade_with_args(
-    group: &Group,
+    group: &Lesson,
     launcher: Launcher,
     label: &str,
     args: &Arguments,
@@ -841,7 +841,7 @@ fn expect_failed(
     says: &[&str],
 ) -> Result<(), Failed> {
     assert!(
-        groups::GROUPS.iter().any(|g| g.check(name).is_some()),
+        lessons::LESSONS.iter().any(|g| g.check(name).is_some()),
         "no check named {name}"
     );
     match summary.outcome(name) {
@@ -860,7 +860,7 @@ fn expect_failed(
 fn all_passed(label: &'static str) -> Trial {
     Trial::test(format!("{label}_passes_every_check"), move || {
         let (summary, out) = grade(label, "", 10.0);
-        let total = build3::GROUP.checks.len();
+        let total = build3::LESSON.checks.len();
         ensure(summary.all_passed() && summary.runs.len() == total, || {
             out.clone()
         })?;
@@ -872,7 +872,7 @@ fn all_passed(label: &'static str) -> Trial {
 }
 
 fn stage8_trials() -> Vec<Trial> {
-    let total = stage8::GROUP.checks.len();
+    let total = stage8::LESSON.checks.len();
     vec![
         Trial::test("stage8_reference_and_correct_pass_every_check", move || {
             // A lookup that does not sleep 0 s is as correct: the exhaustive check too
@@ -936,7 +936,7 @@ fn stage8_trials() -> Vec<Trial> {
         Trial::test(
             "stage8_exhaustive_check_names_a_late_case_that_never_finishes",
             || {
-                let reference: grader_checks::groups::stage8::LookupFn =
+                let reference: grader_checks::lessons::stage8::LookupFn =
                     reference::lookup_availability;
                 let late = (1..=stage8::exhaustive::total())
                     .find(|n| {
@@ -954,7 +954,7 @@ fn stage8_trials() -> Vec<Trial> {
                     .ok_or("the space has no such case")?;
                 ensure(late > 1024, || format!("case {late} is not past a stretch"))?;
                 let (summary, out) = grade_group(
-                    &stage8::GROUP,
+                    &stage8::LESSON,
                     "spins_on_a_late_case",
                     "exhaustive::",
                     0.5,
@@ -991,10 +991,12 @@ fn stage8_trials() -> Vec<Trial> {
                 // gateway lives in a runner of its own, so a run of every check gives what
                 // each gives alone.
                 let (all, out) = grade8("counts_across_checks", "");
-                ensure(all.runs.len() == stage8::GROUP.checks.len(), || out.clone())?;
+                ensure(all.runs.len() == stage8::LESSON.checks.len(), || {
+                    out.clone()
+                })?;
                 for run in &all.runs {
                     let (alone, alone_out) = grade_group(
-                        &stage8::GROUP,
+                        &stage8::LESSON,
                         "counts_across_checks",
                         run.name,
                         10.0,
@@ -1035,7 +1037,7 @@ fn stage8_trials() -> Vec<Trial> {
             // A platform's token in the grader's environment must not reach the learner's
             // code: the runner gets its limits, the library and the backtrace switch only.
             let (summary, out) = grade_launched(
-                &stage8::GROUP,
+                &stage8::LESSON,
                 Launcher::new(std::env::current_exe().expect("the test binary's path"))
                     .env("KIT_SECRET_SAMPLE", "shown-to-learner"),
                 "names_its_environment",
@@ -1057,7 +1059,7 @@ fn stage8_trials() -> Vec<Trial> {
                 ("panics", FailureKind::Panic),
             ] {
                 let (summary, out) = grade_group(
-                    &stage8::GROUP,
+                    &stage8::LESSON,
                     label,
                     "facts::fixture",
                     0.5,
@@ -1080,7 +1082,7 @@ fn stage8_trials() -> Vec<Trial> {
 }
 
 fn trials() -> Vec<Trial> {
-    let total = build3::GROUP.checks.len();
+    let total = build3::LESSON.checks.len();
     vec![
         all_passed("reference"),
         all_passed("correct"),
@@ -1274,7 +1276,7 @@ fn trials() -> Vec<Trial> {
                         .env("RUST_BACKTRACE", backtrace)
                         .limits(unconfined());
                     let (summary, _) = grade_launched(
-                        &build3::GROUP,
+                        &build3::LESSON,
                         launcher,
                         "panics",
                         name,
@@ -1382,11 +1384,11 @@ fn trials() -> Vec<Trial> {
                 // The run's report, in every format: the decoded text is escaped too, as a
                 // platform's page shows it.
                 let root = tempfile::tempdir().map_err(|e| e.to_string())?;
-                let exercise = grader::Exercise {
+                let exercise = grader::LessonInfo {
                     group: "build3".into(),
-                    title: build3::GROUP.title.into(),
+                    title: build3::LESSON.title.into(),
                     summary: None,
-                    function: build3::GROUP.function.into(),
+                    function: build3::LESSON.function.into(),
                     file: "practice/src/lib.rs".into(),
                     stub: "stub.rs".into(),
                     lesson: "lesson.md".into(),
@@ -1396,7 +1398,7 @@ fn trials() -> Vec<Trial> {
                 };
                 let report = grader::reports::RunReport::new(
                     root.path(),
-                    &build3::GROUP,
+                    &build3::LESSON,
                     &exercise,
                     "prints_escapes",
                     Some(&summary),
@@ -1465,9 +1467,9 @@ fn trials() -> Vec<Trial> {
                 name: "fixtures::no_such_check",
                 min_timeout: Duration::ZERO,
             }];
-            let group = Group {
+            let group = Lesson {
                 checks: CHECKS,
-                ..build3::GROUP
+                ..build3::LESSON
             };
             let (summary, out) = grade_group(&group, "correct", "", 10.0, FormatSetting::Pretty);
             ensure(
@@ -1510,7 +1512,7 @@ fn trials() -> Vec<Trial> {
                 ..Arguments::default()
             };
             let names = |a: &Arguments| -> Vec<&str> {
-                suite::select(&build3::GROUP, &a.into())
+                suite::select(&build3::LESSON, &a.into())
                     .0
                     .iter()
                     .map(|c| c.name)
@@ -1532,7 +1534,7 @@ fn trials() -> Vec<Trial> {
                 || format!("{skipped:?}"),
             )?;
             let (_, left_out) =
-                suite::select(&build3::GROUP, &(&args("fixtures::", false, &[])).into());
+                suite::select(&build3::LESSON, &(&args("fixtures::", false, &[])).into());
             ensure(left_out == total - 8, || format!("left out {left_out}"))
         }),
         Trial::test(
@@ -1550,7 +1552,7 @@ fn trials() -> Vec<Trial> {
                 };
                 let mut out = Vec::new();
                 let summary = suite::run(
-                    &build3::GROUP,
+                    &build3::LESSON,
                     &launcher,
                     &(&args).into(),
                     &settings,
@@ -1572,7 +1574,7 @@ fn trials() -> Vec<Trial> {
                 // first without --fail-fast): with four threads the first to finish varies,
                 // the failure shown must not.
                 let me = std::env::current_exe()?;
-                let order: Vec<&str> = build3::GROUP.checks.iter().map(|c| c.name).collect();
+                let order: Vec<&str> = build3::LESSON.checks.iter().map(|c| c.name).collect();
                 for _ in 0..3 {
                     let launcher = Launcher::new(&me).env(IMPL_VAR, "extra_attempt");
                     let args = Arguments {
@@ -1585,7 +1587,7 @@ fn trials() -> Vec<Trial> {
                     };
                     let mut out = Vec::new();
                     let summary = suite::run(
-                        &build3::GROUP,
+                        &build3::LESSON,
                         &launcher,
                         &(&args).into(),
                         &settings,
@@ -1639,7 +1641,7 @@ fn trials() -> Vec<Trial> {
             let settings = RunSettings::new("none", Duration::from_secs(1));
             let mut out = Vec::new();
             let summary = suite::run(
-                &build3::GROUP,
+                &build3::LESSON,
                 &launcher,
                 &(&args).into(),
                 &settings,
@@ -1656,7 +1658,7 @@ fn trials() -> Vec<Trial> {
             )
         }),
         Trial::test("every_group_has_unique_check_names", || {
-            for group in groups::GROUPS {
+            for group in lessons::LESSONS {
                 let mut names: Vec<&str> = group.checks.iter().map(|c| c.name).collect();
                 names.sort_unstable();
                 let before = names.len();
@@ -1672,7 +1674,7 @@ fn trials() -> Vec<Trial> {
 
 /// Runs the build2 checks (those matching `filter`) against `label`.
 fn grade2(label: &str, filter: &str) -> (Summary, String) {
-    grade_group(&build2::GROUP, label, filter, 10.0, FormatSetting::Pretty)
+    grade_group(&build2::LESSON, label, filter, 10.0, FormatSetting::Pretty)
 }
 
 /// Every registered lesson, with no list to extend: the reference and the correct test
@@ -1680,7 +1682,7 @@ fn grade2(label: &str, filter: &str) -> (Summary, String) {
 /// spins, panics or aborts never passes, each named for what it did.
 fn lesson_trials() -> Vec<Trial> {
     let mut trials = Vec::new();
-    for group in groups::GROUPS {
+    for group in lessons::LESSONS {
         let total = group.checks.len();
         trials.push(Trial::test(
             format!("{}_reference_and_correct_pass_every_check", group.name),
@@ -1728,9 +1730,9 @@ fn lesson_trials() -> Vec<Trial> {
 }
 
 /// The realistic mistakes of every lesson that keeps its trials in its own folder
-/// ([`grader_checks::group::Trials`]), each graded as a row of [`MISTAKES`] is.
+/// ([`grader_checks::lesson::Trials`]), each graded as a row of [`MISTAKES`] is.
 fn lesson_mistake_trials() -> Vec<Trial> {
-    groups::GROUPS
+    lessons::LESSONS
         .iter()
         .filter_map(|group| Some((*group, group.trials?)))
         .flat_map(|(group, trials)| {
@@ -1776,18 +1778,18 @@ fn build2_trials() -> Vec<Trial> {
                 let settings = RunSettings::new("test", Duration::from_secs(10));
                 let mut recorder = Recorder(Vec::new());
                 let summary = suite::run(
-                    &build2::GROUP,
+                    &build2::LESSON,
                     &launcher,
                     &suite::Selection::default(),
                     &settings,
                     &mut recorder,
                 )
                 .map_err(|e| e.to_string())?;
-                let n = build2::GROUP.checks.len();
+                let n = build2::LESSON.checks.len();
                 let events = &recorder.0;
                 let mut want = vec![format!("started {n}")];
                 want.extend(
-                    build2::GROUP
+                    build2::LESSON
                         .checks
                         .iter()
                         .map(|c| format!("finished {}", c.name)),
@@ -1851,7 +1853,7 @@ fn processes_with_arg(arg: &str) -> Vec<String> {
 
 /// A realistic mistake, and what the grader must say about it.
 struct Mistake {
-    group: &'static Group,
+    group: &'static Lesson,
     /// The test implementation that makes it (`support/impls.rs`).
     label: &'static str,
     /// The first check, in the group's order, that fails; and words its message must hold.
@@ -1870,7 +1872,7 @@ struct Mistake {
 const MISTAKES: &[Mistake] = &[
     // build3
     Mistake {
-        group: &build3::GROUP,
+        group: &build3::LESSON,
         label: "extra_attempt",
         first: (
             "fixtures::capped_exhaustion",
@@ -1905,7 +1907,7 @@ const MISTAKES: &[Mistake] = &[
         ],
     },
     Mistake {
-        group: &build3::GROUP,
+        group: &build3::LESSON,
         label: "sleep_after_last",
         first: (
             "fixtures::capped_exhaustion",
@@ -1918,7 +1920,7 @@ const MISTAKES: &[Mistake] = &[
         )],
     },
     Mistake {
-        group: &build3::GROUP,
+        group: &build3::LESSON,
         label: "clamp_server_wait",
         first: (
             "fixtures::delay_budget_stop",
@@ -1930,7 +1932,7 @@ const MISTAKES: &[Mistake] = &[
         ],
     },
     Mistake {
-        group: &build3::GROUP,
+        group: &build3::LESSON,
         label: "retry_permanent",
         first: (
             "fixtures::permanent_error",
@@ -1939,7 +1941,7 @@ const MISTAKES: &[Mistake] = &[
         also: &[("outcomes::every_permanent_kind", &[], &[])],
     },
     Mistake {
-        group: &build3::GROUP,
+        group: &build3::LESSON,
         label: "validate_after_first_call",
         first: (
             "fixtures::input_refusal",
@@ -1951,7 +1953,7 @@ const MISTAKES: &[Mistake] = &[
         also: &[("validation::method_must_be_exactly_get", &[], &[])],
     },
     Mistake {
-        group: &build3::GROUP,
+        group: &build3::LESSON,
         label: "no_validation",
         first: ("fixtures::input_refusal", &["validate first"]),
         also: &[
@@ -1960,7 +1962,7 @@ const MISTAKES: &[Mistake] = &[
         ],
     },
     Mistake {
-        group: &build3::GROUP,
+        group: &build3::LESSON,
         label: "nan_wait_stops",
         first: (
             "server_wait::nan_is_ignored",
@@ -1973,7 +1975,7 @@ const MISTAKES: &[Mistake] = &[
         also: &[],
     },
     Mistake {
-        group: &build3::GROUP,
+        group: &build3::LESSON,
         label: "prints_detail",
         first: (
             "privacy::detail_is_never_printed",
@@ -1986,7 +1988,7 @@ const MISTAKES: &[Mistake] = &[
         also: &[],
     },
     Mistake {
-        group: &build3::GROUP,
+        group: &build3::LESSON,
         label: "stops_at_equal_budget",
         first: (
             "server_wait::equal_to_budget_is_honoured",
@@ -2007,7 +2009,7 @@ const MISTAKES: &[Mistake] = &[
         )],
     },
     Mistake {
-        group: &build3::GROUP,
+        group: &build3::LESSON,
         label: "sleep_before_log",
         first: ("fixtures::log_panics", &["log the event first, then sleep"]),
         also: &[(
@@ -2017,7 +2019,7 @@ const MISTAKES: &[Mistake] = &[
         )],
     },
     Mistake {
-        group: &build3::GROUP,
+        group: &build3::LESSON,
         label: "permanent_becomes_success",
         first: (
             "fixtures::permanent_error",
@@ -2026,7 +2028,7 @@ const MISTAKES: &[Mistake] = &[
         also: &[],
     },
     Mistake {
-        group: &build3::GROUP,
+        group: &build3::LESSON,
         label: "swallows_panics",
         first: ("fixtures::sleep_panics", &["let it propagate"]),
         also: &[
@@ -2035,7 +2037,7 @@ const MISTAKES: &[Mistake] = &[
         ],
     },
     Mistake {
-        group: &build3::GROUP,
+        group: &build3::LESSON,
         label: "never_stops",
         first: (
             "fixtures::third_attempt_success",
@@ -2052,7 +2054,7 @@ const MISTAKES: &[Mistake] = &[
     },
     // stage8
     Mistake {
-        group: &stage8::GROUP,
+        group: &stage8::LESSON,
         label: "lookup_per_attempt",
         first: (
             "facts::fixture_503_503_200",
@@ -2061,7 +2063,7 @@ const MISTAKES: &[Mistake] = &[
         also: &[],
     },
     Mistake {
-        group: &stage8::GROUP,
+        group: &stage8::LESSON,
         label: "breaker_per_attempt",
         first: (
             "breaker::open_breaker_rejects_without_calling_the_provider",
@@ -2081,7 +2083,7 @@ const MISTAKES: &[Mistake] = &[
         ],
     },
     Mistake {
-        group: &stage8::GROUP,
+        group: &stage8::LESSON,
         label: "retry_429",
         first: (
             "facts::rate_limited_is_never_retried",
@@ -2094,7 +2096,7 @@ const MISTAKES: &[Mistake] = &[
         )],
     },
     Mistake {
-        group: &stage8::GROUP,
+        group: &stage8::LESSON,
         label: "ignore_deadline",
         first: (
             "budget::attempt_timeout_shrinks_with_the_budget",
@@ -2114,7 +2116,7 @@ const MISTAKES: &[Mistake] = &[
         ],
     },
     Mistake {
-        group: &stage8::GROUP,
+        group: &stage8::LESSON,
         label: "invent_availability",
         first: (
             "facts::at_most_max_attempts",
@@ -2127,7 +2129,7 @@ const MISTAKES: &[Mistake] = &[
         )],
     },
     Mistake {
-        group: &stage8::GROUP,
+        group: &stage8::LESSON,
         label: "subtract_global",
         first: (
             "counters::concurrent_lookups_add_up",
@@ -2139,7 +2141,7 @@ const MISTAKES: &[Mistake] = &[
         also: &[],
     },
     Mistake {
-        group: &stage8::GROUP,
+        group: &stage8::LESSON,
         label: "skip_breaker",
         first: (
             "breaker::open_breaker_rejects_without_calling_the_provider",
@@ -2148,7 +2150,7 @@ const MISTAKES: &[Mistake] = &[
         also: &[("breaker::half_open_lets_exactly_one_probe", &[], &[])],
     },
     Mistake {
-        group: &stage8::GROUP,
+        group: &stage8::LESSON,
         label: "pause_to_the_deadline",
         first: (
             "budget::a_pause_that_reaches_the_deadline_ends_the_lookup",
@@ -2157,7 +2159,7 @@ const MISTAKES: &[Mistake] = &[
         also: &[],
     },
     Mistake {
-        group: &stage8::GROUP,
+        group: &stage8::LESSON,
         label: "rejection_is_success",
         first: (
             "breaker::rejections_do_not_reset_the_count",
@@ -2170,7 +2172,7 @@ const MISTAKES: &[Mistake] = &[
         )],
     },
     Mistake {
-        group: &stage8::GROUP,
+        group: &stage8::LESSON,
         label: "rejection_is_failure",
         first: (
             "breaker::missing_and_rejections_do_not_count",
@@ -2179,7 +2181,7 @@ const MISTAKES: &[Mistake] = &[
         also: &[],
     },
     Mistake {
-        group: &stage8::GROUP,
+        group: &stage8::LESSON,
         label: "body_by_derive",
         first: (
             "facts::invalid_payloads",
@@ -2188,7 +2190,7 @@ const MISTAKES: &[Mistake] = &[
         also: &[],
     },
     Mistake {
-        group: &stage8::GROUP,
+        group: &stage8::LESSON,
         label: "clamps_the_pause",
         first: (
             "budget::a_pause_that_reaches_the_deadline_ends_the_lookup",
@@ -2197,7 +2199,7 @@ const MISTAKES: &[Mistake] = &[
         also: &[],
     },
     Mistake {
-        group: &stage8::GROUP,
+        group: &stage8::LESSON,
         label: "refuse_extra_fields",
         first: (
             "facts::extra_fields_are_ignored",
@@ -2209,7 +2211,7 @@ const MISTAKES: &[Mistake] = &[
         also: &[],
     },
     Mistake {
-        group: &stage8::GROUP,
+        group: &stage8::LESSON,
         label: "serialised_subtract_global",
         first: (
             "counters::concurrent_lookups_add_up",
@@ -2221,7 +2223,7 @@ const MISTAKES: &[Mistake] = &[
         also: &[],
     },
     Mistake {
-        group: &stage8::GROUP,
+        group: &stage8::LESSON,
         label: "rejection_frees_the_probe",
         first: (
             "breaker::half_open_lets_exactly_one_probe",
@@ -2233,7 +2235,7 @@ const MISTAKES: &[Mistake] = &[
         also: &[],
     },
     Mistake {
-        group: &stage8::GROUP,
+        group: &stage8::LESSON,
         label: "gives_up_on_retry_after",
         first: (
             "retry_after::a_retry_after_that_fits_is_honoured",
@@ -2246,7 +2248,7 @@ const MISTAKES: &[Mistake] = &[
         also: &[],
     },
     Mistake {
-        group: &stage8::GROUP,
+        group: &stage8::LESSON,
         label: "retry_after_over_backoff",
         first: (
             "retry_after::the_longer_of_backoff_and_retry_after",
@@ -2258,7 +2260,7 @@ const MISTAKES: &[Mistake] = &[
         also: &[],
     },
     Mistake {
-        group: &stage8::GROUP,
+        group: &stage8::LESSON,
         label: "retry_after_any_number",
         first: (
             "retry_after::only_delay_seconds_count",
@@ -2270,7 +2272,7 @@ const MISTAKES: &[Mistake] = &[
         also: &[],
     },
     Mistake {
-        group: &stage8::GROUP,
+        group: &stage8::LESSON,
         label: "retry_after_only_on_503",
         first: (
             "exhaustive::matches_reference_on_every_case",
@@ -2290,7 +2292,7 @@ const MISTAKES: &[Mistake] = &[
     },
     // build2
     Mistake {
-        group: &build2::GROUP,
+        group: &build2::LESSON,
         label: "trims_all_whitespace",
         first: (
             "retry_after::only_spaces_and_tabs_are_trimmed",
@@ -2302,7 +2304,7 @@ const MISTAKES: &[Mistake] = &[
         also: &[],
     },
     Mistake {
-        group: &build2::GROUP,
+        group: &build2::LESSON,
         label: "cuts_bytes",
         first: (
             "privacy::the_excerpt_ends_on_a_character_boundary",
@@ -2315,7 +2317,7 @@ const MISTAKES: &[Mistake] = &[
         also: &[],
     },
     Mistake {
-        group: &build2::GROUP,
+        group: &build2::LESSON,
         label: "treats_429_as_permanent",
         first: (
             "retry_after::read_on_429_as_delay_seconds",
@@ -2324,7 +2326,7 @@ const MISTAKES: &[Mistake] = &[
         also: &[],
     },
     Mistake {
-        group: &build2::GROUP,
+        group: &build2::LESSON,
         label: "treats_500_as_transient",
         first: (
             "statuses::everything_else_is_unexpected",
@@ -2333,7 +2335,7 @@ const MISTAKES: &[Mistake] = &[
         also: &[],
     },
     Mistake {
-        group: &build2::GROUP,
+        group: &build2::LESSON,
         label: "reads_retry_after_on_503",
         first: (
             "retry_after::only_429_reads_it",
@@ -2342,7 +2344,7 @@ const MISTAKES: &[Mistake] = &[
         also: &[],
     },
     Mistake {
-        group: &build2::GROUP,
+        group: &build2::LESSON,
         label: "accepts_any_case_get",
         first: (
             "method::only_exact_get_is_sent",
@@ -2354,7 +2356,7 @@ const MISTAKES: &[Mistake] = &[
         also: &[],
     },
     Mistake {
-        group: &build2::GROUP,
+        group: &build2::LESSON,
         label: "non_json_200_is_null",
         first: (
             "body::other_200_is_malformed",
@@ -2363,7 +2365,7 @@ const MISTAKES: &[Mistake] = &[
         also: &[],
     },
     Mistake {
-        group: &build2::GROUP,
+        group: &build2::LESSON,
         label: "date_retry_after_is_zero",
         first: (
             "retry_after::unsupported_values_give_none",
@@ -2372,7 +2374,7 @@ const MISTAKES: &[Mistake] = &[
         also: &[],
     },
     Mistake {
-        group: &build2::GROUP,
+        group: &build2::LESSON,
         label: "parses_fractions",
         first: (
             "retry_after::unsupported_values_give_none",
@@ -2386,7 +2388,7 @@ const MISTAKES: &[Mistake] = &[
         )],
     },
     Mistake {
-        group: &build2::GROUP,
+        group: &build2::LESSON,
         label: "case_sensitive_header",
         first: (
             "retry_after::names_compare_case_insensitively",
@@ -2395,13 +2397,13 @@ const MISTAKES: &[Mistake] = &[
         also: &[],
     },
     Mistake {
-        group: &build2::GROUP,
+        group: &build2::LESSON,
         label: "last_header_wins",
         first: ("retry_after::first_header_wins", &["the first one counts"]),
         also: &[],
     },
     Mistake {
-        group: &build2::GROUP,
+        group: &build2::LESSON,
         label: "no_trim",
         first: (
             "retry_after::spaces_and_tabs_around_are_allowed",
@@ -2410,7 +2412,7 @@ const MISTAKES: &[Mistake] = &[
         also: &[],
     },
     Mistake {
-        group: &build2::GROUP,
+        group: &build2::LESSON,
         label: "whole_body_in_detail",
         first: (
             "privacy::detail_keeps_at_most_200_characters_of_body",
@@ -2419,13 +2421,13 @@ const MISTAKES: &[Mistake] = &[
         also: &[],
     },
     Mistake {
-        group: &build2::GROUP,
+        group: &build2::LESSON,
         label: "any_2xx_is_data",
         first: ("statuses::everything_else_is_unexpected", &["no other 2xx"]),
         also: &[],
     },
     Mistake {
-        group: &build2::GROUP,
+        group: &build2::LESSON,
         label: "transport_before_method",
         first: (
             "method::only_exact_get_is_sent",

@@ -44,9 +44,9 @@ fn row<'a>(rows: &'a [Value], name: &str) -> &'a Value {
 
 /// The points of build3, as its grading.toml gives them.
 fn points() -> f64 {
-    let exercise = grader::Exercise::load(&kit_root(), "build3").unwrap();
+    let exercise = grader::LessonInfo::load(&kit_root(), "build3").unwrap();
     let weights = grader::reports::weights::load(&exercise.dir(&kit_root())).unwrap();
-    grader::groups::group("build3")
+    grader::lessons::lesson("build3")
         .unwrap()
         .checks
         .iter()
@@ -181,7 +181,7 @@ fn a_class_with_a_roster_gets_every_students_row_the_lms_imports_and_a_history()
         subs.to_str().unwrap(),
         "--out",
         out.to_str().unwrap(),
-        "--group",
+        "--lesson",
         "build3",
         "--roster",
         roster_path.to_str().unwrap(),
@@ -585,7 +585,7 @@ s2,Jo,jo
     ]);
     assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
     let said = text(&output.stdout);
-    assert!(said.contains("SUBMISSION/GROUP.{json,txt}"), "{said}");
+    assert!(said.contains("SUBMISSION/LESSON.{json,txt}"), "{said}");
     assert!(
         out.join("ana/build3.json").is_file(),
         "the default report stays"
@@ -597,7 +597,7 @@ s2,Jo,jo
         .clone();
     let note = row(&rows, "jo")["note"].as_str().unwrap().to_string();
     assert!(
-        note.contains("retry_request_jo.rs") && note.contains("--group build3"),
+        note.contains("retry_request_jo.rs") && note.contains("--lesson build3"),
         "{note}"
     );
     // The summary names the student the roster does not match.

@@ -1959,7 +1959,7 @@ fn weights_without_a_file_are_one() {
 
 #[test]
 fn weights_of_the_kit_exercises() {
-    for group in grader::groups::GROUPS {
+    for group in grader::lessons::LESSONS {
         let w = weights::load(&kit_root().join("exercises").join(group.name))
             .unwrap_or_else(|e| panic!("{}: {e}", group.name));
         for (name, _) in w.named() {

@@ -259,10 +259,10 @@ fn an_unknown_lesson_is_a_usage_error_with_a_hint() {
     let out = grader(root, &["review", "buidl3"]);
     assert_eq!(out.status.code(), Some(2));
     let stderr = text(&out.stderr);
-    let names: Vec<&str> = grader::groups::GROUPS.iter().map(|g| g.name).collect();
+    let names: Vec<&str> = grader::lessons::LESSONS.iter().map(|g| g.name).collect();
     assert!(
         stderr.contains(&format!(
-            "there is no group \"buidl3\"; the groups are: {}",
+            "there is no lesson \"buidl3\"; the lessons are: {}",
             names.join(", ")
         )),
         "{stderr}"

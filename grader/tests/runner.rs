@@ -23,9 +23,17 @@ fn built(root: &Path, group: &str) -> (PathBuf, Option<PathBuf>) {
 
 /// Marks of a crate's code in a program: its symbols' mangled names (legacy and v0 both
 /// spell the crate's name with its length before it) and its source paths, which panic
-/// messages carry.
+/// messages carry. How many of them a build keeps depends on what the optimiser inlines
+/// (the reference's functions are often inlined into the checks, leaving no symbol of
+/// their own), so the judge must show at least one of each crate's marks, and the runner
+/// none of any.
 const CHECKS: [&[u8]; 2] = [b"13grader_checks", b"grader/checks/src/"];
-const REFERENCE: [&[u8]; 2] = [b"9reference5retry", b"reference/src/retry.rs"];
+const REFERENCE: [&[u8]; 4] = [
+    b"9reference5retry",
+    b"9reference5fetch",
+    b"reference/src/retry.rs",
+    b"reference/src/fetch.rs",
+];
 
 fn holds(program: &[u8], marks: &[&[u8]]) -> Vec<String> {
     marks
@@ -51,15 +59,13 @@ fn the_runner_holds_neither_the_checks_nor_the_reference() {
     let runner = runner.expect("a replayed build records its runner");
     let judge = std::fs::read(&judge).expect("the judge reads");
     let runner = std::fs::read(&runner).expect("the runner reads");
-    // The scan finds what is there: the judge holds both.
-    assert_eq!(
-        holds(&judge, &CHECKS).len(),
-        2,
+    // The scan finds what is there: the judge holds both crates.
+    assert!(
+        !holds(&judge, &CHECKS).is_empty(),
         "the judge lacks the checks' marks"
     );
-    assert_eq!(
-        holds(&judge, &REFERENCE).len(),
-        2,
+    assert!(
+        !holds(&judge, &REFERENCE).is_empty(),
         "the judge lacks the reference's marks"
     );
     let mut found = holds(&runner, &CHECKS);

@@ -139,7 +139,7 @@ fn borrowed_answers_are_refused_and_nothing_runs() {
 fn build2_from_a_fresh_kit() {
     let kit = fresh_kit();
     let root = kit.root();
-    let total = grader::groups::group("build2").unwrap().checks.len();
+    let total = grader::lessons::lesson("build2").unwrap().checks.len();
     assert_stub_is_unfinished(root, "build2");
 
     let out = grader(root, &["build2", "--against", "reference"]);
@@ -232,18 +232,18 @@ fn all_reruns_the_started_groups() {
         row(&stdout, "build2").contains("passing")
             && row(&stdout, "build2").contains(&format!(
                 "{} passed; 0 failed",
-                grader::groups::group("build2").unwrap().checks.len()
+                grader::lessons::lesson("build2").unwrap().checks.len()
             )),
         "{stdout}"
     );
-    let others: Vec<&str> = grader::groups::GROUPS
+    let others: Vec<&str> = grader::lessons::LESSONS
         .iter()
         .map(|g| g.name)
         .filter(|n| *n != "build2")
         .collect();
     assert!(
         stdout.contains(&format!(
-            "total: 1 of 1 started group(s) passing; skipped as not started: {}",
+            "total: 1 of 1 started lesson(s) passing; skipped as not started: {}",
             others.join(", ")
         )),
         "{stdout}"
@@ -268,7 +268,7 @@ fn all_reruns_the_started_groups() {
     );
     assert!(row(&stdout, "build3").contains("passing"), "{stdout}");
     assert!(
-        stdout.contains("total: 1 of 3 started group(s) passing"),
+        stdout.contains("total: 1 of 3 started lesson(s) passing"),
         "{stdout}"
     );
 }

@@ -36,7 +36,7 @@ fn stage8_from_a_fresh_kit() {
     );
 
     assert_stub_is_unfinished(root, "stage8");
-    let total = grader::groups::group("stage8").unwrap().checks.len();
+    let total = grader::lessons::lesson("stage8").unwrap().checks.len();
 
     let out = grader(root, &["stage8", "--against", "reference"]);
     assert!(out.status.success(), "{}", text(&out.stdout));
@@ -119,7 +119,7 @@ fn stage8_from_a_fresh_kit() {
             && l.contains("failing (")
             && l.contains(&format!(
                 " of {} checks)",
-                grader::groups::group("build3").unwrap().checks.len()
+                grader::lessons::lesson("build3").unwrap().checks.len()
             ))),
         "{stdout}\n{}",
         text(&out.stderr)

@@ -125,7 +125,7 @@ fn watch_reruns_on_each_save_and_quits() {
         "{list}"
     );
     assert!(
-        grader::groups::GROUPS.iter().all(|g| list
+        grader::lessons::LESSONS.iter().all(|g| list
             .lines()
             .any(|line| line.starts_with(&format!("{} ", g.name)))),
         "{list}"

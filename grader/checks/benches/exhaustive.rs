@@ -7,9 +7,9 @@
 //! stage8's exhaustive comparison is timed after build3's: each of its cases is a fresh
 //! gateway and a few lookups, a far heavier case, so its space is a few thousand cases.
 
-use grader_checks::groups::build3::exhaustive::{cases, compare};
-use grader_checks::groups::build3::recording::record;
-use grader_checks::groups::build3::reference;
+use grader_checks::lessons::build3::exhaustive::{cases, compare};
+use grader_checks::lessons::build3::recording::record;
+use grader_checks::lessons::build3::reference;
 use std::time::Instant;
 
 fn main() {
@@ -48,7 +48,7 @@ fn main() {
         println!("  BELOW TARGET");
     }
 
-    use grader_checks::groups::stage8;
+    use grader_checks::lessons::stage8;
     let progress = std::sync::atomic::AtomicUsize::new(0);
     let mut best = f64::INFINITY;
     let mut count8 = 0;

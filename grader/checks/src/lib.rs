@@ -4,7 +4,7 @@
 //! Everything here runs inside a child process, next to the code under test; the command
 //! line that starts those processes and reads their reports is the `grader` crate.
 //!
-//! - [`groups`]: the registry, and one module per group — its checks, its scenario format
+//! - `groups`: the registry, and one module per group — its checks, its scenario format
 //!   and runner, and its messages.
 //! - [`serve`]: the child's side: run one job, write a report; [`forks`]: a harness that
 //!   starts each job by forking itself; [`library`]: the learner's function loaded from a
@@ -13,13 +13,13 @@
 //!   was), [`report`] (how a job ended), [`view`] (what code did, as fields),
 //!   [`feedback`] (a failure message's layout), [`scenario`] (what every scenario format
 //!   shares), [`limits`] (what a child may use), [`sandbox`] (what it may still do) and
-//!   [`group`] (what a group is).
+//!   `group` (what a group is).
 
 pub(crate) mod digests;
 pub mod feedback;
 pub mod forks;
-pub mod group;
-pub mod groups;
+pub mod lesson;
+pub mod lessons;
 pub mod report;
 pub mod scenario;
 pub mod serve;
@@ -27,7 +27,7 @@ pub mod view;
 
 pub use kit_runner::{library, limits, panics, sandbox};
 
-pub use group::{Check, CheckInfo, CheckInput, CheckResult, Group, Job};
+pub use lesson::{Check, CheckInfo, CheckInput, CheckResult, Job, Lesson};
 
 /// The state of the checks' and the reference's sources this crate was built from (a hash,
 /// made by `build.rs`): what is computed from them alone, such as a group's check input, is
@@ -43,7 +43,7 @@ pub use report::{FailureKind, Outcome, Report, Status};
 /// ```no_run
 /// fn main() -> std::process::ExitCode {
 ///     let args: Vec<String> = std::env::args().skip(1).collect();
-///     grader_checks::harness_main(&args, grader_checks::groups::run_reference)
+///     grader_checks::harness_main(&args, grader_checks::lessons::run_reference)
 /// }
 /// ```
 pub fn harness_main(

@@ -47,7 +47,7 @@ impl ScenarioError {
     }
 }
 
-/// A group's scenario format: what [`crate::group`] and [`crate::serve`] need of it to read a
+/// A group's scenario format: what [`crate::lesson`] and [`crate::serve`] need of it to read a
 /// file, describe it and run it, so that every group's scenario jobs go through one piece of
 /// code.
 pub(crate) trait Format: Sized + 'static {

@@ -10,7 +10,7 @@
 //!
 //! Arguments: `GROUP check NAME REPORT-PATH` or `GROUP scenario FILE REPORT-PATH`.
 
-use crate::group::{Check, Job};
+use crate::lesson::{Check, Job};
 use crate::panics::{self, Caught};
 use crate::report::Report;
 use crate::scenario::Format;
@@ -44,14 +44,14 @@ struct ReportFile {
 }
 
 /// What the parent wrote on standard input after the token: the data the grader computed
-/// for this check ([`Group::check_input`](crate::Group::check_input)), or nothing.
+/// for this check ([`Lesson::check_input`](crate::Lesson::check_input)), or nothing.
 static INPUT: OnceLock<Vec<u8>> = OnceLock::new();
 
 /// The most input a harness reads (the largest, build3's digests, is about 2 MiB).
 const MAX_INPUT: u64 = 64 << 20;
 
 /// The data the grader handed this check on standard input, if any: see
-/// [`Group::check_input`](crate::Group::check_input). `None` outside a harness process and
+/// [`Lesson::check_input`](crate::Lesson::check_input). `None` outside a harness process and
 /// when the grader sent nothing; the check must then do without it, just more slowly.
 pub(crate) fn check_input() -> Option<&'static [u8]> {
     INPUT.get().map(Vec::as_slice).filter(|b| !b.is_empty())
@@ -152,7 +152,7 @@ pub(crate) fn run_job_args(args: &[String], served: Served) -> u8 {
     match run(group, &job) {
         Some(report) => finish(&report),
         None => {
-            eprintln!("this harness does not serve group {group:?}");
+            eprintln!("this harness does not serve lesson {group:?}");
             EXIT_USAGE
         }
     }
@@ -163,7 +163,9 @@ pub(crate) fn run_job_args(args: &[String], served: Served) -> u8 {
 pub(crate) fn run_check<L>(checks: &[Check<L>], name: &str, learner: &L) -> Report {
     let Some(check) = checks.iter().find(|c| c.info.name == name) else {
         return Report::KitBug {
-            message: format!("the grader asked for a check {name:?} that this group does not have"),
+            message: format!(
+                "the grader asked for a check {name:?} that this lesson does not have"
+            ),
             location: None,
         };
     };

@@ -100,7 +100,7 @@ fn the_leaves_depend_on_nothing_above_them() {
         ("feedback", &["view"]),
         ("report", &["view"]),
         ("scenario", &["panics", "view"]),
-        ("group", &["report", "scenario", "view"]),
+        ("lesson", &["report", "scenario", "view"]),
     ];
     check_leaves(&graph, &allowed);
 }

@@ -7,11 +7,11 @@
 //! `KIT_NAMED_CHECKS=build2` (or a comma-separated list) to run only those lessons; the
 //! others then say that they were skipped.
 
-use grader_checks::groups::{build2, build3, stage8};
-use grader_checks::{Group, Job, Report};
+use grader_checks::lessons::{build2, build3, stage8};
+use grader_checks::{Job, Lesson, Report};
 
 /// The named checks of `group` that fail on `run`, each with its report.
-fn failures(group: &Group, run: impl Fn(&Job) -> Report) -> Vec<String> {
+fn failures(group: &Lesson, run: impl Fn(&Job) -> Report) -> Vec<String> {
     let named: Vec<&str> = group
         .checks
         .iter()
@@ -40,7 +40,7 @@ fn selected(lesson: &str) -> bool {
     chosen
 }
 
-fn assert_all_pass(group: &Group, run: impl Fn(&Job) -> Report) {
+fn assert_all_pass(group: &Lesson, run: impl Fn(&Job) -> Report) {
     if !selected(group.name) {
         return;
     }
@@ -57,17 +57,17 @@ fn assert_all_pass(group: &Group, run: impl Fn(&Job) -> Report) {
 #[test]
 fn build2_named_checks_pass() {
     let learner = build2::Learner::Here(|m, u, t| reference::fetch(m, u, t));
-    assert_all_pass(&build2::GROUP, |job| build2::run(job, &learner));
+    assert_all_pass(&build2::LESSON, |job| build2::run(job, &learner));
 }
 
 #[test]
 fn build3_named_checks_pass() {
     let learner = build3::Learner::Here(|p, r, s, l| reference::retry_request(p, r, s, l));
-    assert_all_pass(&build3::GROUP, |job| build3::run(job, &learner));
+    assert_all_pass(&build3::LESSON, |job| build3::run(job, &learner));
 }
 
 #[test]
 fn stage8_named_checks_pass() {
     let learner = stage8::Learner::Here(reference::lookup_availability);
-    assert_all_pass(&stage8::GROUP, |job| stage8::run(job, &learner));
+    assert_all_pass(&stage8::LESSON, |job| stage8::run(job, &learner));
 }

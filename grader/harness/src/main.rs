@@ -50,7 +50,7 @@ macro_rules! lessons {
                     #[cfg(any(kit_dynamic, feature = $feature))]
                     $feature => Some(
                         learner::$name()
-                            .map_or_else(kit_bug, |learner| grader_checks::groups::$name::run(job, &learner)),
+                            .map_or_else(kit_bug, |learner| grader_checks::lessons::$name::run(job, &learner)),
                     ),
                 )*
                 _ => None,
@@ -63,8 +63,8 @@ macro_rules! lessons {
         mod learner {
             $(
                 #[cfg(feature = $feature)]
-                pub fn $name() -> Result<grader_checks::groups::$name::Learner, String> {
-                    Ok(grader_checks::groups::$name::Learner::Here($linked))
+                pub fn $name() -> Result<grader_checks::lessons::$name::Learner, String> {
+                    Ok(grader_checks::lessons::$name::Learner::Here($linked))
                 }
             )*
 
@@ -78,8 +78,8 @@ macro_rules! lessons {
         #[cfg(kit_dynamic)]
         mod learner {
             $(
-                pub fn $name() -> Result<grader_checks::groups::$name::Learner, String> {
-                    grader_checks::groups::$name::Learner::in_runner()
+                pub fn $name() -> Result<grader_checks::lessons::$name::Learner, String> {
+                    grader_checks::lessons::$name::Learner::in_runner()
                 }
             )*
 

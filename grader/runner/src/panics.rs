@@ -325,7 +325,7 @@ mod doc_examples {
     fn in_kit_source_knows_the_kit_s_files() {
         use crate::panics::in_kit_source;
         assert!(in_kit_source(
-            "grader/checks/src/groups/build3/checks.rs:10:5"
+            "grader/checks/src/lessons/build3/checks.rs:10:5"
         ));
         assert!(in_kit_source(
             "/home/me/kit/reference/src/types/gateway/fakes.rs:3:1"

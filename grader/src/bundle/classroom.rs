@@ -2,7 +2,7 @@
 //! fresh clone has them — with `.github/workflows/classroom.yml` for Classroom's autograding.
 //!
 //! The learner's repository is the kit, so a test runs the kit's own command on the
-//! learner's file, as the learner runs it: `cargo run -q -p grader -- GROUP --exact CHECK`
+//! learner's file, as the learner runs it: `cargo run -q -p grader -- LESSON --exact CHECK`
 //! (exit 0 is a pass). Each test is a step of `classroom-resources/autograding-command-grader@v1`
 //! with the inputs its `action.yml` declares — `test-name`, `setup-command`, `command`,
 //! `timeout` (minutes), `max-score` — and an `id`; a last step of
@@ -14,7 +14,7 @@
 //! truncated: such a weight is refused rather than silently changed.
 
 use super::{kit_under, plain_word, BundleError, BundleFile, Header, Kit, Options, Per};
-use crate::Exercise;
+use crate::LessonInfo;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
@@ -39,7 +39,7 @@ struct Test {
 pub(super) fn files(
     kit: &Kit,
     header: &Header,
-    exercise: &Exercise,
+    exercise: &LessonInfo,
     points: &[(&'static str, f64)],
     options: &Options,
 ) -> Result<BTreeMap<PathBuf, BundleFile>, BundleError> {
@@ -62,13 +62,13 @@ pub(super) fn files(
                 })
                 .collect::<Result<Vec<_>, BundleError>>()?
         }
-        Per::Group => {
+        Per::Lesson => {
             let total: f64 = points.iter().map(|(_, p)| p).sum();
             vec![Test {
                 id: step_id(group, &mut BTreeSet::new()),
                 name: format!("{group}: every check"),
                 command: format!("cargo run -q -p grader -- {group}"),
-                points: whole(&format!("the group {group}"), total)?,
+                points: whole(&format!("the lesson {group}"), total)?,
             }]
         }
     };
@@ -133,7 +133,7 @@ fn quoted(text: &str) -> String {
     serde_json::to_string(text).unwrap_or_else(|_| "\"\"".to_string())
 }
 
-fn workflow(header: &Header, exercise: &Exercise, tests: &[Test], options: &Options) -> String {
+fn workflow(header: &Header, exercise: &LessonInfo, tests: &[Test], options: &Options) -> String {
     let group = header.group.name;
     let total: i64 = tests.iter().map(|t| t.points).sum();
     let split = match options.per {
@@ -141,7 +141,7 @@ fn workflow(header: &Header, exercise: &Exercise, tests: &[Test], options: &Opti
             "one test per check ({} tests), each worth its points from exercises/{group}/grading.toml",
             tests.len()
         ),
-        Per::Group => "one test for the whole group: every check must pass (all or nothing)"
+        Per::Lesson => "one test for the whole lesson: every check must pass (all or nothing)"
             .to_string(),
     };
     let mut y = String::new();

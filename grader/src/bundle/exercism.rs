@@ -15,9 +15,9 @@ const RUN: &str = r#"#!/usr/bin/env bash
 @HEADER@#
 # Exercism's interface: bin/run.sh SLUG INPUT_DIR OUTPUT_DIR. It grades the solution in
 # INPUT_DIR (the lesson's file at its top, in src/ or in practice/src/) with the kit's grader:
-#   grader --root KIT grade INPUT_DIR --one --group GROUP --report exercism --out TMP
-# and copies TMP/GROUP.exercism.json to OUTPUT_DIR/results.json. GROUP is the slug when it
-# names a lesson (@GROUPS@), otherwise @GROUP@.
+#   grader --root KIT grade INPUT_DIR --one --lesson GROUP --report exercism --out TMP
+# and copies TMP/LESSON.exercism.json to OUTPUT_DIR/results.json. GROUP is the slug when it
+# names a lesson (@LESSONS@), otherwise @GROUP@.
 # It exits 0 whatever the grade; when no report comes out (no lesson file, the runner
 # itself failed, or the run took longer than its time guard) it writes a results.json with
 # status "error" saying why. The time guard — KIT_TIME_LIMIT seconds, @LIMIT@ by default —
@@ -60,7 +60,7 @@ trap 'rm -rf "$work"' EXIT
 
 limit="${KIT_TIME_LIMIT:-@LIMIT@}"
 timeout --kill-after=2 "$limit" "$grader" --root "$kit" grade "$input" --one@GRADE_OPTIONS@ \
-  --group "$group" --timeout @CHECK_TIMEOUT@ --report exercism --out "$work/out" >"$work/log" 2>&1
+  --lesson "$group" --timeout @CHECK_TIMEOUT@ --report exercism --out "$work/out" >"$work/log" 2>&1
 status=$?
 cat "$work/log"
 report="$work/out/$group.exercism.json"
@@ -113,7 +113,7 @@ pub(super) fn files(
         &[
             ("PREAMBLE", &script::run_preamble()),
             ("HEADER", &header.comment("#")),
-            ("GROUPS", &names.join(", ")),
+            ("LESSONS", &names.join(", ")),
             ("CASES", &names.join("|")),
             ("FILES", file_cases.trim_end()),
             ("GROUP", group),

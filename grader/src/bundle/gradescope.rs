@@ -8,7 +8,7 @@
 
 use super::script::{self, fill};
 use super::{kit_under, plain_word, zip, BundleError, BundleFile, Header, Kit};
-use crate::Exercise;
+use crate::LessonInfo;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -17,7 +17,7 @@ const RUN_AUTOGRADER: &str = r#"#!/usr/bin/env bash
 @HEADER@#
 # Gradescope runs this for each submission, with the learner's files in
 # /autograder/submission. It grades the submission's @FILE@ with the kit's grader:
-#   grader --root KIT grade /autograder/submission --one --group @GROUP@ --report gradescope --out TMP
+#   grader --root KIT grade /autograder/submission --one --lesson @GROUP@ --report gradescope --out TMP
 # and copies TMP/@GROUP@.gradescope.json to /autograder/results/results.json. When no report
 # comes out (no @FILE@ in the submission, or the autograder itself failed), it still writes a
 # valid results.json: score 0, and an output that says why.
@@ -48,7 +48,7 @@ mkdir -p "$results" || exit 1
 work=$(mktemp -d "${TMPDIR:-/tmp}/autograder.XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT
 
-"$grader" --root "$kit" grade "$root/submission" --one --group "$group"@GRADE_OPTIONS@ \
+"$grader" --root "$kit" grade "$root/submission" --one --lesson "$group"@GRADE_OPTIONS@ \
   --report gradescope --out "$work/out" >"$work/log" 2>&1
 status=$?
 cat "$work/log"
@@ -71,7 +71,7 @@ exit 0
 pub(super) fn files(
     kit: &Kit,
     header: &Header,
-    exercise: &Exercise,
+    exercise: &LessonInfo,
     with_zip: bool,
     max_score: f64,
 ) -> Result<BTreeMap<PathBuf, BundleFile>, BundleError> {

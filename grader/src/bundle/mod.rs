@@ -28,11 +28,11 @@ pub(crate) mod manifest;
 mod script;
 pub(crate) mod zip;
 
-use crate::exercise::{Exercise, ExerciseError};
-use crate::groups::GROUPS;
 use crate::kitcopy;
+use crate::lesson_info::{ExerciseError, LessonInfo};
+use crate::lessons::LESSONS;
 use crate::reports::weights;
-use crate::Group;
+use crate::Lesson;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::io;
@@ -83,7 +83,7 @@ pub(crate) enum Per {
     /// One test per check, worth the check's points from `grading.toml`.
     Check,
     /// One test for the whole group, worth all its points: all or nothing.
-    Group,
+    Lesson,
 }
 
 /// The minutes a Classroom test may take when nothing else is said (the command grader's
@@ -103,7 +103,7 @@ pub(crate) struct Options {
     /// The platform.
     pub(crate) platform: Platform,
     /// The group graded (for Exercism: the group of a slug that names none).
-    pub(crate) group: &'static Group,
+    pub(crate) group: &'static Lesson,
     /// Classroom: one test per check or one per group.
     pub(crate) per: Per,
     /// Classroom: the minutes each test may take (1 to [`MAX_TIMEOUT_MINUTES`]).
@@ -125,7 +125,7 @@ pub(crate) struct Options {
 impl Options {
     /// The defaults for `platform` and `group`: one Classroom test per check, 10 minutes
     /// each, a zip for Gradescope, and Rust's stable toolchain.
-    pub(crate) fn new(platform: Platform, group: &'static Group) -> Options {
+    pub(crate) fn new(platform: Platform, group: &'static Lesson) -> Options {
         Options {
             platform,
             group,
@@ -189,7 +189,7 @@ pub(crate) enum BundleError {
     },
     /// A lesson's `info.toml` or `grading.toml` could not be read.
     #[error(transparent)]
-    Exercise(#[from] ExerciseError),
+    LessonInfo(#[from] ExerciseError),
     /// The workspace's `Cargo.toml` could not be read, or says something unusable.
     #[error("{path}: {message}")]
     Manifest {
@@ -326,13 +326,13 @@ struct Kit {
     /// The toolchain to install: `stable`, or a version.
     toolchain: String,
     /// Every lesson, in course order.
-    exercises: Vec<(&'static Group, Exercise)>,
+    exercises: Vec<(&'static Lesson, LessonInfo)>,
     /// The kit's files, as a fresh clone has them.
     files: BTreeMap<PathBuf, BundleFile>,
 }
 
 impl Kit {
-    fn exercise(&self, group: &Group) -> Result<&Exercise, BundleError> {
+    fn exercise(&self, group: &Lesson) -> Result<&LessonInfo, BundleError> {
         self.exercises
             .iter()
             .find(|(g, _)| g.name == group.name)
@@ -420,7 +420,7 @@ pub(crate) fn build(
 /// What every generated file says about where it came from.
 struct Header {
     platform: Platform,
-    group: &'static Group,
+    group: &'static Lesson,
     version: &'static str,
     per: Per,
     toolchain: String,
@@ -442,7 +442,7 @@ impl Header {
     fn command(&self) -> String {
         let mut options = match (self.platform, self.per) {
             (Platform::Classroom, Per::Check) => " --per check".to_string(),
-            (Platform::Classroom, Per::Group) => " --per group".to_string(),
+            (Platform::Classroom, Per::Lesson) => " --per lesson".to_string(),
             _ => String::new(),
         };
         if self.platform != Platform::Classroom && self.toolchain != DEFAULT_TOOLCHAIN {
@@ -507,9 +507,9 @@ fn read_kit(root: &Path, out: Option<&Path>) -> Result<Kit, BundleError> {
             },
         );
     }
-    let exercises = GROUPS
+    let exercises = LESSONS
         .iter()
-        .map(|g| Ok((*g, Exercise::load(root, g.name)?)))
+        .map(|g| Ok((*g, LessonInfo::load(root, g.name)?)))
         .collect::<Result<Vec<_>, BundleError>>()?;
     Ok(Kit {
         version: env!("CARGO_PKG_VERSION"),
@@ -992,7 +992,7 @@ mod tests {
         let options = Options {
             allow_weak_sandbox,
             zip: false,
-            ..Options::new(platform, GROUPS[0])
+            ..Options::new(platform, LESSONS[0])
         };
         let bundle = build(&root, &options, None).expect("the kit bundles");
         bundle

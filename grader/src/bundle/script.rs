@@ -105,7 +105,7 @@ warm_up() {
   local group=$1 stub=$2
   echo "== warming the grading copy: grading the $group stub once"
   cp "$kit/$stub" "$warm/$group.rs"
-  "$kit/target/debug/grader" --root "$kit" grade "$warm/$group.rs" --one --group "$group"@GRADE_OPTIONS@ \
+  "$kit/target/debug/grader" --root "$kit" grade "$warm/$group.rs" --one --lesson "$group"@GRADE_OPTIONS@ \
     --out "$warm/$group" --quiet
   if [ ! -s "$warm/$group/$group.json" ]; then
     echo "setup.sh: grading the $group stub gave no report: the kit does not work here" >&2

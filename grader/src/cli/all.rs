@@ -4,7 +4,7 @@
 use super::output::say;
 use super::standing::{measure, Standing};
 use super::{kit_root, load_exercise, CommandResult, EXIT_NOT_ALL_PASSED};
-use crate::groups::GROUPS;
+use crate::lessons::LESSONS;
 use crate::Status;
 use clap::Args;
 use std::path::PathBuf;
@@ -17,7 +17,7 @@ pub(crate) fn all(root: Option<PathBuf>, _args: AllArgs) -> CommandResult {
     let root = kit_root(root)?;
     let mut skipped = Vec::new();
     let (mut started, mut passing) = (0, 0);
-    for group in GROUPS {
+    for group in LESSONS {
         let exercise = load_exercise(&root, group)?;
         let (standing, summary) = measure(&root, group, &exercise)?;
         if let Standing::NotStarted = standing {
@@ -46,7 +46,7 @@ pub(crate) fn all(root: Option<PathBuf>, _args: AllArgs) -> CommandResult {
         say!(
             "No group started yet: every lesson's file is still its stub, so nothing was run. \
              Start with `cargo run -p grader -- {}`.",
-            GROUPS.first().map_or("build3", |g| g.name)
+            LESSONS.first().map_or("build3", |g| g.name)
         );
         return Ok(ExitCode::SUCCESS);
     }
@@ -55,7 +55,7 @@ pub(crate) fn all(root: Option<PathBuf>, _args: AllArgs) -> CommandResult {
     } else {
         format!("; skipped as not started: {}", skipped.join(", "))
     };
-    say!("\ntotal: {passing} of {started} started group(s) passing{skipped_line}");
+    say!("\ntotal: {passing} of {started} started lesson(s) passing{skipped_line}");
     Ok(if passing == started {
         ExitCode::SUCCESS
     } else {

@@ -1,4 +1,4 @@
-//! `bundle PLATFORM GROUP --out DIR`: write a platform's autograder, generated from the kit
+//! `bundle PLATFORM LESSON --out DIR`: write a platform's autograder, generated from the kit
 //! (see `crate::bundle`).
 
 use super::output::say;
@@ -20,9 +20,9 @@ pub(crate) struct BundleArgs {
     /// classroom (a template repository: the kit and .github/workflows/classroom.yml).
     #[arg(value_enum, value_name = "PLATFORM")]
     platform: PlatformArg,
-    /// The group the autograder grades, e.g. build3 (`cargo run -p grader -- list` shows
-    /// them). For exercism: the group of a slug that names none.
-    #[arg(value_name = "GROUP")]
+    /// The lesson the autograder grades, e.g. build3 (`cargo run -p grader -- list` shows
+    /// them). For exercism: the lesson of a slug that names none.
+    #[arg(value_name = "LESSON")]
     group: String,
     /// The folder to write the bundle to: a new or empty folder (see --force), outside the
     /// kit, or in the kit's bundles/ folder, which git ignores (e.g. bundles/gradescope-build3):
@@ -36,9 +36,9 @@ pub(crate) struct BundleArgs {
     #[arg(long)]
     force: bool,
     /// classroom only: one test per check, each worth its points from
-    /// exercises/GROUP/grading.toml (the default), or one test for the whole group, worth
-    /// all of them (all or nothing).
-    #[arg(long, value_enum, value_name = "check|group")]
+    /// exercises/LESSON/grading.toml (the default), or one test for the whole lesson, worth
+    /// all of them (all or nothing). `group` is accepted for `lesson`.
+    #[arg(long, value_enum, value_name = "check|lesson")]
     per: Option<PerArg>,
     /// classroom only: the minutes each test may run before the command grader stops it
     /// (1 to 360; default 10). Each check has its own 3-second limit inside the kit.
@@ -88,8 +88,9 @@ impl From<PlatformArg> for Platform {
 enum PerArg {
     /// One test per check, with the check's points.
     Check,
-    /// One test for the whole group, with all its points.
-    Group,
+    /// One test for the whole lesson, with all its points.
+    #[value(alias = "group")]
+    Lesson,
 }
 
 pub(crate) fn bundle(root: Option<PathBuf>, args: BundleArgs) -> CommandResult {
@@ -133,7 +134,7 @@ pub(crate) fn bundle(root: Option<PathBuf>, args: BundleArgs) -> CommandResult {
     let root = kit_root(root)?;
     let options = Options {
         per: match args.per {
-            Some(PerArg::Group) => Per::Group,
+            Some(PerArg::Lesson) => Per::Lesson,
             Some(PerArg::Check) | None => Per::Check,
         },
         timeout_minutes: args
@@ -218,7 +219,7 @@ fn next_steps(platform: Platform, group: &str, out: &Path, points: f64) -> Vec<S
             "  2. docker run --rm --network none --mount type=bind,src=SOLUTION,dst=/solution \
              --mount type=bind,src=OUTPUT,dst=/output retry-kit-test-runner SLUG /solution/ /output/"
                 .into(),
-            format!("     (a SLUG that is not a group name is graded as {group}; {points} points)"),
+            format!("     (a SLUG that is not a lesson name is graded as {group}; {points} points)"),
         ],
         Platform::Classroom => vec![
             "Next:".into(),
@@ -235,7 +236,7 @@ fn next_steps(platform: Platform, group: &str, out: &Path, points: f64) -> Vec<S
 }
 
 /// `e` as one line and a hint.
-fn failure(e: BundleError, platform: Platform, group: &crate::Group) -> CommandError {
+fn failure(e: BundleError, platform: Platform, group: &crate::Lesson) -> CommandError {
     let hint = match &e {
         BundleError::NotEmpty { .. } => Some(
             "choose a new folder, or add --force to replace the bundle in it (only the files \
@@ -262,11 +263,11 @@ fn failure(e: BundleError, platform: Platform, group: &crate::Group) -> CommandE
             Some("move it away, or choose a new or empty folder for --out".to_string())
         }
         BundleError::FractionalPoints { .. } => Some(format!(
-            "give it a whole number of points in exercises/{}/grading.toml, or use --per group \
+            "give it a whole number of points in exercises/{}/grading.toml, or use --per lesson \
              if the group's total is whole",
             group.name
         )),
-        BundleError::Exercise(_) => Some(format!(
+        BundleError::LessonInfo(_) => Some(format!(
             "restore the exercise folder from git: `git checkout -- exercises/{}`",
             group.name
         )),

@@ -130,7 +130,7 @@ fn new(root: &Path, args: NewArgs) -> CommandResult {
         "next: `cargo run -p grader -- dev check {0}` (cargo builds the lesson in), then make the \
          lesson your own: exercises/{0}/lesson.md, the function's type in \
          reference/src/types/{0}.rs and its line in {1}, the checks in \
-         grader/checks/src/groups/{0}/",
+         grader/checks/src/lessons/{0}/",
         lesson.name,
         wiring::LESSONS_FILE
     );
@@ -140,14 +140,14 @@ fn new(root: &Path, args: NewArgs) -> CommandResult {
 fn check(root: &Path, args: &CheckArgs) -> CommandResult {
     let mut problems: Vec<Problem> = crate::authoring::problems(root);
     if let Some(only) = &args.lesson {
-        if crate::groups::group(only).is_none() {
+        if crate::lessons::lesson(only).is_none() {
             return Err(super::resolve_group(only)
                 .err()
                 .unwrap_or_else(|| CommandError::new(format!("there is no lesson {only:?}"))));
         }
         problems.retain(|p| p.lesson.as_deref().is_none_or(|l| l == only));
     }
-    let lessons: Vec<&crate::Group> = crate::groups::GROUPS
+    let lessons: Vec<&crate::Lesson> = crate::lessons::LESSONS
         .iter()
         .copied()
         .filter(|g| args.lesson.as_deref().is_none_or(|l| l == g.name))
@@ -216,7 +216,7 @@ fn show(problem: &Problem) {
 /// Runs each lesson in a scratch copy of the kit as the author's working tree has it: the
 /// stub with the fast paths on (cargo's build, then an edit replayed) and off, every check
 /// unfinished and the same both ways; then against the reference, every check passing.
-fn run_all(root: &Path, lessons: &[&crate::Group]) -> Result<Vec<Problem>, CommandError> {
+fn run_all(root: &Path, lessons: &[&crate::Lesson]) -> Result<Vec<Problem>, CommandError> {
     let files = kitcopy::fresh_files(root, Untracked::Taken)
         .map_err(|e| CommandError::new(format!("cannot read the kit's files: {e}")))?;
     let target = crate::workspace::target_dir(root);
@@ -247,8 +247,8 @@ fn run_all(root: &Path, lessons: &[&crate::Group]) -> Result<Vec<Problem>, Comma
     Ok(problems)
 }
 
-fn run_lesson(root: &Path, group: &crate::Group) -> Result<(), String> {
-    let exercise = crate::Exercise::load(root, group.name).map_err(|e| e.to_string())?;
+fn run_lesson(root: &Path, group: &crate::Lesson) -> Result<(), String> {
+    let exercise = crate::LessonInfo::load(root, group.name).map_err(|e| e.to_string())?;
     let stub = std::fs::read_to_string(exercise.dir(root).join(&exercise.stub))
         .map_err(|e| e.to_string())?;
     let learner = root.join(&exercise.file);

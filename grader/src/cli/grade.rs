@@ -32,7 +32,7 @@ pub(crate) struct GradeArgs {
     #[arg(value_name = "SUBMISSIONS")]
     submissions: PathBuf,
     /// Grade this lesson only (default: every lesson a submission holds a file for).
-    #[arg(long, value_name = "GROUP")]
+    #[arg(long = "lesson", visible_alias = "group", value_name = "LESSON")]
     group: Option<String>,
     /// How many submissions are graded at once (default: the number of cores).
     #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]
@@ -115,7 +115,7 @@ pub(crate) fn grade(root: Option<PathBuf>, args: GradeArgs) -> CommandResult {
             "{} is a file, not a folder of submissions",
             path.display()
         ))
-        .hint("to grade this one file, add --one (and --group GROUP)"));
+        .hint("to grade this one file, add --one (and --lesson LESSON)"));
     }
     let out = args.out.clone().unwrap_or_else(|| default_out(path));
     let submissions = if args.one {
@@ -317,7 +317,7 @@ fn summary(rows: &[Row], skipped: usize, out: &Path, elapsed: Duration, settings
         out.join("SUBMISSION").display().to_string()
     };
     say!(
-        "gradebook: {} and {}\nreports:   {each}/GROUP.{{{},txt}}",
+        "gradebook: {} and {}\nreports:   {each}/LESSON.{{{},txt}}",
         out.join("grades.csv").display(),
         out.join("grades.json").display(),
         formats.join(",")

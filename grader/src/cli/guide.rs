@@ -13,7 +13,8 @@ use std::process::ExitCode;
 
 #[derive(Args)]
 pub(crate) struct HelpArgs {
-    /// The group, e.g. build3. Without it: the grader's own usage (not recorded).
+    /// The lesson, e.g. build3. Without it: the grader's own usage (not recorded).
+    #[arg(value_name = "LESSON")]
     pub(crate) group: Option<String>,
     /// 1: a refresher of the ideas; 2: an approach; 3: repair advice for typical failures.
     #[arg(long, default_value_t = 1, value_name = "N")]
@@ -22,7 +23,8 @@ pub(crate) struct HelpArgs {
 
 #[derive(Args)]
 pub(crate) struct NoteArgs {
-    /// The group the guidance was for, e.g. build3.
+    /// The lesson the guidance was for, e.g. build3.
+    #[arg(value_name = "LESSON")]
     group: String,
     /// What you read or were told, e.g. "read reference/src/retry.rs".
     #[arg(required = true, num_args = 1.., trailing_var_arg = true, value_name = "TEXT")]
@@ -31,8 +33,8 @@ pub(crate) struct NoteArgs {
 
 #[derive(Args)]
 pub(crate) struct LogArgs {
-    /// Only this group.
-    #[arg(long, value_name = "GROUP")]
+    /// Only this lesson.
+    #[arg(long = "lesson", visible_alias = "group", value_name = "LESSON")]
     group: Option<String>,
     /// Check the log: report gaps in the numbering and lines that are not records, and
     /// exit with status 1 if there are any.

@@ -6,9 +6,9 @@
 use super::output::say;
 use super::standing::{remembered, Standing};
 use super::{kit_root, load_exercise, CommandError, CommandResult};
-use crate::groups::GROUPS;
 use crate::guidance::GuidanceLog;
-use crate::Group;
+use crate::lessons::LESSONS;
+use crate::Lesson;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -24,7 +24,7 @@ pub(crate) fn list(root: Option<PathBuf>) -> CommandResult {
         None => say!("\nEvery lesson passes."),
     }
     say!(
-        "\nRun one: `cargo run -p grader -- GROUP`; every lesson you started: `cargo run -p grader -- all`. \
+        "\nRun one: `cargo run -p grader -- LESSON`; every lesson you started: `cargo run -p grader -- all`. \
          Lessons: exercises/<group>/lesson.md."
     );
     Ok(ExitCode::SUCCESS)
@@ -32,16 +32,11 @@ pub(crate) fn list(root: Option<PathBuf>) -> CommandResult {
 
 /// The table `list` prints (a watch's `l` too): each lesson, where the learner stands, and
 /// the guidance used. Returns the first lesson, in course order, that does not pass yet.
-pub(crate) fn table(root: &Path) -> Result<Option<&'static Group>, CommandError> {
+pub(crate) fn table(root: &Path) -> Result<Option<&'static Lesson>, CommandError> {
     let mut next = None;
     let guidance = GuidanceLog::in_kit(root).read().ok();
-    say!(
-        "{:<8} {:<34} {:<32} guidance",
-        "group",
-        "exercise",
-        "status"
-    );
-    for group in GROUPS {
+    say!("{:<8} {:<34} {:<32} guidance", "lesson", "title", "status");
+    for group in LESSONS {
         let exercise = load_exercise(root, group)?;
         let standing = remembered(root, group, &exercise)?;
         if next.is_none() && !matches!(standing, Standing::Passing) {

@@ -1,7 +1,7 @@
 //! The command line: argument types, dispatch, and turning errors into one line plus a hint.
 //!
 //! The groups are not written down here: each is a subcommand made from the registry
-//! (`grader_checks::groups::GROUPS`), so a new lesson needs no change to the command line.
+//! (`grader_checks::lessons::LESSONS`), so a new lesson needs no change to the command line.
 
 mod all;
 mod bundle;
@@ -18,8 +18,8 @@ mod signals;
 mod standing;
 mod watch;
 
-use crate::groups::GROUPS;
-use crate::{Exercise, Group};
+use crate::lessons::LESSONS;
+use crate::{Lesson, LessonInfo};
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use colored::Colorize;
 use output::tell;
@@ -34,14 +34,14 @@ const EXIT_ERROR: u8 = 2;
 #[derive(Parser)]
 #[command(
     name = "grader",
-    about = "Checks your exercises against the lesson's rules.",
-    long_about = "Checks your exercises against the lesson's rules.\n\n\
-        Write the function of an exercise, then run its group, e.g.\n\
+    about = "Checks your code against each lesson's rules.",
+    long_about = "Checks your code against each lesson's rules.\n\n\
+        Write a lesson's function, then run the lesson's checks, e.g.\n\
         `cargo run -p grader -- build3`. Each check ends as ok, FAILED or unfinished\n\
         (your function still reaches todo!()).\n\n\
         Help, notes and runs against the reference are guidance: they are recorded in\n\
         GUIDANCE_LOG.md before they are shown, and nothing erases that record.\n\n\
-        With no command: where you stand on each exercise, and what to run next (`list`).",
+        With no command: where you stand on each lesson, and what to run next (`list`).",
     after_help = "Exit status: 0 on success (every selected check passed; `review`, a checklist, \
         exits 0 whatever it finds missing); 1 when a check failed \
         or is unfinished, or `log --check` found a problem; 2 when the command could not do its \
@@ -70,17 +70,17 @@ struct GlobalArgs {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Run every group you have started (its file is no longer the stub): one line each.
+    /// Run every lesson you have started (its file is no longer the stub): one line each.
     All(all::AllArgs),
-    /// List the exercises with your status on each and the guidance you used.
+    /// List the lessons with your status on each and the guidance you used.
     List,
-    /// Show course help for a group, one level at a time (recorded as guidance first).
+    /// Show course help for a lesson, one level at a time (recorded as guidance first).
     Help(guide::HelpArgs),
     /// Record guidance you got outside the kit (a book, a friend, the reference's source).
     Note(guide::NoteArgs),
     /// Summarise the guidance log, or check it for gaps and edited lines.
     Log(guide::LogArgs),
-    /// Put a group's pristine stub back, after backing up your file; or restore a backup.
+    /// Put a lesson's pristine stub back, after backing up your file; or restore a backup.
     Reset(reset::ResetArgs),
     /// Run a scenario file on your code: every call, wait and event, and the result.
     Scenario(scenario::ScenarioArgs),
@@ -137,9 +137,9 @@ fn command() -> clap::Command {
         .map(|s| s.get_name().to_string())
         .collect();
     for (j, name) in names.iter().enumerate() {
-        cmd = cmd.mut_subcommand(name, |s| s.display_order(GROUPS.len() + j));
+        cmd = cmd.mut_subcommand(name, |s| s.display_order(LESSONS.len() + j));
     }
-    for (i, group) in GROUPS.iter().enumerate() {
+    for (i, group) in LESSONS.iter().enumerate() {
         let about = format!(
             "Run the {} checks: {}, lesson \"{}\" (exercises/{}/lesson.md)",
             group.name, group.function, group.title, group.name
@@ -180,7 +180,7 @@ fn dispatch(matches: &clap::ArgMatches) -> CommandResult {
     crate::fast::set_verbose(matches.get_flag("verbose"));
     let bad_args = |e: clap::Error| CommandError::new(e.to_string().trim().to_string());
     if let Some((name, sub)) = matches.subcommand() {
-        if let Some(group) = crate::groups::group(name) {
+        if let Some(group) = crate::lessons::lesson(name) {
             let root = matches.get_one::<PathBuf>("root").cloned();
             let args = run::GroupArgs::from_arg_matches(sub).map_err(bad_args)?;
             return run::run_group(root, group, args);
@@ -195,7 +195,7 @@ fn dispatch(matches: &clap::ArgMatches) -> CommandResult {
     match chosen {
         Command::Check { args } => Ok(grader_checks::harness_main(
             &args,
-            grader_checks::groups::run_reference,
+            grader_checks::lessons::run_reference,
         )),
         Command::All(args) => all::all(root, args),
         Command::Help(args) => match args.group {
@@ -239,11 +239,11 @@ fn kit_root(explicit: Option<PathBuf>) -> Result<PathBuf, CommandError> {
 }
 
 /// The group called `name`, or an error that lists the groups and the nearest name.
-fn resolve_group(name: &str) -> Result<&'static Group, CommandError> {
-    if let Some(group) = crate::groups::group(name) {
+fn resolve_group(name: &str) -> Result<&'static Lesson, CommandError> {
+    if let Some(group) = crate::lessons::lesson(name) {
         return Ok(group);
     }
-    let names: Vec<&str> = GROUPS.iter().map(|g| g.name).collect();
+    let names: Vec<&str> = LESSONS.iter().map(|g| g.name).collect();
     let nearest = names
         .iter()
         .map(|n| (strsim::damerau_levenshtein(n, name), *n))
@@ -251,7 +251,7 @@ fn resolve_group(name: &str) -> Result<&'static Group, CommandError> {
         .filter(|(distance, _)| *distance <= 3)
         .map(|(_, n)| n);
     let mut failure = CommandError::new(format!(
-        "there is no group {name:?}; the groups are: {}",
+        "there is no lesson {name:?}; the lessons are: {}",
         names.join(", ")
     ));
     if let Some(n) = nearest {
@@ -260,8 +260,8 @@ fn resolve_group(name: &str) -> Result<&'static Group, CommandError> {
     Err(failure)
 }
 
-fn load_exercise(root: &std::path::Path, group: &Group) -> Result<Exercise, CommandError> {
-    Exercise::load(root, group.name).map_err(|e| {
+fn load_exercise(root: &std::path::Path, group: &Lesson) -> Result<LessonInfo, CommandError> {
+    LessonInfo::load(root, group.name).map_err(|e| {
         CommandError::new(e.to_string()).hint(format!(
             "restore the exercise folder from git: `git checkout -- exercises/{}`",
             group.name

@@ -10,12 +10,13 @@ use std::process::ExitCode;
 
 #[derive(Args)]
 pub(crate) struct ResetArgs {
-    /// The group to reset, e.g. build3. Only that group's file is touched.
+    /// The lesson to reset, e.g. build3. Only that lesson's file is touched.
+    #[arg(value_name = "LESSON")]
     group: String,
     /// Do not ask for confirmation.
     #[arg(long, short)]
     yes: bool,
-    /// List this group's backups, oldest first, and change nothing.
+    /// List this lesson's backups, oldest first, and change nothing.
     #[arg(long, conflicts_with = "restore")]
     list_backups: bool,
     /// Put a backup back (a name from --list-backups, or a path). Your current file is

@@ -10,9 +10,9 @@
 use super::output::say;
 use super::scenario::{build_learner, load, run_on_learner};
 use super::{kit_root, load_exercise, resolve_group, CommandError, CommandResult};
-use crate::exercise::{Review, SituationInfo};
+use crate::lesson_info::{Review, SituationInfo};
 use crate::sanitise::escape_controls;
-use crate::{Exercise, Group};
+use crate::{Lesson, LessonInfo};
 use clap::Args;
 use colored::Colorize;
 use std::path::{Path, PathBuf};
@@ -22,6 +22,7 @@ use std::process::ExitCode;
 #[derive(Args)]
 pub(crate) struct ReviewArgs {
     /// The lesson whose checklist to show, e.g. build3.
+    #[arg(value_name = "LESSON")]
     group: String,
     /// Seconds your code may run on one scenario file before it is stopped as "did not
     /// finish".
@@ -99,7 +100,7 @@ pub(crate) fn review(root: Option<PathBuf>, args: ReviewArgs) -> CommandResult {
 /// and what it covers.
 fn scenarios(
     root: &Path,
-    group: &'static Group,
+    group: &'static Lesson,
     review: &Review,
     timeout: f64,
     missing: &mut Missing,
@@ -156,7 +157,7 @@ fn scenarios(
                         Ok(None)
                     )
                 });
-                if unnamed && group.name != grader_checks::groups::build3::GROUP.name {
+                if unnamed && group.name != grader_checks::lessons::build3::LESSON.name {
                     say!(
                         "      it has no `exercise = \"{}\"` line, so it reads as a build3 \
                          scenario: add that line at its top; it did not run",
@@ -209,7 +210,7 @@ fn scenarios(
 }
 
 /// Why a file of `group`'s folder is another lesson's (`theirs`), and what to do.
-fn misplaced(root: &Path, group: &Group, theirs: &Group, names_exercise: bool) -> String {
+fn misplaced(root: &Path, group: &Lesson, theirs: &Lesson, names_exercise: bool) -> String {
     let folder = Review::load(root, theirs.name)
         .ok()
         .flatten()
@@ -253,7 +254,7 @@ fn covered_words(review: &Review, ids: &[&str]) -> Vec<String> {
 }
 
 /// Each situation the lesson asks for, ticked with the files that cover it.
-fn situations(group: &Group, review: &Review, files: &[FileResult], missing: &mut Missing) {
+fn situations(group: &Lesson, review: &Review, files: &[FileResult], missing: &mut Missing) {
     say!(
         "{} (exercises/{}/lesson.md, \"Show it works on new inputs\")",
         "Situations the lesson asks for".bold(),
@@ -286,7 +287,7 @@ fn file_name(shown: &str) -> &str {
 }
 
 /// Whether each self-review question has an answer, or when the file appears.
-fn self_review(root: &Path, group: &Group, exercise: &Exercise, missing: &mut Missing) {
+fn self_review(root: &Path, group: &Lesson, exercise: &LessonInfo, missing: &mut Missing) {
     let file = exercise.review_file(root);
     let shown = file
         .strip_prefix(root)
@@ -361,7 +362,7 @@ fn numbers<T: std::fmt::Display>(items: &[T]) -> String {
 
 /// The checklist's last line: what is missing and the next command, or that it is complete
 /// and the next lesson.
-fn last_line(group: &Group, review: &Review, missing: &Missing) -> String {
+fn last_line(group: &Lesson, review: &Review, missing: &Missing) -> String {
     let folder = review.scenarios.display();
     let again = format!("`cargo run -p grader -- review {}`", group.name);
     let mut items = Vec::new();
@@ -397,10 +398,10 @@ fn last_line(group: &Group, review: &Review, missing: &Missing) -> String {
         ));
     }
     if items.is_empty() {
-        let next = crate::groups::GROUPS
+        let next = crate::lessons::LESSONS
             .iter()
             .position(|g| g.name == group.name)
-            .and_then(|i| crate::groups::GROUPS.get(i + 1));
+            .and_then(|i| crate::lessons::LESSONS.get(i + 1));
         let next = match next {
             Some(next) => format!("the next lesson, `cargo run -p grader -- {}`", next.name),
             None => "`cargo run -p grader -- all` reruns every lesson you started".to_string(),

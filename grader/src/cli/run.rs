@@ -10,7 +10,7 @@ use crate::compile::{self, BuildError, Built};
 use crate::guidance::{GuidanceLog, Kind};
 use crate::reports::{self, NotRun, ReportSpec, RunReport};
 use crate::suite::{self, RunSettings, Summary};
-use crate::{Exercise, Group, Launcher};
+use crate::{Launcher, Lesson, LessonInfo};
 use clap::{Args, ValueEnum};
 use colored::Colorize;
 use grader_checks::limits::Limits;
@@ -35,7 +35,7 @@ pub(crate) struct GroupArgs {
     #[arg(long)]
     all_failures: bool,
     /// Where to save the case an exhaustive check found to differ (a scenario file you can
-    /// replay); by default target/kit-cases/GROUP-difference.toml.
+    /// replay); by default target/kit-cases/LESSON-difference.toml.
     #[arg(long, value_name = "PATH")]
     save_case: Option<PathBuf>,
     /// The most memory one check may use, in MiB.
@@ -191,8 +191,8 @@ fn check_reports(args: &GroupArgs) -> Result<(), CommandError> {
 /// says why (the compiler's errors, or the refusal).
 fn write_reports(
     root: &Path,
-    group: &Group,
-    exercise: &Exercise,
+    group: &Lesson,
+    exercise: &LessonInfo,
     specs: &[ReportSpec],
     summary: Option<&Summary>,
     why: Option<NotRun>,
@@ -209,7 +209,7 @@ fn write_reports(
     })
 }
 
-pub(crate) fn run_group(root: Option<PathBuf>, group: &Group, args: GroupArgs) -> CommandResult {
+pub(crate) fn run_group(root: Option<PathBuf>, group: &Lesson, args: GroupArgs) -> CommandResult {
     check_reports(&args)?;
     let started = std::time::SystemTime::now();
     let limits = args.limits();
@@ -320,7 +320,7 @@ pub(crate) fn run_group(root: Option<PathBuf>, group: &Group, args: GroupArgs) -
     // One stream, three reporters: the terminal's printer, the standing `list` shows next
     // time (a whole run of the learner's own code only), and the report files.
     let own = args.against == Against::Practice;
-    let mut keep = crate::events::OnFinished(|group: &Group, summary: &Summary| {
+    let mut keep = crate::events::OnFinished(|group: &Lesson, summary: &Summary| {
         if own && !summary.listed_only && summary.filtered_out == 0 && summary.not_run == 0 {
             remember(
                 &root,
@@ -332,7 +332,7 @@ pub(crate) fn run_group(root: Option<PathBuf>, group: &Group, args: GroupArgs) -
         }
     });
     let mut reports_written: Result<(), CommandError> = Ok(());
-    let mut report_files = crate::events::OnFinished(|group: &Group, summary: &Summary| {
+    let mut report_files = crate::events::OnFinished(|group: &Lesson, summary: &Summary| {
         reports_written = write_reports(
             &root,
             group,
@@ -390,14 +390,14 @@ pub(crate) fn run_group(root: Option<PathBuf>, group: &Group, args: GroupArgs) -
 
 /// Says where the course starts when `group` comes later in it and an earlier lesson is not
 /// started yet (the learner's file there is still the stub).
-fn course_start(root: &Path, group: &Group, out: &mut dyn Write) -> std::io::Result<()> {
-    let Some(place) = crate::groups::GROUPS
+fn course_start(root: &Path, group: &Lesson, out: &mut dyn Write) -> std::io::Result<()> {
+    let Some(place) = crate::lessons::LESSONS
         .iter()
         .position(|g| g.name == group.name)
     else {
         return Ok(());
     };
-    let earlier = crate::groups::GROUPS[..place].iter().find(|g| {
+    let earlier = crate::lessons::LESSONS[..place].iter().find(|g| {
         load_exercise(root, g).is_ok_and(|exercise| {
             matches!(
                 super::standing::remembered(root, g, &exercise),
@@ -435,7 +435,7 @@ fn exit_code(summary: &Summary) -> ExitCode {
 /// before it.
 pub(crate) fn guidance_line(
     log: &GuidanceLog,
-    group: &Group,
+    group: &Lesson,
     passed: bool,
     full: bool,
     out: &mut dyn Write,
@@ -487,7 +487,7 @@ pub(crate) fn guidance_line(
 /// output of `--format json` stays JSON lines only.
 pub(super) fn save_case(
     root: &Path,
-    group: &Group,
+    group: &Lesson,
     summary: &Summary,
     asked: Option<&Path>,
     json: bool,
@@ -539,8 +539,8 @@ pub(super) fn save_case(
 /// and the next lesson in course order.
 pub(crate) fn next_steps(
     root: &Path,
-    group: &Group,
-    exercise: &Exercise,
+    group: &Lesson,
+    exercise: &LessonInfo,
     out: &mut dyn Write,
 ) -> std::io::Result<()> {
     writeln!(
@@ -569,7 +569,7 @@ pub(crate) fn next_steps(
         ),
     };
     writeln!(out, "  2. Self-review: {review}")?;
-    let groups = crate::groups::GROUPS;
+    let groups = crate::lessons::LESSONS;
     let next = groups
         .iter()
         .position(|g| g.name == group.name)
@@ -601,7 +601,7 @@ pub(crate) struct NotBuilt {
 
 /// Builds the harness for `exercise`'s lesson, then refuses a practice crate that reaches
 /// the kit's answers. Compiler messages go to standard error.
-pub(crate) fn build_practice(root: &Path, exercise: &Exercise) -> Result<Built, NotBuilt> {
+pub(crate) fn build_practice(root: &Path, exercise: &LessonInfo) -> Result<Built, NotBuilt> {
     let color = colored::control::SHOULD_COLORIZE.should_colorize();
     // They quote the learner's source, and rustc shows C1 controls raw.
     let mut messages = crate::sanitise::EscapingWriter::new(super::output::ErrOut);
@@ -663,7 +663,7 @@ fn indent(text: &str) -> String {
 }
 
 /// The failure for a file that does not compile, with the likeliest way out.
-fn compile_failure(root: &Path, exercise: &Exercise, errors: &[String]) -> CommandError {
+fn compile_failure(root: &Path, exercise: &LessonInfo, errors: &[String]) -> CommandError {
     let reaches_reference = errors.iter().any(|e| {
         e.contains("`reference`")
             && (e.contains("unresolved") || e.contains("undeclared") || e.contains("unlinked"))

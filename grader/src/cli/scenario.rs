@@ -5,9 +5,9 @@ use super::EXIT_NOT_ALL_PASSED;
 use super::{kit_root, load_exercise, run::build_practice, CommandError, CommandResult};
 use crate::compile::Built;
 use crate::guidance::{GuidanceLog, Kind};
-use crate::{Group, JobEnd};
+use crate::{JobEnd, Lesson};
 use clap::Args;
-use grader_checks::groups::{scenario_group, GROUPS};
+use grader_checks::lessons::{scenario_lesson, LESSONS};
 use grader_checks::scenario::{exercise_key, ScenarioError};
 use grader_checks::view::{side_by_side, ScenarioRun};
 use grader_checks::Report;
@@ -35,7 +35,8 @@ pub(crate) struct ScenarioArgs {
 
 #[derive(Args)]
 pub(crate) struct TraceArgs {
-    /// The group whose worked example to trace, e.g. build3.
+    /// The lesson whose worked example to trace, e.g. build3.
+    #[arg(value_name = "LESSON")]
     group: String,
 }
 
@@ -43,7 +44,7 @@ pub(crate) struct TraceArgs {
 /// lesson's situations it covers.
 pub(super) struct Loaded {
     /// The group whose format it is (its `exercise` key).
-    pub(crate) group: &'static Group,
+    pub(crate) group: &'static Lesson,
     text: String,
     settings: String,
     /// The ids of the group's situations it covers.
@@ -55,7 +56,7 @@ pub(super) struct Loaded {
 /// Reads and parses a scenario file; the error names its line and what to fix.
 pub(super) fn load(path: &Path) -> Result<Loaded, ScenarioError> {
     let text = std::fs::read_to_string(path).map_err(|e| ScenarioError::unreadable(path, &e))?;
-    let group = scenario_group(path, &text)?;
+    let group = scenario_lesson(path, &text)?;
     let summary = (group.parse_scenario)(path, &text)?;
     let names_exercise = exercise_key(path, &text)?.is_some();
     Ok(Loaded {
@@ -72,7 +73,7 @@ pub(super) fn load(path: &Path) -> Result<Loaded, ScenarioError> {
 fn shape_hint(path: &Path) -> String {
     let group = std::fs::read_to_string(path)
         .ok()
-        .and_then(|text| scenario_group(path, &text).ok());
+        .and_then(|text| scenario_lesson(path, &text).ok());
     match group {
         Some(group) => format!(
             "a {} scenario has {}; exercises/{}/scenarios/ has examples, and the lesson shows \
@@ -80,7 +81,7 @@ fn shape_hint(path: &Path) -> String {
             group.name, group.scenario_shape, group.name
         ),
         None => {
-            let shapes: Vec<String> = GROUPS
+            let shapes: Vec<String> = LESSONS
                 .iter()
                 .map(|g| format!("{}: {}", g.name, g.scenario_shape))
                 .collect();
@@ -112,7 +113,7 @@ fn show_printed(printed: &str) {
 }
 
 /// Builds the learner's code of `group` into the harness that runs their scenarios.
-pub(super) fn build_learner(root: &Path, group: &Group) -> Result<Built, CommandError> {
+pub(super) fn build_learner(root: &Path, group: &Lesson) -> Result<Built, CommandError> {
     let exercise = load_exercise(root, group)?;
     build_practice(root, &exercise).map_err(|e| e.failure)
 }
@@ -123,7 +124,7 @@ pub(super) fn build_learner(root: &Path, group: &Group) -> Result<Built, Command
 /// holds the run and what the learner's code printed (their own `eprintln!`s).
 pub(super) fn run_on_learner(
     built: &Built,
-    group: &Group,
+    group: &Lesson,
     file: &Path,
     timeout: f64,
 ) -> Result<(ScenarioRun, String), String> {
@@ -155,7 +156,7 @@ pub(super) fn run_on_learner(
 /// Runs the scenario on the learner's code in a harness process.
 fn run_practice(
     root: &Path,
-    group: &Group,
+    group: &Lesson,
     file: &Path,
     timeout: f64,
 ) -> Result<Result<(ScenarioRun, String), String>, CommandError> {

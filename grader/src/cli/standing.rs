@@ -4,7 +4,7 @@ use super::CommandError;
 use crate::cache::{self, LastResult};
 use crate::reset::Resetter;
 use crate::suite::{self, RunSettings, Summary};
-use crate::{Exercise, Group, Status};
+use crate::{Lesson, LessonInfo, Status};
 use colored::Colorize;
 use std::path::Path;
 use std::time::Duration;
@@ -87,7 +87,7 @@ impl Standing {
 }
 
 /// Whether the learner's file of `exercise` is still the pristine stub.
-pub(crate) fn started(root: &Path, exercise: &Exercise) -> Result<bool, CommandError> {
+pub(crate) fn started(root: &Path, exercise: &LessonInfo) -> Result<bool, CommandError> {
     Resetter::new(root, exercise)
         .is_changed()
         .map_err(|e| CommandError::new(e.to_string()))
@@ -96,8 +96,8 @@ pub(crate) fn started(root: &Path, exercise: &Exercise) -> Result<bool, CommandE
 /// Remembers how a run of every check of `group` ended, for `list`.
 pub(crate) fn remember(
     root: &Path,
-    group: &Group,
-    exercise: &Exercise,
+    group: &Lesson,
+    exercise: &LessonInfo,
     standing: &Standing,
     summary: Option<&Summary>,
 ) {
@@ -122,8 +122,8 @@ pub(crate) fn remember(
 /// or run. A file changed since then says so.
 pub(crate) fn remembered(
     root: &Path,
-    group: &Group,
-    exercise: &Exercise,
+    group: &Lesson,
+    exercise: &LessonInfo,
 ) -> Result<Standing, CommandError> {
     if !started(root, exercise)? {
         return Ok(Standing::NotStarted);
@@ -144,8 +144,8 @@ pub(crate) fn remembered(
 /// quietly (and remembered). Not started when the file is the stub.
 pub(crate) fn measure(
     root: &Path,
-    group: &Group,
-    exercise: &Exercise,
+    group: &Lesson,
+    exercise: &LessonInfo,
 ) -> Result<(Standing, Option<Summary>), CommandError> {
     if !started(root, exercise)? {
         return Ok((Standing::NotStarted, None));
@@ -168,7 +168,7 @@ pub(crate) fn measure(
         return Ok((Standing::Refused, None));
     }
     // What `list` shows next time is kept by a reporter of the run, as it ends.
-    let mut keep = crate::events::OnFinished(|group: &Group, summary: &crate::suite::Summary| {
+    let mut keep = crate::events::OnFinished(|group: &Lesson, summary: &crate::suite::Summary| {
         remember(root, group, exercise, &Standing::of(summary), Some(summary));
     });
     let summary = suite::run(

@@ -15,11 +15,11 @@ use super::run::{build_practice, guidance_line, next_steps, save_case, Against, 
 use super::standing::{remember, Standing};
 use super::{kit_root, load_exercise, resolve_group, CommandError, CommandResult};
 use crate::cache::learner_hash;
-use crate::groups::GROUPS;
 use crate::guidance::{GuidanceLog, Kind};
 use crate::help::Help;
+use crate::lessons::LESSONS;
 use crate::suite::{self, RunError, RunSettings};
-use crate::{Exercise, Group};
+use crate::{Lesson, LessonInfo};
 use clap::Args;
 use colored::Colorize;
 use libtest_mimic::{Arguments, FormatSetting};
@@ -37,6 +37,7 @@ const DEBOUNCE: Duration = Duration::from_millis(50);
 #[derive(Args)]
 pub(crate) struct WatchArgs {
     /// The lesson to start with, e.g. build3 (default: the first one you started).
+    #[arg(value_name = "LESSON")]
     group: Option<String>,
     /// Do not watch the files: press r (or Enter) to run after each save. For file systems
     /// where watching does not work.
@@ -50,7 +51,7 @@ pub(crate) struct WatchArgs {
 /// What wakes the watch loop.
 enum Event {
     /// A lesson's file was saved.
-    Saved(&'static Group),
+    Saved(&'static Lesson),
     /// A key was pressed.
     Key(u8),
     /// Standard input ended.
@@ -87,16 +88,16 @@ impl Running<'_> {
 }
 
 /// One lesson of the kit, with its metadata.
-struct Lesson {
-    group: &'static Group,
-    exercise: Exercise,
+struct Watched {
+    group: &'static Lesson,
+    exercise: LessonInfo,
 }
 
 pub(crate) fn watch(root: Option<PathBuf>, args: WatchArgs) -> CommandResult {
     let root = kit_root(root)?;
-    let lessons: Vec<Lesson> = GROUPS
+    let lessons: Vec<Watched> = LESSONS
         .iter()
-        .map(|group| load_exercise(&root, group).map(|exercise| Lesson { group, exercise }))
+        .map(|group| load_exercise(&root, group).map(|exercise| Watched { group, exercise }))
         .collect::<Result<_, _>>()?;
     let mut current = match &args.group {
         Some(name) => resolve_group(name)?,
@@ -130,7 +131,7 @@ pub(crate) fn watch(root: Option<PathBuf>, args: WatchArgs) -> CommandResult {
     // or `q` during a run that loops need not wait out every check's timeout.
     std::thread::scope(|scope| {
         let root = root.as_path();
-        let start = |group: &'static Group, runs: &mut usize, ran: &mut HashMap<&str, String>| {
+        let start = |group: &'static Lesson, runs: &mut usize, ran: &mut HashMap<&str, String>| {
             let lesson = lesson(&lessons, group);
             ran.insert(group.name, learner_hash(root, &lesson.exercise.file));
             *runs += 1;
@@ -154,7 +155,7 @@ pub(crate) fn watch(root: Option<PathBuf>, args: WatchArgs) -> CommandResult {
         // only says what h does: a help level shown is a permanent record, and one stray key
         // must not make one.
         let mut told_about_help = false;
-        let mut show = |key: u8, current: &Group| {
+        let mut show = |key: u8, current: &Lesson| {
             if key == b'h' && !told_about_help {
                 told_about_help = true;
                 say!(
@@ -175,7 +176,7 @@ pub(crate) fn watch(root: Option<PathBuf>, args: WatchArgs) -> CommandResult {
         // Keys that print (h, l) pressed during a run, with the lesson current then: they act
         // when it ends, so that their text does not land in the middle of the run's (and help
         // is shown, and recorded, for the lesson it was asked for).
-        let mut held: Vec<(u8, &'static Group)> = Vec::new();
+        let mut held: Vec<(u8, &'static Lesson)> = Vec::new();
         while let Ok(event) = rx.recv() {
             match event {
                 Event::Saved(group) => {
@@ -243,7 +244,7 @@ pub(crate) fn watch(root: Option<PathBuf>, args: WatchArgs) -> CommandResult {
     Ok(ExitCode::SUCCESS)
 }
 
-fn lesson<'l>(lessons: &'l [Lesson], group: &Group) -> &'l Lesson {
+fn lesson<'l>(lessons: &'l [Watched], group: &Lesson) -> &'l Watched {
     lessons
         .iter()
         .find(|l| l.group.name == group.name)
@@ -251,20 +252,20 @@ fn lesson<'l>(lessons: &'l [Lesson], group: &Group) -> &'l Lesson {
 }
 
 /// The first lesson, in course order, whose file is no longer the stub (or the first).
-fn first_started(root: &Path, lessons: &[Lesson]) -> &'static Group {
+fn first_started(root: &Path, lessons: &[Watched]) -> &'static Lesson {
     lessons
         .iter()
         .find(|l| super::standing::started(root, &l.exercise).unwrap_or(false))
-        .map_or(GROUPS[0], |l| l.group)
+        .map_or(LESSONS[0], |l| l.group)
 }
 
 /// Acts on the keys `held` during a run that has ended, each after a prompt, in the order
 /// they were pressed and for the lesson each was pressed in.
 fn release(
-    held: &mut Vec<(u8, &'static Group)>,
+    held: &mut Vec<(u8, &'static Lesson)>,
     manual: bool,
-    current: &Group,
-    show: &mut impl FnMut(u8, &Group),
+    current: &Lesson,
+    show: &mut impl FnMut(u8, &Lesson),
 ) {
     for (key, asked_in) in std::mem::take(held) {
         prompt(manual, current);
@@ -274,7 +275,7 @@ fn release(
 
 /// The keys, and the lesson they act on (its header may have scrolled away), in under 80
 /// columns.
-fn prompt(manual: bool, current: &Group) {
+fn prompt(manual: bool, current: &Lesson) {
     let how = if manual {
         "r/Enter: run after a save"
     } else {
@@ -291,7 +292,7 @@ fn prompt(manual: bool, current: &Group) {
 /// `runs` is its number. Once `cancel` is raised it stops, showing nothing more.
 fn run_lesson(
     root: &Path,
-    lesson: &Lesson,
+    lesson: &Watched,
     timeout: Duration,
     runs: usize,
     cancel: Arc<AtomicBool>,
@@ -377,7 +378,7 @@ fn run_lesson(
 }
 
 /// Shows the next help level of `lesson`, recorded as guidance first.
-fn show_help(root: &Path, lesson: &Lesson, shown: &mut usize) {
+fn show_help(root: &Path, lesson: &Watched, shown: &mut usize) {
     let dir = lesson.exercise.dir(root);
     let help = match Help::load(&dir) {
         Ok(help) => help,
@@ -442,11 +443,11 @@ fn show_list(root: &Path) {
 /// Starts watching the lessons' folder; each save of a lesson's file is sent as an event.
 fn watch_files(
     root: &Path,
-    lessons: &[Lesson],
+    lessons: &[Watched],
     tx: mpsc::Sender<Event>,
 ) -> Result<notify_debouncer_mini::Debouncer<notify::RecommendedWatcher>, notify::Error> {
     let canonical = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
-    let files: Vec<(PathBuf, &'static Group)> = lessons
+    let files: Vec<(PathBuf, &'static Lesson)> = lessons
         .iter()
         .map(|l| (canonical(&root.join(&l.exercise.file)), l.group))
         .collect();

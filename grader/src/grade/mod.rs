@@ -33,7 +33,7 @@ use crate::kitcopy::{self, Files, Slot};
 use crate::reports::{self, ReportFormat, RunReport};
 use crate::seed;
 use crate::suite::{self, RunSettings, Summary};
-use crate::{Exercise, Group, Outcome, Status};
+use crate::{Lesson, LessonInfo, Outcome, Status};
 use grader_checks::limits::Limits;
 use libtest_mimic::{Arguments, ColorSetting, FormatSetting};
 use std::collections::{BTreeMap, VecDeque};
@@ -48,7 +48,7 @@ use thiserror::Error;
 #[derive(Debug, Clone)]
 pub(crate) struct Settings {
     /// Grade only this lesson (otherwise: every lesson a submission holds a file for).
-    pub(crate) group: Option<&'static Group>,
+    pub(crate) group: Option<&'static Lesson>,
     /// How many submissions are graded at once.
     pub(crate) jobs: usize,
     /// Where the reports and the gradebook go.
@@ -110,7 +110,7 @@ pub(crate) enum GradeError {
     Submissions(#[from] SubmissionError),
     /// A lesson's metadata could not be read.
     #[error(transparent)]
-    Exercise(#[from] crate::exercise::ExerciseError),
+    LessonInfo(#[from] crate::lesson_info::ExerciseError),
     /// The kit's files or a grading copy could not be read or written.
     #[error("cannot prepare a copy of the kit to grade in: {0}")]
     Copy(std::io::Error),
@@ -144,8 +144,8 @@ struct LessonFile {
 #[derive(Debug, Clone)]
 struct Job {
     submission: Submission,
-    group: &'static Group,
-    exercise: Exercise,
+    group: &'static Lesson,
+    exercise: LessonInfo,
     /// The submitted file graded, as the submissions folder names it (`ada/lib.rs`), its
     /// control characters escaped (the learner named it).
     file: String,
@@ -185,7 +185,7 @@ pub(crate) fn grade(
         dir: settings.out.clone(),
         source,
     };
-    let lessons: Vec<exports::Lesson> = crate::groups::GROUPS
+    let lessons: Vec<exports::Lesson> = crate::lessons::LESSONS
         .iter()
         .filter(|g| settings.group.is_none_or(|only| only.name == g.name))
         .filter(|g| book.rows.iter().any(|r| r.group == g.name))
@@ -222,7 +222,7 @@ pub(crate) fn grade(
             lessons: lessons
                 .iter()
                 .map(|l| {
-                    let checks = crate::groups::group(&l.group)
+                    let checks = crate::lessons::lesson(&l.group)
                         .map(|g| g.checks.iter().map(|c| c.name).collect())
                         .unwrap_or_default();
                     (l, checks)
@@ -295,7 +295,7 @@ fn class_similarity(
 ) -> similarity::Compared {
     let mut compared = similarity::Compared::default();
     for lesson in lessons {
-        let Ok(exercise) = Exercise::load(kit, &lesson.group) else {
+        let Ok(exercise) = LessonInfo::load(kit, &lesson.group) else {
             continue;
         };
         let read = |path: PathBuf| std::fs::read_to_string(path).ok();
@@ -368,9 +368,9 @@ fn grade_rows(
         }
     }
     let kit_digest = digest(&base);
-    let exercises: Vec<(&'static Group, Exercise)> = crate::groups::GROUPS
+    let exercises: Vec<(&'static Lesson, LessonInfo)> = crate::lessons::LESSONS
         .iter()
-        .map(|g| Ok((*g, Exercise::load(kit, g.name)?)))
+        .map(|g| Ok((*g, LessonInfo::load(kit, g.name)?)))
         .collect::<Result<_, GradeError>>()?;
 
     // Each lesson's reference answer as the kit has it, for the rows of files that equal it.
@@ -552,7 +552,7 @@ fn with_roster(
     mut rows: Vec<Row>,
     roster: &roster::Roster,
     submissions: &[Submission],
-    group: Option<&Group>,
+    group: Option<&Lesson>,
     points: &BTreeMap<&'static str, f64>,
 ) -> Vec<Row> {
     for entry in &roster.students {
@@ -619,7 +619,7 @@ type Answers = BTreeMap<&'static str, (PathBuf, String)>;
 /// What planning a submission's jobs needs to know of the batch.
 #[derive(Clone, Copy)]
 struct Batch<'a> {
-    exercises: &'a [(&'static Group, Exercise)],
+    exercises: &'a [(&'static Lesson, LessonInfo)],
     answers: &'a Answers,
     points: &'a BTreeMap<&'static str, f64>,
     settings: &'a Settings,
@@ -664,7 +664,7 @@ fn plan(batch: Batch<'_>, submission: &Submission, jobs: &mut Vec<Job>, rows: &m
         }
         return;
     }
-    let chosen: Vec<&(&'static Group, Exercise)> = match settings.group {
+    let chosen: Vec<&(&'static Lesson, LessonInfo)> = match settings.group {
         Some(g) => exercises
             .iter()
             .filter(|(eg, _)| eg.name == g.name)
@@ -699,7 +699,7 @@ fn plan(batch: Batch<'_>, submission: &Submission, jobs: &mut Vec<Job>, rows: &m
         let note = if submission.is_file() {
             format!(
                 "cannot tell which lesson this file is for: it defines none of {}; name the \
-                 lesson with --group",
+                 lesson with --lesson",
                 expected.join(", ")
             )
         } else {
@@ -720,7 +720,7 @@ fn plan(batch: Batch<'_>, submission: &Submission, jobs: &mut Vec<Job>, rows: &m
                         .find(|(_, e)| text.contains(&format!("fn {}", e.function)))
                         .map_or("LESSON", |(g, _)| g.name);
                     format!(
-                        "; it holds one .rs file, {}: name its lesson to grade it (--group {lesson})",
+                        "; it holds one .rs file, {}: name its lesson to grade it (--lesson {lesson})",
                         crate::sanitise::escape_string(
                             shown(submission, &file).display().to_string()
                         ),
@@ -846,8 +846,8 @@ fn plan(batch: Batch<'_>, submission: &Submission, jobs: &mut Vec<Job>, rows: &m
 fn refused_job(
     kit_digest: &str,
     submission: &Submission,
-    group: &'static Group,
-    exercise: &Exercise,
+    group: &'static Lesson,
+    exercise: &LessonInfo,
     file: &Path,
     why: String,
 ) -> Job {
@@ -1002,7 +1002,7 @@ fn submission_dir(settings: &Settings, submission: &str) -> PathBuf {
 fn prepare_slots(
     kit: &Path,
     base: &Files,
-    exercises: &[(&'static Group, Exercise)],
+    exercises: &[(&'static Lesson, LessonInfo)],
     settings: &Settings,
     count: usize,
     events: &(dyn Fn(Event) + Sync),
@@ -1401,7 +1401,7 @@ mod tests {
             "Cargo.toml",
             "Cargo.lock",
             "grader/Cargo.toml",
-            "grader/checks/src/groups/build3/checks.rs",
+            "grader/checks/src/lessons/build3/checks.rs",
             "grader/runner/src/build3/recording.rs",
             "grader/src/reports/junit.rs",
             "exercises/build3/grading.toml",

@@ -9,8 +9,8 @@
 //! `retry-kit-main/`) is looked into. A single file is graded for the lesson it was named
 //! for, or the lesson whose function it defines.
 
-use crate::exercise::Exercise;
 use crate::guidance::LOG_FILE;
+use crate::lesson_info::LessonInfo;
 use std::path::{Path, PathBuf};
 use thiserror::Error;
 
@@ -124,7 +124,7 @@ impl Submission {
     /// symbolic link is followed on the way: one found is the submission's refusal.
     pub(crate) fn lesson_file(
         &self,
-        exercise: &Exercise,
+        exercise: &LessonInfo,
         named_group: bool,
     ) -> Result<Option<PathBuf>, Refusal> {
         if let Some(refusal) = self.refusal() {
@@ -161,7 +161,7 @@ impl Submission {
     /// Every file of the submission that could be `exercise`'s, in the order they are taken
     /// (`practice/src/`, `src/`, the top): the first is graded, and more than one is worth
     /// a word in the gradebook.
-    pub(crate) fn lesson_files(&self, exercise: &Exercise) -> Result<Vec<PathBuf>, Refusal> {
+    pub(crate) fn lesson_files(&self, exercise: &LessonInfo) -> Result<Vec<PathBuf>, Refusal> {
         let Some(name) = exercise.file.file_name() else {
             return Ok(Vec::new());
         };
@@ -427,8 +427,8 @@ pub(crate) fn list(
 mod tests {
     use super::*;
 
-    fn exercise(file: &str) -> Exercise {
-        Exercise {
+    fn exercise(file: &str) -> LessonInfo {
+        LessonInfo {
             group: "build3".into(),
             title: "Retry".into(),
             summary: None,
@@ -486,7 +486,7 @@ mod tests {
         assert_eq!(
             s.lesson_file(&ex, true),
             Ok(Some(cased)),
-            "and the same with --group"
+            "and the same with --lesson"
         );
     }
 

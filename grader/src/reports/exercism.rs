@@ -144,7 +144,10 @@ pub(crate) fn render(report: &RunReport) -> String {
                     MESSAGE_NOTICE,
                 ),
             },
-            None => format!("No check ran: group {} has no checks to run.", report.group),
+            None => format!(
+                "No check ran: lesson {} has no checks to run.",
+                report.group
+            ),
         };
         return to_text(&Results {
             version: 3,

@@ -4,7 +4,7 @@
 //! - One `<testsuites name="retry-kit">` holding one `<testsuite>` for the group, whose
 //!   `<properties>` record the kit's version, the lesson, whose code ran, the learner's file
 //!   and the guidance.
-//! - One `<testcase name="CHECK" classname="GROUP.MODULE">` per check, in the group's order.
+//! - One `<testcase name="CHECK" classname="LESSON.MODULE">` per check, in the group's order.
 //!   A failed check holds `<failure type="KIND">` (`mismatch`, `panic`, `crash`, `timeout`,
 //!   `limit`, `leak`); an unfinished check `<failure type="unfinished">` (it is not a pass);
 //!   a kit bug `<error type="kit_bug">`. The `message` attribute is the message's first line,

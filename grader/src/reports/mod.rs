@@ -13,7 +13,7 @@ pub mod weights;
 
 use crate::guidance::{GuidanceLog, Kind};
 use crate::suite::Summary;
-use crate::{Exercise, Group};
+use crate::{Lesson, LessonInfo};
 use grader_checks::{FailureKind, Outcome, Status};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -167,8 +167,8 @@ impl RunReport {
     /// checks of `summary`, or — when nothing ran — `not_run` says why.
     pub fn new(
         root: &Path,
-        group: &Group,
-        exercise: &Exercise,
+        group: &Lesson,
+        exercise: &LessonInfo,
         against: &str,
         summary: Option<&Summary>,
         not_run: Option<NotRun>,

@@ -159,7 +159,7 @@ pub fn stub(group: &str) -> String {
 
 /// The learner's file of `group` in the copy at `kit`.
 pub fn learner_file(kit: &Path, group: &str) -> PathBuf {
-    let info = grader::Exercise::load(kit, group).expect("the group has an info.toml");
+    let info = grader::LessonInfo::load(kit, group).expect("the group has an info.toml");
     kit.join(info.file)
 }
 
@@ -168,7 +168,7 @@ pub fn learner_file(kit: &Path, group: &str) -> PathBuf {
 /// Returns standard output.
 pub fn assert_stub_is_unfinished(kit: &Path, group: &str) -> String {
     let stdout = grader_exits(kit, &[group], 1);
-    let lesson = grader::groups::group(group).expect("a registered group");
+    let lesson = grader::lessons::lesson(group).expect("a registered group");
     let total = lesson.checks.len();
     assert!(
         stdout.contains(&format!(
@@ -176,7 +176,7 @@ pub fn assert_stub_is_unfinished(kit: &Path, group: &str) -> String {
         )),
         "{stdout}"
     );
-    let info = grader::Exercise::load(kit, group).expect("the group has an info.toml");
+    let info = grader::LessonInfo::load(kit, group).expect("the group has an info.toml");
     let stopped = format!(
         "{} reached todo!() at {}:",
         lesson.function,

@@ -1,9 +1,9 @@
 //! Test-only implementations of `retry_request` and `lookup_availability`: correct ones,
 //! realistic mistakes and hostile behaviour. Each is what a learner could plausibly write.
 
-use grader_checks::groups::build2::{self, FetchFn, Transport};
-use grader_checks::groups::build3::{self, Reply, RetryFn};
-use grader_checks::groups::stage8::{self, LookupFn, TestGateway};
+use grader_checks::lessons::build2::{self, FetchFn, Transport};
+use grader_checks::lessons::build3::{self, Reply, RetryFn};
+use grader_checks::lessons::stage8::{self, LookupFn, TestGateway};
 use kit_types::{
     Admission, Availability, Clock, Failure, FailureCode, Lookup, Outcome, PermanentError,
     PermanentKind, Provider, RequestError, RetryError, RetryEvent, RetryPolicy, StopCause,

@@ -1,7 +1,7 @@
 //! The exhaustive check's space: every case of it, as blocks of one policy each. Inputs
 //! only: what the reference does on them is the judge's (`grader-checks`), never here.
 //!
-//! See the exhaustive check (`grader/checks/src/groups/build3/exhaustive.rs`) for what the
+//! See the exhaustive check (`grader/checks/src/lessons/build3/exhaustive.rs`) for what the
 //! space covers and why.
 
 use super::recording::{fresh, Script};

@@ -11,7 +11,7 @@ pub mod recording;
 pub mod scenario;
 pub mod situations;
 
-use crate::group::{self, CheckInput, Group, Job};
+use crate::lesson::{self, CheckInput, Job, Lesson};
 use crate::report::Report;
 
 pub use checks::{CHECKS, CHECK_INFO};
@@ -20,7 +20,7 @@ pub use checks::{CHECKS, CHECK_INFO};
 /// serves every crate that implements it.
 ///
 /// ```
-/// use grader_checks::groups::build3::RetryFn;
+/// use grader_checks::lessons::build3::RetryFn;
 /// let f: RetryFn = |p, r, s, l| reference::retry_request(p, r, s, l);
 /// # let _ = f;
 /// ```
@@ -40,7 +40,7 @@ pub enum Learner {
 impl Learner {
     /// The learner's function in a runner started for this check ([`kit_runner::remote`]).
     pub fn in_runner() -> Result<Learner, String> {
-        kit_runner::remote::Runner::from_env(GROUP.name)
+        kit_runner::remote::Runner::from_env(LESSON.name)
             .map(|runner| Learner::Runner(std::sync::Arc::new(runner)))
     }
 }
@@ -51,7 +51,7 @@ pub fn reference() -> Learner {
 }
 
 /// The build3 group.
-pub const GROUP: Group = Group {
+pub const LESSON: Lesson = Lesson {
     name: "build3",
     title: super::declared::build3::TITLE,
     function: super::declared::build3::FUNCTION,
@@ -60,16 +60,16 @@ pub const GROUP: Group = Group {
     scenario_shape: "optional [policy] settings and one [[outcome]] per call of request",
     stop_hint: "Every loop needs explicit stops: at most max_attempts calls of request, and a \
                 stop when the server's wait exceeds max_delay.",
-    parse_scenario: group::scenario_summary::<scenario::Scenario>,
+    parse_scenario: lesson::scenario_summary::<scenario::Scenario>,
     run_scenario_on_reference: |path, text| {
-        group::run_scenario_text::<scenario::Scenario>(&reference(), path, text)
+        lesson::run_scenario_text::<scenario::Scenario>(&reference(), path, text)
     },
     run_reference: |job| run(job, &reference()),
     check_input: Some(CheckInput {
         check: "exhaustive::matches_reference_on_every_case",
         make: exhaustive::reference_digests,
     }),
-    situations: group::situation_ids::<scenario::Scenario>,
+    situations: lesson::situation_ids::<scenario::Scenario>,
     trials: None,
 };
 

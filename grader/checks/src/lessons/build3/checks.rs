@@ -10,7 +10,7 @@ use super::recording::{
 use super::{Learner, Reply};
 use crate::feedback::every_case;
 use crate::feedback::{same_waits, Feedback};
-use crate::group::CheckResult;
+use crate::lesson::CheckResult;
 use crate::panics::DeliberatePanic;
 use crate::view::Field;
 use kit_types::{

@@ -9,7 +9,7 @@
 use super::attempt::{describe_given, describe_ran, record_all, same_returned, Given, Ran};
 use super::Learner;
 use crate::feedback::Feedback;
-use crate::group::CheckResult;
+use crate::lesson::CheckResult;
 use crate::view::Field;
 use kit_types::{
     Handled, PermanentError, PermanentKind, RequestError, TransientError, TransientReason,

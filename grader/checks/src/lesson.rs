@@ -5,7 +5,7 @@
 //! differs from the lesson's rules. The child process runs one check at a time (see
 //! [`crate::serve`]), so a check may panic, loop or crash without taking the grader with it.
 //!
-//! The parent process never sees the learner type: it works with [`Group`], which names the
+//! The parent process never sees the learner type: it works with [`Lesson`], which names the
 //! checks and holds plain function pointers for everything else.
 
 use crate::report::Report;
@@ -56,7 +56,7 @@ pub struct ScenarioSummary {
 
 /// One exercise group, as the parent process sees it.
 #[derive(Debug)]
-pub struct Group {
+pub struct Lesson {
     /// The group's name on the command line, e.g. `build3`.
     pub name: &'static str,
     /// The lesson's title, as `exercises/<group>/info.toml` gives it.
@@ -139,7 +139,7 @@ pub struct CheckInput {
     pub make: fn() -> Vec<u8>,
 }
 
-impl Group {
+impl Lesson {
     /// The check called `name`, if there is one.
     pub fn check(&self, name: &str) -> Option<&'static CheckInfo> {
         self.checks.iter().find(|c| c.name == name)
@@ -161,9 +161,9 @@ impl Group {
 macro_rules! checks {
     ($learner:ty; $($module:ident :: $name:ident $(=> $secs:literal s)?),* $(,)?) => {
         /// The checks, typed: what the child process runs.
-        pub const CHECKS: &[$crate::group::Check<$learner>] = &[
-            $($crate::group::Check {
-                info: $crate::group::CheckInfo {
+        pub const CHECKS: &[$crate::lesson::Check<$learner>] = &[
+            $($crate::lesson::Check {
+                info: $crate::lesson::CheckInfo {
                     name: concat!(stringify!($module), "::", stringify!($name)),
                     min_timeout: ::std::time::Duration::from_secs(0 $(+ $secs)?),
                 },
@@ -171,8 +171,8 @@ macro_rules! checks {
             },)*
         ];
         /// The checks' names and times: what the parent process lists.
-        pub const CHECK_INFO: &[$crate::group::CheckInfo] = &[
-            $($crate::group::CheckInfo {
+        pub const CHECK_INFO: &[$crate::lesson::CheckInfo] = &[
+            $($crate::lesson::CheckInfo {
                 name: concat!(stringify!($module), "::", stringify!($name)),
                 min_timeout: ::std::time::Duration::from_secs(0 $(+ $secs)?),
             },)*
@@ -180,7 +180,7 @@ macro_rules! checks {
     };
 }
 
-/// [`Group::parse_scenario`] for a group whose scenarios are `S`.
+/// [`Lesson::parse_scenario`] for a group whose scenarios are `S`.
 pub(crate) fn scenario_summary<S: Format>(
     path: &Path,
     text: &str,
@@ -192,13 +192,13 @@ pub(crate) fn scenario_summary<S: Format>(
     })
 }
 
-/// [`Group::situations`] for a group whose scenarios are `S`.
+/// [`Lesson::situations`] for a group whose scenarios are `S`.
 pub(crate) fn situation_ids<S: Format>() -> Vec<&'static str> {
     S::SITUATIONS.iter().map(|s| s.id).collect()
 }
 
 /// Parses scenario text of format `S` and runs it on `learner`: with the group's reference,
-/// [`Group::run_scenario_on_reference`].
+/// [`Lesson::run_scenario_on_reference`].
 pub(crate) fn run_scenario_text<S: Format>(
     learner: &S::Learner,
     path: &Path,

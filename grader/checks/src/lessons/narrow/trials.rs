@@ -1,10 +1,10 @@
 //! narrow's test implementations of `handle_attempt`, for the kit's own tests
-//! ([`crate::group::Trials`]): the correct handler, each realistic mistake with the check
+//! ([`crate::lesson::Trials`]): the correct handler, each realistic mistake with the check
 //! that must catch it first and what its message must say, and hostile code. Never used to
 //! grade a learner.
 
 use super::{AttemptFn, Learner, Request};
-use crate::group::{Mistake, Trials};
+use crate::lesson::{Mistake, Trials};
 use kit_types::graded::Reply;
 use kit_types::{
     Handled, PermanentError, PermanentKind, RequestError, TransientError, TransientReason,

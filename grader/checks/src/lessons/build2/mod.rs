@@ -12,7 +12,7 @@ pub(crate) mod exhaustive;
 pub mod scenario;
 pub mod situations;
 
-use crate::group::{self, Group, Job};
+use crate::lesson::{self, Job, Lesson};
 use crate::report::Report;
 
 pub use checks::{CHECKS, CHECK_INFO};
@@ -21,7 +21,7 @@ pub use checks::{CHECKS, CHECK_INFO};
 /// every crate.
 ///
 /// ```
-/// use grader_checks::groups::build2::FetchFn;
+/// use grader_checks::lessons::build2::FetchFn;
 /// let f: FetchFn = |m, u, t| reference::fetch(m, u, t);
 /// # let _ = f;
 /// ```
@@ -41,7 +41,7 @@ pub enum Learner {
 impl Learner {
     /// The learner's function in a runner started for this check ([`kit_runner::remote`]).
     pub fn in_runner() -> Result<Learner, String> {
-        kit_runner::remote::Runner::from_env(GROUP.name)
+        kit_runner::remote::Runner::from_env(LESSON.name)
             .map(|runner| Learner::Runner(std::sync::Arc::new(runner)))
     }
 }
@@ -52,7 +52,7 @@ pub fn reference() -> Learner {
 }
 
 /// The build2 group.
-pub const GROUP: Group = Group {
+pub const LESSON: Lesson = Lesson {
     name: "build2",
     title: super::declared::build2::TITLE,
     function: super::declared::build2::FUNCTION,
@@ -60,13 +60,13 @@ pub const GROUP: Group = Group {
     saved_case: Some(exhaustive::saved_case),
     scenario_shape: "one [[call]] per call of fetch, each with a reply or a transport failure",
     stop_hint: "fetch makes one exchange and returns: it has no loop of its own to stop.",
-    parse_scenario: group::scenario_summary::<scenario::FetchScenario>,
+    parse_scenario: lesson::scenario_summary::<scenario::FetchScenario>,
     run_scenario_on_reference: |path, text| {
-        group::run_scenario_text::<scenario::FetchScenario>(&reference(), path, text)
+        lesson::run_scenario_text::<scenario::FetchScenario>(&reference(), path, text)
     },
     run_reference: |job| run(job, &reference()),
     check_input: None,
-    situations: group::situation_ids::<scenario::FetchScenario>,
+    situations: lesson::situation_ids::<scenario::FetchScenario>,
     trials: None,
 };
 

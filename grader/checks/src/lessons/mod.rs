@@ -1,8 +1,8 @@
-//! The registry: every group the grader knows, in course order. Its modules and [`GROUPS`]
+//! The registry: every group the grader knows, in course order. Its modules and [`LESSONS`]
 //! are generated from `exercises/lessons.toml` (`cargo run -p grader -- dev update`);
 //! everything the grader knows about a group lives in its module.
 
-use crate::group::{Group, Job};
+use crate::lesson::{Job, Lesson};
 use crate::report::Report;
 use crate::scenario::{exercise_key, ScenarioError};
 use std::path::Path;
@@ -14,11 +14,11 @@ pub mod narrow;
 pub mod stage8;
 
 /// Every group, in course order.
-pub const GROUPS: &[&Group] = &[
-    &build2::GROUP,
-    &narrow::GROUP,
-    &build3::GROUP,
-    &stage8::GROUP,
+pub const LESSONS: &[&Lesson] = &[
+    &build2::LESSON,
+    &narrow::LESSON,
+    &build3::LESSON,
+    &stage8::LESSON,
 ];
 
 /// Each lesson's title and function, as its `exercises/NAME/info.toml` gives them.
@@ -42,20 +42,20 @@ pub(crate) mod declared {
 }
 // END generated: lessons
 
-/// The group called `name`, if there is one.
+/// The lesson called `name`, if there is one.
 ///
 /// ```
-/// assert!(grader_checks::groups::group("build3").is_some());
-/// assert!(grader_checks::groups::group("build9").is_none());
+/// assert!(grader_checks::lessons::lesson("build3").is_some());
+/// assert!(grader_checks::lessons::lesson("build9").is_none());
 /// ```
-pub fn group(name: &str) -> Option<&'static Group> {
-    GROUPS.iter().copied().find(|g| g.name == name)
+pub fn lesson(name: &str) -> Option<&'static Lesson> {
+    LESSONS.iter().copied().find(|g| g.name == name)
 }
 
 /// Runs `job` of group `name` on the reference, in this process; `None` for an unknown group.
 /// This is what `--against reference` starts in its child processes.
 pub fn run_reference(name: &str, job: &Job) -> Option<Report> {
-    group(name).map(|g| (g.run_reference)(job))
+    lesson(name).map(|g| (g.run_reference)(job))
 }
 
 /// The group a scenario file is for: the one its `exercise` key names, or build3 when it has
@@ -63,17 +63,17 @@ pub fn run_reference(name: &str, job: &Job) -> Option<Report> {
 ///
 /// ```
 /// use std::path::Path;
-/// use grader_checks::groups::scenario_group;
-/// let g = scenario_group(Path::new("s.toml"), "exercise = \"stage8\"\n").unwrap();
+/// use grader_checks::lessons::scenario_lesson;
+/// let g = scenario_lesson(Path::new("s.toml"), "exercise = \"stage8\"\n").unwrap();
 /// assert_eq!(g.name, "stage8");
-/// let e = scenario_group(Path::new("s.toml"), "exercise = \"stage9\"\n").unwrap_err();
+/// let e = scenario_lesson(Path::new("s.toml"), "exercise = \"stage9\"\n").unwrap_err();
 /// assert!(e.to_string().starts_with("s.toml:1:12: exercise \"stage9\" has no scenarios"), "{e}");
 /// ```
-pub fn scenario_group(path: &Path, text: &str) -> Result<&'static Group, ScenarioError> {
+pub fn scenario_lesson(path: &Path, text: &str) -> Result<&'static Lesson, ScenarioError> {
     match exercise_key(path, text)? {
-        None => Ok(&build3::GROUP),
-        Some((name, span)) => group(&name).ok_or_else(|| {
-            let names: Vec<String> = GROUPS.iter().map(|g| format!("{:?}", g.name)).collect();
+        None => Ok(&build3::LESSON),
+        Some((name, span)) => lesson(&name).ok_or_else(|| {
+            let names: Vec<String> = LESSONS.iter().map(|g| format!("{:?}", g.name)).collect();
             ScenarioError::at(
                 path,
                 text,

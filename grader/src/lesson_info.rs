@@ -1,4 +1,4 @@
-//! Exercise metadata: `exercises/<group>/info.toml`, read with unknown keys refused.
+//! LessonInfo metadata: `exercises/<group>/info.toml`, read with unknown keys refused.
 
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
@@ -9,7 +9,7 @@ pub(crate) const INFO_FILE: &str = "info.toml";
 /// What `exercises/<group>/info.toml` says about an exercise.
 ///
 /// ```
-/// let info: grader::Exercise = toml::from_str(r#"
+/// let info: grader::LessonInfo = toml::from_str(r#"
 ///     group = "build3"
 ///     title = "Retry transient failures"
 ///     function = "retry_request"
@@ -21,7 +21,7 @@ pub(crate) const INFO_FILE: &str = "info.toml";
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Exercise {
+pub struct LessonInfo {
     /// The group's name on the command line.
     pub group: String,
     /// The lesson's title.
@@ -42,7 +42,7 @@ pub struct Exercise {
     #[serde(default)]
     pub trace: Option<PathBuf>,
     /// The self-review questions, relative to the exercise folder: copied to
-    /// `Exercise::review_file` the first time every check passes.
+    /// `LessonInfo::review_file` the first time every check passes.
     #[serde(default)]
     pub self_review: Option<PathBuf>,
     /// The reference answer, relative to the kit folder: the file of `reference/` that holds
@@ -54,7 +54,7 @@ pub struct Exercise {
 /// Why an exercise's metadata could not be read.
 pub(crate) type ExerciseError = crate::toml_file::TomlFileError;
 
-/// The table of `info.toml` that [`Review`] reads and [`Exercise`] leaves to it.
+/// The table of `info.toml` that [`Review`] reads and [`LessonInfo`] leaves to it.
 const REVIEW_TABLE: &str = "review";
 
 /// What `review` checks of a lesson: the `[review]` table of its `info.toml`.
@@ -114,9 +114,9 @@ impl Review {
     }
 }
 
-impl Exercise {
+impl LessonInfo {
     /// Reads `ROOT/exercises/<group>/info.toml`, all but its `[review]` table (`Review`).
-    pub fn load(root: &Path, group: &str) -> Result<Exercise, ExerciseError> {
+    pub fn load(root: &Path, group: &str) -> Result<LessonInfo, ExerciseError> {
         let path = info_path(root, group);
         let text = std::fs::read_to_string(&path).map_err(|source| {
             crate::toml_file::TomlFileError::Read {
@@ -124,16 +124,16 @@ impl Exercise {
                 source,
             }
         })?;
-        Exercise::parse(&text).map_err(|e| parse_error(&path, &e))
+        LessonInfo::parse(&text).map_err(|e| parse_error(&path, &e))
     }
 
     /// Parses the text of an `info.toml`, leaving out its `[review]` table; errors name the
     /// line, as for the rest of the kit's files.
-    fn parse(text: &str) -> Result<Exercise, toml::de::Error> {
+    fn parse(text: &str) -> Result<LessonInfo, toml::de::Error> {
         use serde::Deserialize as _;
         let mut table = toml::de::DeTable::parse(text)?;
         table.get_mut().remove(REVIEW_TABLE);
-        Exercise::deserialize(toml::de::Deserializer::from(table)).map_err(|mut e| {
+        LessonInfo::deserialize(toml::de::Deserializer::from(table)).map_err(|mut e| {
             e.set_input(Some(text));
             e
         })
@@ -161,7 +161,7 @@ impl Exercise {
             .join(format!("{}.md", self.group))
     }
 
-    /// Copies the self-review questions to [`Exercise::review_file`] unless the learner
+    /// Copies the self-review questions to [`LessonInfo::review_file`] unless the learner
     /// already has that file. Returns the file when the questions are there to answer.
     pub(crate) fn hand_out_review(&self, root: &Path) -> std::io::Result<Option<PathBuf>> {
         let Some(questions) = &self.self_review else {
@@ -211,7 +211,7 @@ mod tests {
     use super::*;
     use crate::help::Help;
     use crate::workspace::build_root;
-    use grader_checks::groups::GROUPS;
+    use grader_checks::lessons::LESSONS;
 
     #[test]
     fn the_signature_is_the_stubs_up_to_its_body() {
@@ -225,8 +225,8 @@ mod tests {
         assert_eq!(signature_in(stub, "fetch"), None);
         // Every lesson's stub has one.
         let root = build_root();
-        for group in GROUPS {
-            let exercise = Exercise::load(&root, group.name).unwrap();
+        for group in LESSONS {
+            let exercise = LessonInfo::load(&root, group.name).unwrap();
             let signature = exercise.stub_signature(&root).unwrap();
             assert!(signature.starts_with(&format!("pub fn {}", group.function)));
             assert!(signature.contains(") ->"), "{signature}");
@@ -237,8 +237,8 @@ mod tests {
     #[test]
     fn every_group_has_a_consistent_exercise_folder() {
         let root = build_root();
-        for group in GROUPS {
-            let exercise = Exercise::load(&root, group.name).unwrap();
+        for group in LESSONS {
+            let exercise = LessonInfo::load(&root, group.name).unwrap();
             assert_eq!(exercise.group, group.name);
             assert_eq!(exercise.function, group.function);
             assert_eq!(exercise.title, group.title);
@@ -279,7 +279,7 @@ mod tests {
         let text = "group = \"build3\"\ntitle = \"t\"\nfunction = \"f\"\nfile = \"f.rs\"\n\
                     stub = \"stub.rs\"\nlesson = \"lesson.md\"\n\n[review]\nscenarios = \"p/s\"\n\n\
                     [[review.situation]]\nid = \"a\"\nwords = \"an a\"\n";
-        assert_eq!(Exercise::parse(text).unwrap().group, "build3");
+        assert_eq!(LessonInfo::parse(text).unwrap().group, "build3");
         let dir = tempfile::tempdir().unwrap();
         let folder = dir.path().join("exercises/build3");
         std::fs::create_dir_all(&folder).unwrap();
@@ -302,7 +302,7 @@ mod tests {
             "group = \"build3\"\ntitel = \"x\"\n",
         )
         .unwrap();
-        let err = Exercise::load(dir.path(), "build3")
+        let err = LessonInfo::load(dir.path(), "build3")
             .unwrap_err()
             .to_string();
         assert!(

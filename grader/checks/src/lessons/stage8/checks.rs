@@ -12,7 +12,7 @@ use super::scenario::observed_fields;
 use super::Learner;
 use crate::feedback::every_case;
 use crate::feedback::{same_waits, Feedback};
-use crate::group::CheckResult;
+use crate::lesson::CheckResult;
 use crate::view::Field;
 use kit_types::gateway::fakes::Step;
 use kit_types::{

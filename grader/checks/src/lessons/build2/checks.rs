@@ -10,7 +10,7 @@ use super::call::{describe_result, excerpt, record, same_result, Call, Exchange,
 use super::Learner;
 use crate::feedback::every_case;
 use crate::feedback::Feedback;
-use crate::group::CheckResult;
+use crate::lesson::CheckResult;
 use crate::view::Field;
 use kit_types::{
     HttpReply, PermanentError, PermanentKind, RequestError, TransientError, TransientReason,

@@ -11,7 +11,7 @@ use super::attempt::{describe_given, describe_ran, record_all, Given, Ran};
 use super::checks::{meets, raise_learners_panic, values, want, why, Want};
 use super::Learner;
 use crate::feedback::{Feedback, CASE_MARKER};
-use crate::group::CheckResult;
+use crate::lesson::CheckResult;
 use crate::view::Field;
 use kit_types::{PermanentError, PermanentKind, TransientError, TransientReason};
 

@@ -12,7 +12,7 @@ pub mod gateway;
 pub(crate) mod scenario;
 pub(crate) mod situations;
 
-use crate::group::{self, CheckInput, Group, Job};
+use crate::lesson::{self, CheckInput, Job, Lesson};
 use crate::report::Report;
 
 pub(crate) use checks::{CHECKS, CHECK_INFO};
@@ -36,7 +36,7 @@ pub enum Learner {
 impl Learner {
     /// The learner's function in a runner started for this check ([`kit_runner::remote`]).
     pub fn in_runner() -> Result<Learner, String> {
-        kit_runner::remote::Runner::from_env(GROUP.name)
+        kit_runner::remote::Runner::from_env(LESSON.name)
             .map(|runner| Learner::Runner(std::sync::Arc::new(runner)))
     }
 }
@@ -47,7 +47,7 @@ pub fn reference() -> Learner {
 }
 
 /// The stage8 group.
-pub const GROUP: Group = Group {
+pub const LESSON: Lesson = Lesson {
     name: "stage8",
     title: super::declared::stage8::TITLE,
     function: super::declared::stage8::FUNCTION,
@@ -57,16 +57,16 @@ pub const GROUP: Group = Group {
                      [[outcome]] per provider call",
     stop_hint: "Every loop needs explicit stops: at most max_attempts attempts per lookup, and \
                 no sleep that would reach the deadline.",
-    parse_scenario: group::scenario_summary::<scenario::GatewayScenario>,
+    parse_scenario: lesson::scenario_summary::<scenario::GatewayScenario>,
     run_scenario_on_reference: |path, text| {
-        group::run_scenario_text::<scenario::GatewayScenario>(&reference(), path, text)
+        lesson::run_scenario_text::<scenario::GatewayScenario>(&reference(), path, text)
     },
     run_reference: |job| run(job, &reference()),
     check_input: Some(CheckInput {
         check: "exhaustive::matches_reference_on_every_case",
         make: exhaustive::reference_digests,
     }),
-    situations: group::situation_ids::<scenario::GatewayScenario>,
+    situations: lesson::situation_ids::<scenario::GatewayScenario>,
     trials: None,
 };
 

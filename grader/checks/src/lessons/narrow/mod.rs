@@ -16,7 +16,7 @@ mod situations;
 #[doc(hidden)]
 pub(crate) mod trials;
 
-use crate::group::{self, Group, Job};
+use crate::lesson::{self, Job, Lesson};
 use crate::report::Report;
 
 pub(crate) use checks::{CHECKS, CHECK_INFO};
@@ -35,7 +35,7 @@ pub enum Learner {
 impl Learner {
     /// The learner's function in a runner started for this check ([`kit_runner::remote`]).
     pub fn in_runner() -> Result<Learner, String> {
-        kit_runner::remote::Runner::from_env(GROUP.name)
+        kit_runner::remote::Runner::from_env(LESSON.name)
             .map(|runner| Learner::Runner(std::sync::Arc::new(runner)))
     }
 }
@@ -46,7 +46,7 @@ pub fn reference() -> Learner {
 }
 
 /// The narrow group.
-pub(crate) const GROUP: Group = Group {
+pub(crate) const LESSON: Lesson = Lesson {
     name: "narrow",
     title: super::declared::narrow::TITLE,
     function: super::declared::narrow::FUNCTION,
@@ -55,13 +55,13 @@ pub(crate) const GROUP: Group = Group {
     scenario_shape: "one [[attempt]] per call of handle_attempt, each with what its request does",
     stop_hint:
         "handle_attempt calls its request once and returns: it has no loop of its own to stop.",
-    parse_scenario: group::scenario_summary::<scenario::AttemptScenario>,
+    parse_scenario: lesson::scenario_summary::<scenario::AttemptScenario>,
     run_scenario_on_reference: |path, text| {
-        group::run_scenario_text::<scenario::AttemptScenario>(&reference(), path, text)
+        lesson::run_scenario_text::<scenario::AttemptScenario>(&reference(), path, text)
     },
     run_reference: |job| run(job, &reference()),
     check_input: None,
-    situations: group::situation_ids::<scenario::AttemptScenario>,
+    situations: lesson::situation_ids::<scenario::AttemptScenario>,
     trials: Some(trials::TRIALS),
 };
 

@@ -89,7 +89,7 @@ pub fn case_text(case: &Case, number: usize) -> String {
 }
 
 /// Whether `text` is exactly the file the check saves for some case of the space: that
-/// case's number ([`crate::group::Group::saved_case`]).
+/// case's number ([`crate::lesson::Lesson::saved_case`]).
 pub(crate) fn saved_case(text: &str) -> Option<usize> {
     crate::feedback::saved_case_number(text, " of the exhaustive check:", |n| {
         Some(case_text(&case(n)?, n))

@@ -81,7 +81,7 @@ pub(crate) fn case_text(case: &Call, number: usize) -> String {
 }
 
 /// Whether `text` is exactly the file the check saves for some case of the space: that
-/// case's number ([`crate::group::Group::saved_case`]).
+/// case's number ([`crate::lesson::Lesson::saved_case`]).
 pub(crate) fn saved_case(text: &str) -> Option<usize> {
     crate::feedback::saved_case_number(text, " of build2's exhaustive check:", |n| {
         Some(case_text(&cases().nth(n.checked_sub(1)?)?, n))
