@@ -1382,12 +1382,14 @@ fn stat_field(stat: &str, n: usize) -> Option<u64> {
     rest.split_whitespace().nth(n.checked_sub(3)?)?.parse().ok()
 }
 
-/// Whether the C library aborted the process for want of memory (`Fatal glibc error: failed
-/// to register TLS destructor: out of memory`): a new thread's stack or its thread-local
-/// storage did not fit under the memory limit, so the process went over a limit, not wrong.
-/// Only a process that then died of SIGABRT, as glibc's abort does: the line alone is text
-/// a learner's code can print.
-fn c_library_out_of_memory(status: ExitStatus, output: &Captured) -> bool {
+/// Whether the C library or Rust's runtime aborted the process for want of memory: glibc's
+/// `Fatal glibc error: failed to register TLS destructor: out of memory` (a new thread's
+/// thread-local storage did not fit under the memory limit), or the runtime's `fatal
+/// runtime error: failed to initiate panic`, which comes when unwinding finds no memory to
+/// start (seen after a thread that could not be spawned made the code panic). Either way
+/// the process went over a limit. Only a process that then died of SIGABRT, as both aborts
+/// do: the line alone is text a learner's code can print.
+fn aborted_for_memory(status: ExitStatus, output: &Captured) -> bool {
     #[cfg(unix)]
     {
         use std::os::unix::process::ExitStatusExt;
@@ -1397,14 +1399,14 @@ fn c_library_out_of_memory(status: ExitStatus, output: &Captured) -> bool {
     }
     #[cfg(not(unix))]
     let _ = status;
-    output
-        .text
-        .lines()
-        .any(|l| l.starts_with("Fatal glibc error:") && l.contains("out of memory"))
+    output.text.lines().any(|l| {
+        (l.starts_with("Fatal glibc error:") && l.contains("out of memory"))
+            || l.starts_with("fatal runtime error: failed to initiate panic")
+    })
 }
 
 fn death_kind(status: ExitStatus, output: &Captured) -> FailureKind {
-    if output.text.contains("memory allocation of") || c_library_out_of_memory(status, output) {
+    if output.text.contains("memory allocation of") || aborted_for_memory(status, output) {
         return FailureKind::Limit;
     }
     #[cfg(unix)]
@@ -1432,7 +1434,7 @@ fn describe_death(status: ExitStatus, output: &Captured, limits: &Limits) -> Str
             bytes(limits.memory)
         );
     }
-    if c_library_out_of_memory(status, output) {
+    if aborted_for_memory(status, output) {
         return format!(
             "ran out of memory under the limit of a check ({}) and was stopped. Many threads \
              at once do this (each reserves a stack of its own), as does something that grows \
@@ -1609,6 +1611,10 @@ mod tests {
         }
     }
 
+    fn segv_status() -> ExitStatus {
+        ExitStatus::from_raw(11)
+    }
+
     #[test]
     fn the_c_librarys_out_of_memory_abort_is_a_limit_not_a_crash() {
         // What glibc prints when a thread's thread-local storage does not fit under
@@ -1621,6 +1627,13 @@ mod tests {
             said.contains("ran out of memory") && said.contains("threads"),
             "{said}"
         );
+        // Rust's runtime, when a panic cannot start for want of memory (seen with 500
+        // threads under the limit: the spawn that failed made the code panic).
+        let runtime =
+            captured("fatal runtime error: failed to initiate panic, error 5, aborting\n");
+        assert_eq!(death_kind(abort, &runtime), FailureKind::Limit);
+        assert!(describe_death(abort, &runtime, &Limits::default()).contains("ran out of memory"));
+        assert_eq!(death_kind(segv_status(), &runtime), FailureKind::Crash);
         // An abort of any other kind stays a crash.
         let other = captured("thread panicked while processing panic. aborting.\n");
         assert_eq!(death_kind(abort, &other), FailureKind::Crash);
