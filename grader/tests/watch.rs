@@ -121,7 +121,7 @@ fn watch_reruns_on_each_save_and_quits() {
     let list = watch.run_showing("not started");
     assert!(
         list.lines()
-            .any(|l| l.starts_with("group ") && l.trim_end().ends_with("guidance")),
+            .any(|l| l.starts_with("lesson ") && l.trim_end().ends_with("guidance")),
         "{list}"
     );
     assert!(
