@@ -30,11 +30,14 @@ static LABEL: std::sync::OnceLock<String> = std::sync::OnceLock::new();
 fn serve(group: &str, job: &grader_checks::Job) -> Option<grader_checks::Report> {
     let label = LABEL.get()?;
     let runner = || {
-        let me = std::env::current_exe().map_err(|e| e.to_string())?;
+        let me = std::env::current_exe().map_err(|source| kit_runner::SetupError::Start {
+            program: "this test program".into(),
+            source,
+        })?;
         kit_runner::remote::Runner::start(&me, group).map(std::sync::Arc::new)
     };
-    let kit_bug = |message| grader_checks::Report::KitBug {
-        message,
+    let kit_bug = |error: kit_runner::SetupError| grader_checks::Report::KitBug {
+        message: error.to_string(),
         location: None,
     };
     match group {
@@ -66,7 +69,7 @@ fn serve(group: &str, job: &grader_checks::Job) -> Option<grader_checks::Report>
                 (trials.function)(label)?;
                 match runner() {
                     Ok(runner) => (trials.run)(label, job, Some(runner)),
-                    Err(message) => Some(kit_bug(message)),
+                    Err(error) => Some(kit_bug(error)),
                 }
             } else {
                 (trials.run)(label, job, None)
@@ -100,8 +103,11 @@ fn in_runner(group: &str) -> bool {
 /// The runner's side of this program: the test implementation's function, by lesson. It is
 /// called where a runner loads the learner's library: `threads_at_load` starts a thread
 /// there, as a library's constructor could.
-fn runner_function(group: &str) -> Result<kit_runner::runner::Function, String> {
-    let label = LABEL.get().ok_or("no test implementation named")?;
+fn runner_function(group: &str) -> Result<kit_runner::runner::Function, kit_runner::SetupError> {
+    let label = LABEL.get().ok_or(kit_runner::SetupError::Unset {
+        var: IMPL_VAR,
+        what: "test implementation",
+    })?;
     if label == "threads_at_load" {
         let started = std::thread::Builder::new()
             .spawn(|| std::thread::sleep(Duration::from_secs(5)))
@@ -125,7 +131,9 @@ fn runner_function(group: &str) -> Result<kit_runner::runner::Function, String> 
             .and_then(|g| g.trials)
             .and_then(|trials| (trials.function)(label)),
     };
-    function.ok_or_else(|| format!("no {group} implementation {label:?} for a runner"))
+    function.ok_or_else(|| {
+        kit_runner::SetupError::UnknownLesson(format!("{group} (test implementation {label:?})"))
+    })
 }
 
 fn main() -> ExitCode {

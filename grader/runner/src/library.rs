@@ -19,6 +19,7 @@
 //! - neither declares a `#[global_allocator]`: memory allocated on one side is freed on the
 //!   other, through the standard library's allocator, which they share.
 
+use crate::setup::SetupError;
 use std::path::{Path, PathBuf};
 
 /// The variable that names the library to load, for a harness built to load one.
@@ -38,9 +39,11 @@ impl Library {
     /// # Safety
     ///
     /// As `Library::open`.
-    pub unsafe fn from_env() -> Result<Library, String> {
-        let path = std::env::var_os(LIBRARY_VAR)
-            .ok_or_else(|| format!("{LIBRARY_VAR} names no library of the learner's code"))?;
+    pub unsafe fn from_env() -> Result<Library, SetupError> {
+        let path = std::env::var_os(LIBRARY_VAR).ok_or(SetupError::Unset {
+            var: LIBRARY_VAR,
+            what: "library of the learner's code",
+        })?;
         // SAFETY: the caller's promise.
         unsafe { Library::open(Path::new(&path)) }
     }
@@ -54,15 +57,18 @@ impl Library {
     /// whose code may run here (the learner's, in a check's own process, after its limits
     /// are set).
     #[cfg(unix)]
-    pub(crate) unsafe fn open(path: &Path) -> Result<Library, String> {
+    pub(crate) unsafe fn open(path: &Path) -> Result<Library, SetupError> {
         use std::os::unix::ffi::OsStrExt;
         let name = std::ffi::CString::new(path.as_os_str().as_bytes())
-            .map_err(|_| format!("{}: a path with a NUL byte", path.display()))?;
+            .map_err(|_| SetupError::NulInPath(path.to_path_buf()))?;
         // SAFETY: `name` is a valid C string; running the initialisers is the caller's
         // promise.
         let handle = unsafe { libc::dlopen(name.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
         if handle.is_null() {
-            return Err(format!("cannot load {}: {}", path.display(), last_error()));
+            return Err(SetupError::Load {
+                path: path.to_path_buf(),
+                reason: last_error(),
+            });
         }
         Ok(Library {
             handle,
@@ -76,11 +82,8 @@ impl Library {
     ///
     /// As on Unix.
     #[cfg(not(unix))]
-    pub(crate) unsafe fn open(path: &Path) -> Result<Library, String> {
-        Err(format!(
-            "cannot load {}: the kit loads libraries only on Unix",
-            path.display()
-        ))
+    pub(crate) unsafe fn open(path: &Path) -> Result<Library, SetupError> {
+        Err(SetupError::LibraryNeedsUnix(path.to_path_buf()))
     }
 
     /// The function lesson `group` exports ([`kit_types::graded::symbol`]).
@@ -91,17 +94,17 @@ impl Library {
     /// [`kit_types::graded`]), and the library must have been compiled by the same compiler
     /// against the same `kit-types` as this program.
     #[cfg(unix)]
-    pub(crate) unsafe fn function<F: Copy>(&self, group: &str) -> Result<F, String> {
+    pub(crate) unsafe fn function<F: Copy>(&self, group: &str) -> Result<F, SetupError> {
         let symbol = kit_types::graded::symbol(group);
-        let name = std::ffi::CString::new(symbol.as_str()).map_err(|e| e.to_string())?;
+        let name = std::ffi::CString::new(symbol.as_str())
+            .map_err(|_| SetupError::BadLessonName(group.to_string()))?;
         // SAFETY: the handle is open for the life of the process.
         let address = unsafe { libc::dlsym(self.handle, name.as_ptr()) };
         if address.is_null() {
-            return Err(format!(
-                "{} exports no {symbol}: practice/src/root.rs exports each lesson's function \
-                 for the checks (was it changed?)",
-                self.path.display()
-            ));
+            return Err(SetupError::NoFunction {
+                path: self.path.clone(),
+                symbol,
+            });
         }
         // SAFETY: the symbol is a `static` of type `F` (the caller's promise).
         Ok(unsafe { *(address as *const F) })
@@ -113,10 +116,9 @@ impl Library {
     ///
     /// As on Unix.
     #[cfg(not(unix))]
-    pub(crate) unsafe fn function<F: Copy>(&self, group: &str) -> Result<F, String> {
-        Err(format!(
-            "no {group} function: the kit loads libraries only on Unix"
-        ))
+    pub(crate) unsafe fn function<F: Copy>(&self, group: &str) -> Result<F, SetupError> {
+        let _ = group;
+        Err(SetupError::LibraryNeedsUnix(self.path.clone()))
     }
 }
 
@@ -143,11 +145,25 @@ mod tests {
         // SAFETY (both): nothing is loaded, or glibc's C library, already loaded here.
         let missing =
             unsafe { Library::open(Path::new("/nonexistent/libpractice.so")) }.unwrap_err();
-        assert!(missing.contains("/nonexistent/libpractice.so"), "{missing}");
+        assert!(
+            matches!(&missing, SetupError::Load { path, .. } if path == Path::new("/nonexistent/libpractice.so")),
+            "{missing}"
+        );
+        assert!(
+            missing.to_string().contains("/nonexistent/libpractice.so"),
+            "{missing}"
+        );
         // The C library is loaded in every process, and exports no lesson.
         let libc = unsafe { Library::open(Path::new("libc.so.6")) }.expect("the C library loads");
         // SAFETY: the symbol is not found, so nothing is read.
         let absent = unsafe { libc.function::<fn()>("build3") }.unwrap_err();
-        assert!(absent.contains("exports no KIT_LEARNER_BUILD3"), "{absent}");
+        assert!(
+            matches!(&absent, SetupError::NoFunction { symbol, .. } if symbol == "KIT_LEARNER_BUILD3"),
+            "{absent}"
+        );
+        assert!(
+            absent.to_string().contains("exports no KIT_LEARNER_BUILD3"),
+            "{absent}"
+        );
     }
 }

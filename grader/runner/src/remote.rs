@@ -10,6 +10,7 @@
 //! pass and never the kit's fault.
 
 use crate::panics::Reported;
+use crate::setup::SetupError;
 use crate::wire;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -153,10 +154,14 @@ const TEST_HOOKS_PREFIX: &str = "GRADER_TEST_";
 
 impl Runner {
     /// Starts the runner [`PROGRAM_VAR`] names, for lesson `group`.
-    pub fn from_env(group: &str) -> Result<Runner, String> {
-        let program = std::env::var_os(PROGRAM_VAR)
-            .map(PathBuf::from)
-            .ok_or_else(|| format!("{PROGRAM_VAR} names no runner program"))?;
+    pub fn from_env(group: &str) -> Result<Runner, SetupError> {
+        let program =
+            std::env::var_os(PROGRAM_VAR)
+                .map(PathBuf::from)
+                .ok_or(SetupError::Unset {
+                    var: PROGRAM_VAR,
+                    what: "runner program",
+                })?;
         Runner::start(&program, group)
     }
 
@@ -164,11 +169,10 @@ impl Runner {
     /// output and error this process's, the socket as `SOCKET_FD`,
     /// and no other descriptor (the standard library opens every file close-on-exec).
     #[cfg(unix)]
-    pub fn start(program: &Path, group: &str) -> Result<Runner, String> {
+    pub fn start(program: &Path, group: &str) -> Result<Runner, SetupError> {
         use std::os::fd::AsRawFd;
         use std::os::unix::process::CommandExt;
-        let (ours, theirs) = std::os::unix::net::UnixStream::pair()
-            .map_err(|e| format!("no socket for the runner: {e}"))?;
+        let (ours, theirs) = std::os::unix::net::UnixStream::pair().map_err(SetupError::Socket)?;
         let fd = theirs.as_raw_fd();
         let marks = Marks::new();
         let marks_fd = marks
@@ -217,9 +221,10 @@ impl Runner {
                 Ok(())
             });
         }
-        let child = command
-            .spawn()
-            .map_err(|e| format!("cannot start the runner {}: {e}", program.display()))?;
+        let child = command.spawn().map_err(|source| SetupError::Start {
+            program: program.to_path_buf(),
+            source,
+        })?;
         STARTED
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -236,12 +241,9 @@ impl Runner {
 
     /// Starts a runner: only on Unix.
     #[cfg(not(unix))]
-    pub(crate) fn start(program: &Path, group: &str) -> Result<Runner, String> {
+    pub(crate) fn start(program: &Path, group: &str) -> Result<Runner, SetupError> {
         let _ = group;
-        Err(format!(
-            "cannot start the runner {}: runners need Unix",
-            program.display()
-        ))
+        Err(SetupError::RunnerNeedsUnix(program.to_path_buf()))
     }
 
     /// The case numbers the runner's threads say they are running (0: none), if it shares

@@ -66,11 +66,11 @@ macro_rules! lessons {
             pub unsafe fn load(
                 library: &crate::library::Library,
                 group: &str,
-            ) -> Result<Function, String> {
+            ) -> Result<Function, crate::setup::SetupError> {
                 match group {
                     // SAFETY: as the caller promised.
                     $(stringify!($name) => Ok(Function::$variant(unsafe { library.function(stringify!($name))? })),)*
-                    other => Err(format!("this runner serves no lesson {other:?}")),
+                    other => Err(crate::setup::SetupError::UnknownLesson(other.to_string())),
                 }
             }
         }
@@ -95,7 +95,7 @@ lessons! {
 
 /// The runner's `main`: `load` finds lesson `group`'s function (from the learner's library,
 /// or linked in), and is called only once the process is confined.
-pub fn main(load: fn(&str) -> Result<Function, String>) -> ExitCode {
+pub fn main(load: fn(&str) -> Result<Function, crate::setup::SetupError>) -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let [group] = args.as_slice() else {
         eprintln!("usage: GROUP\nThis program is started by the grader's checks.");
@@ -140,8 +140,8 @@ pub fn main(load: fn(&str) -> Result<Function, String>) -> ExitCode {
     }
     let function = match load(group) {
         Ok(function) => function,
-        Err(message) => {
-            eprintln!("{message}");
+        Err(error) => {
+            eprintln!("{error}");
             end_now(i32::from(EXIT_USAGE));
         }
     };

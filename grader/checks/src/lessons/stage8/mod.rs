@@ -35,7 +35,7 @@ pub enum Learner {
 
 impl Learner {
     /// The learner's function in a runner started for this check ([`kit_runner::remote`]).
-    pub fn in_runner() -> Result<Learner, String> {
+    pub fn in_runner() -> Result<Learner, kit_runner::SetupError> {
         kit_runner::remote::Runner::from_env(LESSON.name)
             .map(|runner| Learner::Runner(std::sync::Arc::new(runner)))
     }
