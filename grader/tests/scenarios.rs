@@ -293,4 +293,26 @@ fn a_learner_runs_scenarios_on_their_own_code() {
         !stdout.contains("did not finish: did not finish"),
         "{stdout}"
     );
+
+    // --compare shows the reference only beside a run of the learner's that ended: a run
+    // that never finishes, or a file that does not build, shows none and records nothing.
+    let before = kinds(root);
+    let out = grader(root, &["scenario", &file, "--compare", "--timeout", "0.5"]);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains("did not finish within 0.5 s")
+            && stdout.contains("The reference was not run, so nothing is recorded as guidance.")
+            && !stdout.contains("next to the reference"),
+        "{stdout}"
+    );
+    assert_eq!(kinds(root), before, "nothing shown, nothing recorded");
+    write_learner(root, "build3", &stub_with("build3", "this is not Rust"));
+    let out = grader(root, &["scenario", &file, "--compare"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stdout));
+    assert_eq!(
+        kinds(root),
+        before,
+        "a file that does not build records nothing"
+    );
 }

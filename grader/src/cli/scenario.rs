@@ -171,8 +171,6 @@ pub(crate) fn scenario(root: Option<PathBuf>, args: ScenarioArgs) -> CommandResu
     let group = loaded.group;
     let file = args.file.display();
     let shows_reference = args.compare || args.against == super::run::Against::Reference;
-    // Said with what the reference shows: the learner sees that this run counts as guidance.
-    let mut recorded = String::new();
     // The case an exhaustive check saved, as it saved it: its failure showed the reference's
     // run of it already, as every check shows what the rule expects. Replaying it beside the
     // reference shows nothing more, so it is not recorded; any other file is.
@@ -185,14 +183,22 @@ pub(crate) fn scenario(root: Option<PathBuf>, args: ScenarioArgs) -> CommandResu
         .saved_case
         .and_then(|is_saved| is_saved(&loaded.text))
         .filter(|_| std::fs::read_to_string(&last_saved).is_ok_and(|t| t == loaded.text));
-    if let (true, Some(number)) = (args.compare, saved) {
-        recorded = format!(
-            "\n(This is case {number} of {}'s exhaustive check, as the check saved it: its \
-             failure showed the reference's run already, so this is not recorded as guidance. \
-             Change the file and --compare is recorded.)",
-            group.name
-        );
-    } else if shows_reference {
+    // Guidance is recorded before the reference's run is shown, and only when it will be:
+    // with --compare, once the learner's own run has ended in a run to set beside it (a
+    // file that does not build, or a run that crashed or never finished, shows no
+    // reference, and records nothing).
+    let record = || -> Result<String, CommandError> {
+        if let (true, Some(number)) = (args.compare, saved) {
+            return Ok(format!(
+                "\n(This is case {number} of {}'s exhaustive check, as the check saved it: its \
+                 failure showed the reference's run already, so this is not recorded as \
+                 guidance. Change the file and --compare is recorded.)",
+                group.name
+            ));
+        }
+        if !shows_reference {
+            return Ok(String::new());
+        }
         let how = if args.compare {
             "--compare"
         } else {
@@ -208,16 +214,17 @@ pub(crate) fn scenario(root: Option<PathBuf>, args: ScenarioArgs) -> CommandResu
                 CommandError::new(format!("{e}; the reference was not run"))
                     .hint("guidance is recorded before it is shown: make the log writable")
             })?;
-        recorded = format!(
+        Ok(format!(
             "\n(The reference's run is recorded as guidance #{} in GUIDANCE_LOG.md.)",
             record.seq
-        );
-    }
+        ))
+    };
     let reference = || {
         (group.run_scenario_on_reference)(&args.file, &loaded.text)
             .map_err(|e| CommandError::new(e.to_string()))
     };
     if !args.compare && args.against == super::run::Against::Reference {
+        let recorded = record()?;
         show(
             &format!("scenario {file} ({}) against reference", group.name),
             &loaded.settings,
@@ -229,8 +236,13 @@ pub(crate) fn scenario(root: Option<PathBuf>, args: ScenarioArgs) -> CommandResu
     let (yours, printed) = match run_practice(&root, group, &args.file, args.timeout)? {
         Ok(ran) => ran,
         Err(message) => {
+            let unshown = if args.compare {
+                "\n(The reference was not run, so nothing is recorded as guidance.)"
+            } else {
+                ""
+            };
             say!(
-                "scenario {file} ({}) against practice\n{message}{recorded}",
+                "scenario {file} ({}) against practice\n{message}{unshown}",
                 group.name
             );
             return Ok(ExitCode::from(EXIT_NOT_ALL_PASSED));
@@ -251,6 +263,7 @@ pub(crate) fn scenario(root: Option<PathBuf>, args: ScenarioArgs) -> CommandResu
             ExitCode::from(EXIT_NOT_ALL_PASSED)
         });
     }
+    let recorded = record()?;
     let theirs = reference()?;
     say!(
         "scenario {file} ({}): your practice code next to the reference\n",
