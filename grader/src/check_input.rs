@@ -1,4 +1,4 @@
-//! The data a group hands one of its checks on standard input ([`grader_checks::CheckInput`]:
+//! The data a lesson hands one of its checks on standard input ([`grader_checks::CheckInput`]:
 //! build3's and stage8's exhaustive checks get the reference's run of every case), made once per state of
 //! the kit's checks and reference, and kept on disk beside the build cache: it depends on
 //! nothing the learner writes. A command that will run that check says so (`want`); the
@@ -14,10 +14,10 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
-/// One slot per group of [`LESSONS`], in its order: the input, once made.
+/// One slot per lesson of [`LESSONS`], in its order: the input, once made.
 static MADE: [OnceLock<Vec<u8>>; LESSONS.len()] = [const { OnceLock::new() }; LESSONS.len()];
 
-/// One flag per group of [`LESSONS`]: whether this process will run the check that reads it.
+/// One flag per lesson of [`LESSONS`]: whether this process will run the check that reads it.
 static WANTED: [AtomicBool; LESSONS.len()] = [const { AtomicBool::new(false) }; LESSONS.len()];
 
 /// Lesson `group`'s check input, and its place in [`MADE`] and [`WANTED`], if it has one.
@@ -103,7 +103,7 @@ fn keep(file: &Path, bytes: &[u8]) {
 }
 
 /// What check `check` of group `group` is handed on standard input: the group's input when
-/// the group names this check and it has been made; empty otherwise. It never waits: a
+/// the lesson names this check and it has been made; empty otherwise. It never waits: a
 /// check that starts before its input is ready computes what it needs itself, as it would
 /// have without one, so preparing can only make a run faster.
 pub fn for_check(group: &str, check: &str) -> &'static [u8] {

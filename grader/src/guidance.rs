@@ -7,7 +7,7 @@
 //! parse back:
 //!
 //! ```text
-//! | seq | time (UTC) | group | kind | detail |
+//! | seq | time (UTC) | lesson | kind | detail |
 //! |---|---|---|---|---|
 //! | 1 | 2026-11-30T16:49:15Z | build3 | help | level 1: refresher |
 //! ```
@@ -112,7 +112,7 @@ pub struct Record {
     pub seq: u64,
     /// RFC 3339 UTC time, to the second.
     pub(crate) time: String,
-    /// The exercise group, or `-` for the log itself.
+    /// The lesson, or `-` for the log itself.
     pub group: String,
     /// What kind of guidance.
     pub kind: Kind,
@@ -223,7 +223,7 @@ impl Contents {
 
     /// "2 help records, 1 reference run" for `group`, or `None` when it has none.
     ///
-    /// Only the guidance recorded before the group's first pass ([`Kind::FirstPass`]) counts:
+    /// Only the guidance recorded before the lesson's first pass ([`Kind::FirstPass`]) counts:
     /// what a pass was reached with. [`Contents::after_first_pass`] says the rest.
     pub(crate) fn summary(&self, group: &str) -> Option<String> {
         let first_pass = self.first_pass(group).unwrap_or(self.records.len());

@@ -1,4 +1,4 @@
-//! Course help in graded levels, read from `exercises/<group>/help.toml`.
+//! Course help in graded levels, read from `exercises/LESSON/help.toml`.
 //!
 //! Help is guidance: the command that shows it records it in the guidance log first
 //! (see [`crate::guidance`]).

@@ -1,4 +1,4 @@
-//! LessonInfo metadata: `exercises/<group>/info.toml`, read with unknown keys refused.
+//! A lesson's metadata: `exercises/LESSON/info.toml`, read with unknown keys refused.
 
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 /// The file every exercise folder holds.
 pub(crate) const INFO_FILE: &str = "info.toml";
 
-/// What `exercises/<group>/info.toml` says about an exercise.
+/// What `exercises/LESSON/info.toml` says about a lesson.
 ///
 /// ```
 /// let info: grader::LessonInfo = toml::from_str(r#"
@@ -22,7 +22,7 @@ pub(crate) const INFO_FILE: &str = "info.toml";
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LessonInfo {
-    /// The group's name on the command line.
+    /// The lesson's name on the command line.
     pub group: String,
     /// The lesson's title.
     pub title: String,
@@ -34,14 +34,14 @@ pub struct LessonInfo {
     pub function: String,
     /// The learner's file, relative to the kit folder.
     pub file: PathBuf,
-    /// The pristine stub of that file, relative to the exercise folder.
+    /// The pristine stub of that file, relative to the lesson's folder.
     pub stub: PathBuf,
-    /// The lesson, relative to the exercise folder.
+    /// The lesson, relative to the lesson's folder.
     pub lesson: PathBuf,
-    /// The lesson's worked example as a scenario file, relative to the exercise folder.
+    /// The lesson's worked example as a scenario file, relative to the lesson's folder.
     #[serde(default)]
     pub trace: Option<PathBuf>,
-    /// The self-review questions, relative to the exercise folder: copied to
+    /// The self-review questions, relative to the lesson's folder: copied to
     /// `LessonInfo::review_file` the first time every check passes.
     #[serde(default)]
     pub self_review: Option<PathBuf>,
@@ -51,8 +51,8 @@ pub struct LessonInfo {
     pub answer: Option<PathBuf>,
 }
 
-/// Why an exercise's metadata could not be read.
-pub(crate) type ExerciseError = crate::toml_file::TomlFileError;
+/// Why a lesson's metadata could not be read.
+pub(crate) type LessonInfoError = crate::toml_file::TomlFileError;
 
 /// The table of `info.toml` that [`Review`] reads and [`LessonInfo`] leaves to it.
 const REVIEW_TABLE: &str = "review";
@@ -78,11 +78,11 @@ pub(crate) struct Review {
 }
 
 /// One situation a lesson asks the learner's scenarios to cover, as the lesson words it. The
-/// group's code recognises it by `id` (`grader_checks::scenario::Situation`).
+/// lesson's code recognises it by `id` (`grader_checks::scenario::Situation`).
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct SituationInfo {
-    /// The id the group's predicate has, e.g. `second_call_success`.
+    /// The id the lesson's predicate has, e.g. `second_call_success`.
     pub(crate) id: String,
     /// The lesson's words for it, e.g. `success on the second call`.
     pub(crate) words: String,
@@ -98,7 +98,7 @@ fn info_path(root: &Path, group: &str) -> PathBuf {
     root.join("exercises").join(group).join(INFO_FILE)
 }
 
-fn parse_error(path: &Path, e: &toml::de::Error) -> ExerciseError {
+fn parse_error(path: &Path, e: &toml::de::Error) -> LessonInfoError {
     crate::toml_file::TomlFileError::Parse {
         path: path.to_path_buf(),
         message: e.to_string().trim_end().to_string(),
@@ -106,17 +106,17 @@ fn parse_error(path: &Path, e: &toml::de::Error) -> ExerciseError {
 }
 
 impl Review {
-    /// Reads the `[review]` table of `ROOT/exercises/<group>/info.toml`; `None` when the
+    /// Reads the `[review]` table of `ROOT/exercises/LESSON/info.toml`; `None` when the
     /// lesson has none.
-    pub(crate) fn load(root: &Path, group: &str) -> Result<Option<Review>, ExerciseError> {
+    pub(crate) fn load(root: &Path, group: &str) -> Result<Option<Review>, LessonInfoError> {
         let path = info_path(root, group);
         crate::toml_file::read::<ReviewTable>(&path).map(|t| t.review)
     }
 }
 
 impl LessonInfo {
-    /// Reads `ROOT/exercises/<group>/info.toml`, all but its `[review]` table (`Review`).
-    pub fn load(root: &Path, group: &str) -> Result<LessonInfo, ExerciseError> {
+    /// Reads `ROOT/exercises/LESSON/info.toml`, all but its `[review]` table (`Review`).
+    pub fn load(root: &Path, group: &str) -> Result<LessonInfo, LessonInfoError> {
         let path = info_path(root, group);
         let text = std::fs::read_to_string(&path).map_err(|source| {
             crate::toml_file::TomlFileError::Read {
@@ -233,7 +233,7 @@ mod tests {
         }
     }
 
-    /// Every group the grader knows has a complete exercise folder that agrees with it.
+    /// Every lesson the grader knows has a complete exercise folder that agrees with it.
     #[test]
     fn every_group_has_a_consistent_exercise_folder() {
         let root = build_root();

@@ -6,7 +6,7 @@
 //! — each with test-only implementations, never a learner's code (see
 //! `grader/tests/implementations.rs`):
 //! - [`Launcher`] and [`Deadlines`]: starting one check's process and reading its report;
-//! - [`suite`], [`events`], [`printers`] and [`reports`]: running a group's checks, the
+//! - [`suite`], [`events`], [`printers`] and [`reports`]: running a lesson's checks, the
 //!   events a run sends, and the reporters that print them or write report files;
 //! - [`compile`], [`seed`], [`cache`], [`check_input`] and [`fast`]: building a lesson's
 //!   harness, the kit's cache, and the switch for the fast paths;
@@ -14,7 +14,7 @@
 //! - [`kitcopy`], [`grade`] and [`bundle`]: copies of the kit, grading a class, and
 //!   platform bundles.
 //!
-//! The groups themselves — their checks, scenario formats and messages — are in the
+//! The lessons themselves — their checks, scenario formats and messages — are in the
 //! `grader-checks` crate, which runs inside the child processes.
 
 mod authoring;

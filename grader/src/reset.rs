@@ -2,7 +2,7 @@
 //!
 //! The strategy, in the order it runs:
 //! 1. If the learner's file already equals the pristine stub, there is nothing to do.
-//! 2. Otherwise the current file is copied to `.kit-backups/<group>/` under a timestamped
+//! 2. Otherwise the current file is copied to `.kit-backups/<lesson>/` under a timestamped
 //!    name that is never reused (created with `create_new`, so no backup is overwritten).
 //! 3. Only then is the stub written, through a temporary file in the same folder and a
 //!    rename, so the learner's file is either the old text or the stub, never half of each.

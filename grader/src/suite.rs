@@ -1,4 +1,4 @@
-//! Runs a group's checks, each in its own harness process, the way `cargo test` runs
+//! Runs a lesson's checks, each in its own harness process, the way `cargo test` runs
 //! tests, with two more statuses: `unfinished` (the learner's function
 //! still reaches `todo!()`) and `KIT BUG` (the kit itself failed; no verdict).
 //!

@@ -14,7 +14,7 @@
 //! // END generated: lessons
 //! ```
 
-use crate::lesson_info::{ExerciseError, LessonInfo};
+use crate::lesson_info::{LessonInfo, LessonInfoError};
 use serde::Deserialize;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -113,7 +113,7 @@ impl Declared {
 pub(crate) enum WiringError {
     /// The list, or a lesson's `info.toml`, is missing or wrong.
     #[error(transparent)]
-    File(#[from] ExerciseError),
+    File(#[from] LessonInfoError),
     /// A line of the list cannot be a lesson.
     #[error("{LESSONS_FILE}: {0}")]
     List(String),
@@ -496,7 +496,7 @@ fn registry(lessons: &[Declared]) -> String {
         .collect();
     let _ = write!(
         s,
-        "\n/// Every group, in course order.\npub const LESSONS: &[&Lesson] = &[{}];\n\n\
+        "\n/// Every lesson, in course order.\npub const LESSONS: &[&Lesson] = &[{}];\n\n\
          /// Each lesson's title and function, as its `exercises/NAME/info.toml` gives them.\n\
          pub(crate) mod declared {{\n",
         statics.join(", ")

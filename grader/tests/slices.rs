@@ -217,7 +217,7 @@ fn all_reruns_the_started_groups() {
     let out = grader(root, &["all"]);
     let stdout = text(&out.stdout);
     assert!(out.status.success(), "{stdout}");
-    assert!(stdout.contains("No group started yet"), "{stdout}");
+    assert!(stdout.contains("No lesson started yet"), "{stdout}");
     assert!(!stdout.contains("passed;"), "{stdout}");
 
     // One finished group: its line, the total, and the others skipped. It is build2: `all`

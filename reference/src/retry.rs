@@ -1,4 +1,4 @@
-//! The finished `retry_request`: the build3 exercise's reference answer.
+//! The finished `retry_request`: the build3 lesson's reference answer.
 
 use kit_types::{RequestError, RetryError, RetryEvent, RetryPolicy, StopCause};
 

@@ -196,7 +196,7 @@ pub(crate) const CASE_MARKER: &str = "----- the case as a scenario file -----";
 
 /// The case number of `text` when it is exactly the file an exhaustive check saves: its
 /// first line reads `# Case N{check}` and `saved(N)`, the file the check writes for case N,
-/// is `text` byte for byte. (Each group's `saved_case` hook.)
+/// is `text` byte for byte. (Each lesson's `saved_case` hook.)
 pub(crate) fn saved_case_number(
     text: &str,
     check: &str,

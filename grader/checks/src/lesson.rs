@@ -1,6 +1,6 @@
-//! What a group is: its name, its checks, its scenario format, and how it runs a job.
+//! What a lesson is: its name, its checks, its scenario format, and how it runs a job.
 //!
-//! A group's checks are plain functions over that group's learner type (the function the
+//! A lesson's checks are plain functions over that lesson's learner type (the function the
 //! learner writes, as a function pointer), returning `Err(message)` when what they observed
 //! differs from the lesson's rules. The child process runs one check at a time (see
 //! [`crate::serve`]), so a check may panic, loop or crash without taking the grader with it.
@@ -45,7 +45,7 @@ pub enum Job {
     Scenario(std::path::PathBuf),
 }
 
-/// A scenario file of a group, parsed: what the run uses, in one line.
+/// A scenario file of a lesson, parsed: what the run uses, in one line.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ScenarioSummary {
     /// The settings the run uses, e.g. `policy: method "GET", max_attempts 3, …`.
@@ -54,12 +54,12 @@ pub struct ScenarioSummary {
     pub situations: Vec<&'static str>,
 }
 
-/// One exercise group, as the parent process sees it.
+/// One lesson, as the parent process sees it.
 #[derive(Debug)]
 pub struct Lesson {
-    /// The group's name on the command line, e.g. `build3`.
+    /// The lesson's name on the command line, e.g. `build3`.
     pub name: &'static str,
-    /// The lesson's title, as `exercises/<group>/info.toml` gives it.
+    /// The lesson's title, as `exercises/LESSON/info.toml` gives it.
     pub title: &'static str,
     /// The learner's function the checks call.
     pub function: &'static str,
@@ -67,7 +67,7 @@ pub struct Lesson {
     pub checks: &'static [CheckInfo],
     /// Whether a scenario file's text is exactly the one its exhaustive check saves for a
     /// case it found (that case's number): replaying it beside the reference shows only what
-    /// the check's failure showed already. `None` for a group with no exhaustive check.
+    /// the check's failure showed already. `None` for a lesson with no exhaustive check.
     pub saved_case: Option<fn(&str) -> Option<usize>>,
     /// How its scenario files are laid out, in a few words for a hint (`one [[call]] per
     /// call of fetch`).
@@ -75,17 +75,17 @@ pub struct Lesson {
     /// What to tell a learner whose code never finished a check: the stops this lesson's
     /// loops need.
     pub stop_hint: &'static str,
-    /// Parses a scenario file of this group (`path` for messages, `text` its content).
+    /// Parses a scenario file of this lesson (`path` for messages, `text` its content).
     pub parse_scenario: fn(&Path, &str) -> Result<ScenarioSummary, ScenarioError>,
     /// Runs a scenario file's text on the reference, in this process.
     pub run_scenario_on_reference: fn(&Path, &str) -> Result<ScenarioRun, ScenarioError>,
     /// Runs one job on the reference, in this process (the child side of
     /// `--against reference`).
     pub run_reference: fn(&Job) -> Report,
-    /// Data one check of this group is handed, if any: see [`CheckInput`].
+    /// Data one check of this lesson is handed, if any: see [`CheckInput`].
     pub check_input: Option<CheckInput>,
     /// The ids of the situations the lesson asks the learner's own scenarios to cover, in
-    /// order, as the group's code recognises them (`situation_ids`).
+    /// order, as the lesson's code recognises them (`situation_ids`).
     pub situations: fn() -> Vec<&'static str>,
     /// The lesson's test implementations, when it keeps them in its own folder: the kit's
     /// tests grade each of them through the grader, with no list of lessons to extend.
@@ -146,7 +146,7 @@ impl Lesson {
     }
 }
 
-/// Declares a group's checks once, as both the typed list the child runs and the names the
+/// Declares a lesson's checks once, as both the typed list the child runs and the names the
 /// parent lists, so the two can never disagree:
 ///
 /// ```text
@@ -180,7 +180,7 @@ macro_rules! checks {
     };
 }
 
-/// [`Lesson::parse_scenario`] for a group whose scenarios are `S`.
+/// [`Lesson::parse_scenario`] for a lesson whose scenarios are `S`.
 pub(crate) fn scenario_summary<S: Format>(
     path: &Path,
     text: &str,
@@ -192,12 +192,12 @@ pub(crate) fn scenario_summary<S: Format>(
     })
 }
 
-/// [`Lesson::situations`] for a group whose scenarios are `S`.
+/// [`Lesson::situations`] for a lesson whose scenarios are `S`.
 pub(crate) fn situation_ids<S: Format>() -> Vec<&'static str> {
     S::SITUATIONS.iter().map(|s| s.id).collect()
 }
 
-/// Parses scenario text of format `S` and runs it on `learner`: with the group's reference,
+/// Parses scenario text of format `S` and runs it on `learner`: with the lesson's reference,
 /// [`Lesson::run_scenario_on_reference`].
 pub(crate) fn run_scenario_text<S: Format>(
     learner: &S::Learner,

@@ -1,19 +1,19 @@
 #![warn(missing_docs)]
-//! The grader's checks, one slice per exercise group, and the child process that runs them.
+//! The grader's checks, one slice per lesson, and the child process that runs them.
 //!
 //! Everything here runs inside a child process, next to the code under test; the command
 //! line that starts those processes and reads their reports is the `grader` crate.
 //!
-//! - `groups`: the registry, and one module per group — its checks, its scenario format
+//! - [`lessons`]: the registry, and one module per lesson — its checks, its scenario format
 //!   and runner, and its messages.
 //! - [`serve`]: the child's side: run one job, write a report; [`forks`]: a harness that
 //!   starts each job by forking itself; [`library`]: the learner's function loaded from a
 //!   library the grader built.
-//! - Leaves every group uses, which depend on nothing above them: [`panics`] (whose panic it
+//! - Leaves every lesson uses, which depend on nothing above them: [`panics`] (whose panic it
 //!   was), [`report`] (how a job ended), [`view`] (what code did, as fields),
 //!   [`feedback`] (a failure message's layout), [`scenario`] (what every scenario format
 //!   shares), [`limits`] (what a child may use), [`sandbox`] (what it may still do) and
-//!   `group` (what a group is).
+//!   [`lesson`] (what a lesson is).
 
 pub(crate) mod digests;
 pub mod feedback;
@@ -30,15 +30,15 @@ pub use kit_runner::{library, limits, panics, sandbox};
 pub use lesson::{Check, CheckInfo, CheckInput, CheckResult, Job, Lesson};
 
 /// The state of the checks' and the reference's sources this crate was built from (a hash,
-/// made by `build.rs`): what is computed from them alone, such as a group's check input, is
+/// made by `build.rs`): what is computed from them alone, such as a lesson's check input, is
 /// kept under this name.
 pub const KIT_STATE: &str = env!("KIT_CHECKS_STATE");
 pub use report::{FailureKind, Outcome, Report, Status};
 
 /// A harness program's `main`: with the one argument
 /// [`SERVER_ARG`](forks::SERVER_ARG) it is a fork server (Linux, see [`forks`]); otherwise
-/// it runs the one job `args` name (`serve::main`). `run` runs a job of a group on the
-/// code under test, and returns `None` for a group this harness does not serve.
+/// it runs the one job `args` name (`serve::main`). `run` runs a job of a lesson on the
+/// code under test, and returns `None` for a lesson this harness does not serve.
 ///
 /// ```no_run
 /// fn main() -> std::process::ExitCode {
@@ -59,7 +59,7 @@ pub fn harness_main(
     )
 }
 
-/// [`harness_main`] for a harness some of whose groups run the learner's code in a runner
+/// [`harness_main`] for a harness some of whose lessons run the learner's code in a runner
 /// ([`serve::Served`]).
 pub fn harness_main_with(args: &[String], served: serve::Served) -> std::process::ExitCode {
     #[cfg(target_os = "linux")]

@@ -1,7 +1,7 @@
-//! What every group's scenario files share: errors that point at a line, the `[[outcome]]`
-//! list, the `exercise` key that names the group, and how a run that panicked ends.
+//! What every lesson's scenario files share: errors that point at a line, the `[[outcome]]`
+//! list, the `exercise` key that names the lesson, and how a run that panicked ends.
 //!
-//! Each group reads its own format (see `groups::*::scenario`); a file names its group with a
+//! Each lesson reads its own format (see `lessons::*::scenario`); a file names its lesson with a
 //! top-level `exercise = "stage8"`, and a file without one is a build3 scenario (the first
 //! format the kit had).
 
@@ -47,11 +47,11 @@ impl ScenarioError {
     }
 }
 
-/// A group's scenario format: what [`crate::lesson`] and [`crate::serve`] need of it to read a
-/// file, describe it and run it, so that every group's scenario jobs go through one piece of
+/// A lesson's scenario format: what [`crate::lesson`] and [`crate::serve`] need of it to read a
+/// file, describe it and run it, so that every lesson's scenario jobs go through one piece of
 /// code.
 pub(crate) trait Format: Sized + 'static {
-    /// The implementation a scenario runs on (the group's `Learner`).
+    /// The implementation a scenario runs on (the lesson's `Learner`).
     type Learner;
 
     /// Parses scenario text; `path` is used in messages only.
@@ -88,7 +88,7 @@ pub(crate) fn commented_toml(comment: &str, file: &impl serde::Serialize) -> Str
 /// call"), recognised in a parsed scenario of format `S`.
 ///
 /// The lesson's words for it are data: `[[review.situation]]` in
-/// `exercises/<group>/info.toml`, matched by `id`, and the grader's tests require each
+/// `exercises/LESSON/info.toml`, matched by `id`, and the grader's tests require each
 /// declared id to have exactly one predicate here and each predicate a declaration. A
 /// predicate reads the file's input only, never what the learner's code did with it: a file
 /// covers its situation whether or not the code handles it right (the run shows that).
@@ -184,7 +184,7 @@ struct ExerciseKey {
     exercise: Option<toml::Spanned<String>>,
 }
 
-/// The group a scenario file names (`exercise = "..."`), with where the name is written;
+/// The lesson a scenario file names (`exercise = "..."`), with where the name is written;
 /// `None` when the file has no `exercise` key.
 pub fn exercise_key(
     path: &Path,

@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 /// may make no progress (the `--timeout`).
 pub const STALL_VAR: &str = "GRADER_STALL_SECS";
 
-/// The exit status of a harness that was started wrongly (bad arguments, unknown group).
+/// The exit status of a harness that was started wrongly (bad arguments, unknown lesson).
 pub(crate) const EXIT_USAGE: u8 = 2;
 
 /// Where this process writes its report, and the token it must carry.
@@ -66,20 +66,20 @@ pub struct Sealed {
     pub report: Report,
 }
 
-/// What a harness serves, and where the learner's code of each group runs.
+/// What a harness serves, and where the learner's code of each lesson runs.
 #[derive(Debug, Clone, Copy)]
 pub struct Served {
-    /// Runs a job of a group on the code under test; `None` for a group this harness does
+    /// Runs a job of a lesson on the code under test; `None` for a lesson this harness does
     /// not serve.
     pub run: fn(&str, &Job) -> Option<Report>,
-    /// Whether the learner's code of a group runs in a runner the job starts
+    /// Whether the learner's code of a lesson runs in a runner the job starts
     /// ([`kit_runner::remote`]). Then this process is the judge: it runs only the kit's code,
     /// and is not confined (it starts the runner, which confines itself). Otherwise the
     /// learner's code runs here, and this process is confined before it does.
     pub in_runner: fn(&str) -> bool,
 }
 
-/// `main` for a harness some of whose groups run the learner's code in a runner.
+/// `main` for a harness some of whose lessons run the learner's code in a runner.
 pub fn main_with(args: &[String], served: Served) -> ExitCode {
     ExitCode::from(run_job_args(args, served))
 }
@@ -89,7 +89,7 @@ pub(crate) fn run_job_args(args: &[String], served: Served) -> u8 {
     let Served { run, in_runner } = served;
     let [group, kind, what, report_path] = args else {
         eprintln!(
-            "usage: GROUP check NAME REPORT-PATH | GROUP scenario FILE REPORT-PATH\n\
+            "usage: LESSON check NAME REPORT-PATH | LESSON scenario FILE REPORT-PATH\n\
              This program is started by the grader: run `cargo run -p grader -- --help`."
         );
         return EXIT_USAGE;
@@ -176,8 +176,8 @@ pub(crate) fn run_check<L>(checks: &[Check<L>], name: &str, learner: &L) -> Repo
     }
 }
 
-/// Runs one job of a group against `learner`, in this process: the check of that name among
-/// `checks`, or a scenario file of the group's format `S`.
+/// Runs one job of a lesson against `learner`, in this process: the check of that name among
+/// `checks`, or a scenario file of the lesson's format `S`.
 pub(crate) fn run_job<S: Format>(
     checks: &[Check<S::Learner>],
     job: &Job,

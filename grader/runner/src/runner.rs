@@ -98,7 +98,7 @@ lessons! {
 pub fn main(load: fn(&str) -> Result<Function, crate::setup::SetupError>) -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let [group] = args.as_slice() else {
-        eprintln!("usage: GROUP\nThis program is started by the grader's checks.");
+        eprintln!("usage: LESSON\nThis program is started by the grader's checks.");
         return ExitCode::from(EXIT_USAGE);
     };
     let limits = std::env::var(LIMITS_VAR)

@@ -43,7 +43,7 @@ pub(super) fn files(
     points: &[(&'static str, f64)],
     options: &Options,
 ) -> Result<BTreeMap<PathBuf, BundleFile>, BundleError> {
-    let group = plain_word("group", header.group.name)?;
+    let group = plain_word("lesson", header.group.name)?;
     let tests = match options.per {
         Per::Check => {
             let mut used = BTreeSet::new();

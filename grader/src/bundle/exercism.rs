@@ -15,8 +15,8 @@ const RUN: &str = r#"#!/usr/bin/env bash
 @HEADER@#
 # Exercism's interface: bin/run.sh SLUG INPUT_DIR OUTPUT_DIR. It grades the solution in
 # INPUT_DIR (the lesson's file at its top, in src/ or in practice/src/) with the kit's grader:
-#   grader --root KIT grade INPUT_DIR --one --lesson GROUP --report exercism --out TMP
-# and copies TMP/LESSON.exercism.json to OUTPUT_DIR/results.json. GROUP is the slug when it
+#   grader --root KIT grade INPUT_DIR --one --lesson LESSON --report exercism --out TMP
+# and copies TMP/LESSON.exercism.json to OUTPUT_DIR/results.json. LESSON is the slug when it
 # names a lesson (@LESSONS@), otherwise @GROUP@.
 # It exits 0 whatever the grade; when no report comes out (no lesson file, the runner
 # itself failed, or the run took longer than its time guard) it writes a results.json with
@@ -91,11 +91,11 @@ pub(super) fn files(
     header: &Header,
     max_score: f64,
 ) -> Result<BTreeMap<PathBuf, BundleFile>, BundleError> {
-    let group = plain_word("group", header.group.name)?;
+    let group = plain_word("lesson", header.group.name)?;
     let mut names = Vec::new();
     let mut file_cases = String::new();
     for (g, exercise) in &kit.exercises {
-        let name = plain_word("group", g.name)?;
+        let name = plain_word("lesson", g.name)?;
         let file = exercise
             .file
             .file_name()

@@ -75,7 +75,7 @@ pub(super) fn files(
     with_zip: bool,
     max_score: f64,
 ) -> Result<BTreeMap<PathBuf, BundleFile>, BundleError> {
-    let group = plain_word("group", header.group.name)?;
+    let group = plain_word("lesson", header.group.name)?;
     let file_name = exercise
         .file
         .file_name()
@@ -149,7 +149,7 @@ fn readme(kit: &Kit, header: &Header, lesson_file: &str, with_zip: bool, max_sco
          `--force` rather than editing it.\n\
          \n\
          1. In Gradescope, create a *Programming Assignment*; set its total points to the\n   \
-            group's points ({points}).\n\
+            lesson's points ({points}).\n\
          2. *Configure Autograder*: choose *Zip file upload* and upload {upload}; keep the\n   \
             default Ubuntu base image. Building the image runs `setup.sh`: it installs Rust\n   \
             {toolchain} if needed, builds the grader and grades the pristine stub once (a few\n   \

@@ -29,7 +29,7 @@ mod script;
 pub(crate) mod zip;
 
 use crate::kitcopy;
-use crate::lesson_info::{ExerciseError, LessonInfo};
+use crate::lesson_info::{LessonInfo, LessonInfoError};
 use crate::lessons::LESSONS;
 use crate::reports::weights;
 use crate::Lesson;
@@ -189,7 +189,7 @@ pub(crate) enum BundleError {
     },
     /// A lesson's `info.toml` or `grading.toml` could not be read.
     #[error(transparent)]
-    LessonInfo(#[from] ExerciseError),
+    LessonInfo(#[from] LessonInfoError),
     /// The workspace's `Cargo.toml` could not be read, or says something unusable.
     #[error("{path}: {message}")]
     Manifest {
@@ -338,7 +338,7 @@ impl Kit {
             .find(|(g, _)| g.name == group.name)
             .map(|(_, e)| e)
             .ok_or_else(|| BundleError::Unsafe {
-                what: "group",
+                what: "lesson",
                 value: group.name.to_string(),
             })
     }
@@ -1058,10 +1058,10 @@ mod tests {
 
     #[test]
     fn plain_words_refuse_what_a_shell_would_read() {
-        assert!(plain_word("group", "build3").is_ok());
+        assert!(plain_word("lesson", "build3").is_ok());
         assert!(plain_word("file", "practice/src/lib.rs").is_ok());
         for bad in ["", "-rf", "a b", "a$b", "a;b", "a'b", "a\"b", "é"] {
-            assert!(plain_word("group", bad).is_err(), "{bad:?}");
+            assert!(plain_word("lesson", bad).is_err(), "{bad:?}");
         }
     }
 

@@ -133,7 +133,7 @@ pub(super) fn setup(
             .iter()
             .find(|(g, _)| g.name == *name)
             .ok_or_else(|| BundleError::Unsafe {
-                what: "group",
+                what: "lesson",
                 value: name.to_string(),
             })?;
         let stub = slash_path(
@@ -143,7 +143,7 @@ pub(super) fn setup(
         );
         warm.push_str(&format!(
             "warm_up {} {}\n",
-            plain_word("group", group.name)?,
+            plain_word("lesson", group.name)?,
             plain_word("stub", &stub)?
         ));
     }

@@ -44,7 +44,7 @@ pub(crate) fn all(root: Option<PathBuf>, _args: AllArgs) -> CommandResult {
     }
     if started == 0 {
         say!(
-            "No group started yet: every lesson's file is still its stub, so nothing was run. \
+            "No lesson started yet: every lesson's file is still its stub, so nothing was run. \
              Start with `cargo run -p grader -- {}`.",
             LESSONS.first().map_or("build3", |g| g.name)
         );

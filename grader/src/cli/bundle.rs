@@ -264,11 +264,11 @@ fn failure(e: BundleError, platform: Platform, group: &crate::Lesson) -> Command
         }
         BundleError::FractionalPoints { .. } => Some(format!(
             "give it a whole number of points in exercises/{}/grading.toml, or use --per lesson \
-             if the group's total is whole",
+             if the lesson's total is whole",
             group.name
         )),
         BundleError::LessonInfo(_) => Some(format!(
-            "restore the exercise folder from git: `git checkout -- exercises/{}`",
+            "restore the lesson's folder from git: `git checkout -- exercises/{}`",
             group.name
         )),
         BundleError::Kit { .. } | BundleError::Manifest { .. } => {

@@ -25,7 +25,7 @@ pub(crate) fn list(root: Option<PathBuf>) -> CommandResult {
     }
     say!(
         "\nRun one: `cargo run -p grader -- LESSON`; every lesson you started: `cargo run -p grader -- all`. \
-         Lessons: exercises/<group>/lesson.md."
+         Lessons: exercises/LESSON/lesson.md."
     );
     Ok(ExitCode::SUCCESS)
 }

@@ -263,7 +263,7 @@ fn resolve_group(name: &str) -> Result<&'static Lesson, CommandError> {
 fn load_exercise(root: &std::path::Path, group: &Lesson) -> Result<LessonInfo, CommandError> {
     LessonInfo::load(root, group.name).map_err(|e| {
         CommandError::new(e.to_string()).hint(format!(
-            "restore the exercise folder from git: `git checkout -- exercises/{}`",
+            "restore the lesson's folder from git: `git checkout -- exercises/{}`",
             group.name
         ))
     })

@@ -34,7 +34,7 @@ fn failure(e: ResetError, root: &Path) -> CommandError {
             "`--list-backups` shows the names you can restore".to_string()
         }
         ResetError::Stub { .. } => {
-            "restore the exercise folder from git: `git checkout -- exercises`".to_string()
+            "restore the exercises/ folder from git: `git checkout -- exercises`".to_string()
         }
         ResetError::Practice { .. } => format!(
             "check the permissions of the files under {}",

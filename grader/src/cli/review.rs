@@ -67,7 +67,7 @@ pub(crate) fn review(root: Option<PathBuf>, args: ReviewArgs) -> CommandResult {
     let exercise = load_exercise(&root, group)?;
     let restore = || {
         format!(
-            "restore the exercise folder from git: `git checkout -- exercises/{}`",
+            "restore the lesson's folder from git: `git checkout -- exercises/{}`",
             group.name
         )
     };

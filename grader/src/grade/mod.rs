@@ -110,7 +110,7 @@ pub(crate) enum GradeError {
     Submissions(#[from] SubmissionError),
     /// A lesson's metadata could not be read.
     #[error(transparent)]
-    LessonInfo(#[from] crate::lesson_info::ExerciseError),
+    LessonInfo(#[from] crate::lesson_info::LessonInfoError),
     /// The kit's files or a grading copy could not be read or written.
     #[error("cannot prepare a copy of the kit to grade in: {0}")]
     Copy(std::io::Error),

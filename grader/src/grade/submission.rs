@@ -4,7 +4,7 @@
 //! learner's file is looked up by the name it has in `practice/src/` — under `practice/src/`
 //! (a whole clone of the kit), under `src/` or at the folder's top, first found first, its
 //! name matched whatever its case (`Lib.rs`) — and, when the lesson was named with
-//! `--group`, a folder holding exactly one `.rs` file is taken as that file (platforms
+//! `--lesson`, a folder holding exactly one `.rs` file is taken as that file (platforms
 //! rename uploads). A folder that holds nothing but one folder (a zip of
 //! `retry-kit-main/`) is looked into. A single file is graded for the lesson it was named
 //! for, or the lesson whose function it defines.

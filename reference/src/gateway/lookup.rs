@@ -1,4 +1,4 @@
-//! One logical availability lookup: the stage 8 exercise's reference answer.
+//! One logical availability lookup: the stage8 lesson's reference answer.
 
 use crate::fetch::parse_retry_after;
 use kit_types::{

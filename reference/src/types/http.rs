@@ -1,6 +1,6 @@
 //! What one HTTP exchange gives a client: a reply, or no reply at all.
 //!
-//! These are the inputs of the kit's GET fetcher (the build2 exercise) and of the stage 8
+//! These are the inputs of the kit's GET fetcher (the build2 lesson) and of the stage 8
 //! gateway's provider.
 
 use serde::{Deserialize, Serialize};

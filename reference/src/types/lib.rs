@@ -1,5 +1,5 @@
 #![warn(missing_docs)]
-//! The types the kit's exercises share: what the learner's functions take and return, and
+//! The types the kit's lessons share: what the learner's functions take and return, and
 //! the fakes the grader (and the learner) test them with.
 //!
 //! This crate holds no answers. The learner's `practice` crate depends on it (and never on

@@ -13,7 +13,7 @@ pub const DELAY_RANGE: std::ops::RangeInclusive<f64> = 0.0..=60.0;
 /// How often to try and how long to wait in between.
 ///
 /// The fields are public on purpose: an invalid policy can be built (or read from a file),
-/// and `retry_request` (the build3 exercise) must refuse it before calling any callback.
+/// and `retry_request` (the build3 lesson) must refuse it before calling any callback.
 /// Deserializes from TOML or JSON; missing fields take their defaults and unknown fields
 /// are refused.
 ///

@@ -1,4 +1,4 @@
-//! What `retry_request` (the build3 exercise) returns when it gives no value.
+//! What `retry_request` (the build3 lesson) returns when it gives no value.
 
 use crate::{PermanentError, PolicyError, StopCause, TransientReason};
 use thiserror::Error;

@@ -1,6 +1,6 @@
-//! The registry: every group the grader knows, in course order. Its modules and [`LESSONS`]
+//! The registry: every lesson the grader knows, in course order. Its modules and [`LESSONS`]
 //! are generated from `exercises/lessons.toml` (`cargo run -p grader -- dev update`);
-//! everything the grader knows about a group lives in its module.
+//! everything the grader knows about a lesson lives in its module.
 
 use crate::lesson::{Job, Lesson};
 use crate::report::Report;
@@ -13,7 +13,7 @@ pub mod build3;
 pub mod narrow;
 pub mod stage8;
 
-/// Every group, in course order.
+/// Every lesson, in course order.
 pub const LESSONS: &[&Lesson] = &[
     &build2::LESSON,
     &narrow::LESSON,
@@ -52,13 +52,13 @@ pub fn lesson(name: &str) -> Option<&'static Lesson> {
     LESSONS.iter().copied().find(|g| g.name == name)
 }
 
-/// Runs `job` of group `name` on the reference, in this process; `None` for an unknown group.
+/// Runs `job` of lesson `name` on the reference, in this process; `None` for an unknown group.
 /// This is what `--against reference` starts in its child processes.
 pub fn run_reference(name: &str, job: &Job) -> Option<Report> {
     lesson(name).map(|g| (g.run_reference)(job))
 }
 
-/// The group a scenario file is for: the one its `exercise` key names, or build3 when it has
+/// The lesson a scenario file is for: the one its `exercise` key names, or build3 when it has
 /// none (the first format the kit had).
 ///
 /// ```
@@ -67,7 +67,7 @@ pub fn run_reference(name: &str, job: &Job) -> Option<Report> {
 /// let g = scenario_lesson(Path::new("s.toml"), "exercise = \"stage8\"\n").unwrap();
 /// assert_eq!(g.name, "stage8");
 /// let e = scenario_lesson(Path::new("s.toml"), "exercise = \"stage9\"\n").unwrap_err();
-/// assert!(e.to_string().starts_with("s.toml:1:12: exercise \"stage9\" has no scenarios"), "{e}");
+/// assert!(e.to_string().starts_with("s.toml:1:12: exercise = \"stage9\" names no lesson with scenarios"), "{e}");
 /// ```
 pub fn scenario_lesson(path: &Path, text: &str) -> Result<&'static Lesson, ScenarioError> {
     match exercise_key(path, text)? {
@@ -79,7 +79,7 @@ pub fn scenario_lesson(path: &Path, text: &str) -> Result<&'static Lesson, Scena
                 text,
                 span.start,
                 format!(
-                    "exercise {name:?} has no scenarios: use {}",
+                    "exercise = {name:?} names no lesson with scenarios: use {}",
                     names.join(", ")
                 ),
             )

@@ -1,4 +1,4 @@
-//! How a lookup ends: the types of `lookup_availability` (the stage 8 exercise).
+//! How a lookup ends: the types of `lookup_availability` (the stage8 lesson).
 
 use serde::{Deserialize, Serialize};
 use std::fmt;

@@ -51,7 +51,7 @@ pub fn reference() -> Learner {
     Learner::Here(|m, u, t| reference::fetch(m, u, t))
 }
 
-/// The build2 group.
+/// The build2 lesson.
 pub const LESSON: Lesson = Lesson {
     name: "build2",
     title: super::declared::build2::TITLE,
@@ -70,7 +70,7 @@ pub const LESSON: Lesson = Lesson {
     trials: None,
 };
 
-/// Runs one job of this group against `learner`, in this process.
+/// Runs one job of this lesson against `learner`, in this process.
 pub fn run(job: &Job, learner: &Learner) -> Report {
     crate::serve::run_job::<scenario::FetchScenario>(CHECKS, job, learner)
 }

@@ -50,7 +50,7 @@ pub fn reference() -> Learner {
     Learner::Here(|p, r, s, l| reference::retry_request(p, r, s, l))
 }
 
-/// The build3 group.
+/// The build3 lesson.
 pub const LESSON: Lesson = Lesson {
     name: "build3",
     title: super::declared::build3::TITLE,
@@ -73,7 +73,7 @@ pub const LESSON: Lesson = Lesson {
     trials: None,
 };
 
-/// Runs one job of this group against `learner`, in this process.
+/// Runs one job of this lesson against `learner`, in this process.
 pub fn run(job: &Job, learner: &Learner) -> Report {
     crate::serve::run_job::<scenario::Scenario>(CHECKS, job, learner)
 }

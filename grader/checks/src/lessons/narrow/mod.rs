@@ -45,7 +45,7 @@ pub fn reference() -> Learner {
     Learner::Here(|request| reference::handle_attempt(request))
 }
 
-/// The narrow group.
+/// The narrow lesson.
 pub(crate) const LESSON: Lesson = Lesson {
     name: "narrow",
     title: super::declared::narrow::TITLE,
@@ -65,7 +65,7 @@ pub(crate) const LESSON: Lesson = Lesson {
     trials: Some(trials::TRIALS),
 };
 
-/// Runs one job of this group against `learner`, in this process.
+/// Runs one job of this lesson against `learner`, in this process.
 pub fn run(job: &Job, learner: &Learner) -> Report {
     crate::serve::run_job::<scenario::AttemptScenario>(CHECKS, job, learner)
 }

@@ -46,7 +46,7 @@ pub fn reference() -> Learner {
     Learner::Here(reference::lookup_availability)
 }
 
-/// The stage8 group.
+/// The stage8 lesson.
 pub const LESSON: Lesson = Lesson {
     name: "stage8",
     title: super::declared::stage8::TITLE,
@@ -86,7 +86,7 @@ fn config_line(c: &kit_types::GatewayConfig) -> String {
     )
 }
 
-/// Runs one job of this group against `learner`, in this process.
+/// Runs one job of this lesson against `learner`, in this process.
 pub fn run(job: &Job, learner: &Learner) -> Report {
     crate::serve::run_job::<scenario::GatewayScenario>(CHECKS, job, learner)
 }
