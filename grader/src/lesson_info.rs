@@ -36,7 +36,7 @@ pub struct LessonInfo {
     pub file: PathBuf,
     /// The pristine stub of that file, relative to the lesson's folder.
     pub stub: PathBuf,
-    /// The lesson, relative to the lesson's folder.
+    /// The lesson's page (`lesson.md`), relative to the lesson's folder.
     pub lesson: PathBuf,
     /// The lesson's worked example as a scenario file, relative to the lesson's folder.
     #[serde(default)]
