@@ -2048,3 +2048,66 @@ fn formats_dispatch_by_name() {
         }
     }
 }
+
+/// The JUnit reports, validated by a real consumer: `xmllint` against Jenkins' own
+/// `junit-10.xsd` (the xunit plugin's schema), named by `KIT_JUNIT_XSD`. The schema is not
+/// the kit's to ship, so `.ci/run` takes it from the plugin's sources where this machine has
+/// them (and installs `xmllint`); elsewhere this test says so and checks nothing, unless
+/// `KIT_REQUIRE_JUNIT_XSD` asks for it.
+#[test]
+fn junit_reports_validate_against_jenkins_junit_10_xsd() {
+    let Some(xsd) = std::env::var_os("KIT_JUNIT_XSD") else {
+        let why = "KIT_JUNIT_XSD is not set: the JUnit reports were not validated with xmllint \
+                   against Jenkins' junit-10.xsd (see .ci/run for how to prepare it)";
+        assert!(std::env::var_os("KIT_REQUIRE_JUNIT_XSD").is_none(), "{why}");
+        eprintln!("NOTICE: {why}");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let mut refused = report(vec![passed("method::only_exact_get_is_sent")]);
+    refused.not_run = Some(NotRun::Refused(
+        "refused: the file reaches the kit's answers (#[path]); nothing was run".into(),
+    ));
+    let mut files = Vec::new();
+    for (i, (what, r)) in every_report()
+        .into_iter()
+        .chain([("refused", refused)])
+        .enumerate()
+    {
+        let path = dir.path().join(format!("{i}.xml"));
+        std::fs::write(&path, ReportFormat::Junit.render(&r)).unwrap();
+        files.push((what, path));
+    }
+    // One file at a time, so that a failure names the report it is about.
+    for (what, path) in &files {
+        let out = std::process::Command::new("xmllint")
+            .arg("--noout")
+            .arg("--schema")
+            .arg(&xsd)
+            .arg(path)
+            .output()
+            .expect("xmllint runs (libxml2-utils)");
+        assert!(
+            out.status.success(),
+            "{what}: junit-10.xsd refuses the report:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    // The check can fail: a report with an element the schema does not know is refused.
+    let bad = dir.path().join("bad.xml");
+    std::fs::write(
+        &bad,
+        "<testsuites><testsuite name=\"x\" tests=\"1\"><verdict/></testsuite></testsuites>",
+    )
+    .unwrap();
+    let out = std::process::Command::new("xmllint")
+        .args(["--noout", "--schema"])
+        .arg(&xsd)
+        .arg(&bad)
+        .output()
+        .expect("xmllint runs");
+    assert!(
+        !out.status.success(),
+        "the schema refuses an unknown element"
+    );
+}
