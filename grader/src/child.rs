@@ -1429,8 +1429,9 @@ const SANDBOX_REFUSED: &str = "the sandbox could not be set up";
 fn describe_death(status: ExitStatus, output: &Captured, limits: &Limits) -> String {
     if output.text.contains("memory allocation of") {
         return format!(
-            "used more than {} of memory and was stopped (the limit of a check). Does \
-             something grow without end?",
+            "used more than {} of memory and was stopped (the limit of a check). Something \
+             that grows without end does this, as do many threads at once (each reserves a \
+             stack of its own).",
             bytes(limits.memory)
         );
     }
@@ -1609,6 +1610,22 @@ mod tests {
             bytes: text.as_bytes().to_vec(),
             pending: None,
         }
+    }
+
+    #[test]
+    fn an_allocation_that_failed_names_both_realistic_causes() {
+        // Seen from code that grows without end, and from 500 threads under the limit (the
+        // allocator, not the C library, then reports the failure).
+        let abort = ExitStatus::from_raw(6);
+        let out = captured("memory allocation of 41 bytes failed\n");
+        assert_eq!(death_kind(abort, &out), FailureKind::Limit);
+        let said = describe_death(abort, &out, &Limits::default());
+        assert!(
+            said.contains("used more than 1 GiB of memory")
+                && said.contains("grows without end")
+                && said.contains("threads"),
+            "{said}"
+        );
     }
 
     fn segv_status() -> ExitStatus {
