@@ -46,8 +46,9 @@ fn learner_loop_from_stub_to_broken_to_finished() {
     // On a fresh kit, a later lesson's stub says where the course starts; the first does not.
     let later = text(&grader(root, &["build3"]).stdout);
     assert!(
-        later.contains("build3 comes after build2 in the course")
-            && later.contains("the course starts at `cargo run -p grader -- build2`"),
+        later.contains(
+            "build3 comes after build2 and narrow in the course, which are not started yet"
+        ) && later.contains("the course starts at `cargo run -p grader -- build2`"),
         "{later}"
     );
     let first = text(&grader(root, &["build2"]).stdout);

@@ -180,12 +180,12 @@ impl ScenarioError {
 
 #[derive(Deserialize)]
 struct ExerciseKey {
-    #[serde(default)]
+    #[serde(default, alias = "lesson")]
     exercise: Option<toml::Spanned<String>>,
 }
 
-/// The lesson a scenario file names (`exercise = "..."`), with where the name is written;
-/// `None` when the file has no `exercise` key.
+/// The lesson a scenario file names (`exercise = "..."`, or `lesson = "..."`), with where the
+/// name is written; `None` when the file has neither key.
 pub fn exercise_key(
     path: &Path,
     text: &str,

@@ -110,12 +110,10 @@ pub fn side_by_side(left: (&str, &ScenarioRun), right: (&str, &ScenarioRun)) -> 
         }
     }
     let lines_of = |run: &ScenarioRun, name: &str| -> (Vec<String>, bool) {
-        run.fields
-            .iter()
-            .find(|f| f.name == name)
-            .map_or((vec!["(not recorded)".into()], false), |f| {
-                (f.lines.clone(), f.block)
-            })
+        run.fields.iter().find(|f| f.name == name).map_or(
+            (vec!["(none: the run ended before this)".into()], false),
+            |f| (f.lines.clone(), f.block),
+        )
     };
     let mut fields: Vec<(String, Vec<String>, Vec<String>, bool)> = names
         .iter()

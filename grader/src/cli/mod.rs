@@ -45,7 +45,7 @@ const EXIT_ERROR: u8 = 2;
     after_help = "Exit status: 0 on success (every selected check passed; `review`, a checklist, \
         exits 0 whatever it finds missing); 1 when a check failed \
         or is unfinished, or `log --check` found a problem; 2 when the command could not do its \
-        work (bad arguments, a file that does not compile, a borrowed answer, a log that cannot \
+        work (bad arguments, a file that does not compile, a file that reaches the reference answers, a log that cannot \
         be written, a bug in the kit).",
     disable_help_subcommand = true
 )]
@@ -84,12 +84,14 @@ enum Command {
     Reset(reset::ResetArgs),
     /// Run a scenario file on your code: every call, wait and event, and the result.
     Scenario(scenario::ScenarioArgs),
-    /// Run the lesson's worked example on the reference and show every step.
+    /// Run the lesson's worked example on the reference and show every step (it is part of the
+    /// lesson: not recorded as guidance).
     Trace(scenario::TraceArgs),
     /// A lesson's checklist, not a grade: your own scenarios run and the situations they
     /// cover, and the self-review questions still unanswered (exit status 0 whatever is missing).
     Review(review::ReviewArgs),
-    /// Re-run a lesson each time you save its file; keys: r run, h help, l list, q quit.
+    /// Re-run a lesson each time you save its file; keys: r run, h help (recorded as guidance), l
+    /// list, q quit.
     Watch(watch::WatchArgs),
     /// For instructors: grade a folder of submissions, each in its own copy of the kit.
     Grade(grade::GradeArgs),

@@ -397,24 +397,34 @@ fn course_start(root: &Path, group: &Lesson, out: &mut dyn Write) -> std::io::Re
     else {
         return Ok(());
     };
-    let earlier = crate::lessons::LESSONS[..place].iter().find(|g| {
-        load_exercise(root, g).is_ok_and(|exercise| {
-            matches!(
-                super::standing::remembered(root, g, &exercise),
-                Ok(Standing::NotStarted)
-            )
+    // Every earlier lesson not started, so that none is skipped when the message names them.
+    let earlier: Vec<&str> = crate::lessons::LESSONS[..place]
+        .iter()
+        .filter(|g| {
+            load_exercise(root, g).is_ok_and(|exercise| {
+                matches!(
+                    super::standing::remembered(root, g, &exercise),
+                    Ok(Standing::NotStarted)
+                )
+            })
         })
-    });
-    match earlier {
-        Some(first) => writeln!(
-            out,
-            "{} comes after {} in the course, and {} is not started yet: the course starts at \
-             `cargo run -p grader -- {}` (lesson: exercises/{}/lesson.md). `cargo run -p grader` \
-             shows every lesson in order.",
-            group.name, first.name, first.name, first.name, first.name
-        ),
-        None => Ok(()),
-    }
+        .map(|g| g.name)
+        .collect();
+    let Some(first) = earlier.first() else {
+        return Ok(());
+    };
+    let (names, verb) = match earlier.as_slice() {
+        [one] => (one.to_string(), "is"),
+        [rest @ .., last] => (format!("{} and {last}", rest.join(", ")), "are"),
+        [] => return Ok(()),
+    };
+    writeln!(
+        out,
+        "{} comes after {names} in the course, which {verb} not started yet: the course starts \
+         at `cargo run -p grader -- {first}` (lesson: exercises/{first}/lesson.md). `cargo run \
+         -p grader` shows every lesson in order.",
+        group.name
+    )
 }
 
 /// 0 when every selected check passed (or only a listing ran), 2 when the kit itself
@@ -520,9 +530,9 @@ pub(super) fn save_case(
         Ok(()) => writeln!(
             out,
             "The case {name} found is saved in {}: replay it with \
-             `cargo run -p grader -- scenario {} --compare` (the reference beside your code: \
-             not recorded for the file as saved, whose reference run the message showed), or \
-             without `--compare` (your code alone).",
+             `cargo run -p grader -- scenario {} --compare` (your run beside the reference's; \
+             for this file as saved that is not recorded as guidance, because the check's \
+             message already compared the two runs), or without `--compare` (your code alone).",
             path.display(),
             path.display()
         ),

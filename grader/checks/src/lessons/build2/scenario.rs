@@ -27,7 +27,10 @@ use std::path::Path;
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct FileSpec {
-    #[allow(dead_code)] // read by the registry to pick this format
+    #[allow(dead_code)]
+    // read by the registry to pick this format
+    // `lesson = "..."` is read as well: the kit's word for what the key names.
+    #[serde(alias = "lesson")]
     exercise: String,
     #[serde(default)]
     call: Vec<toml::Spanned<CallSpec>>,

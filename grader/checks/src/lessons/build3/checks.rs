@@ -437,6 +437,30 @@ fn expect_propagation(
     };
     let payload = match panicked {
         Some(p) => p,
+        // The callback that panics was never called: the run did not reach it (no log
+        // before a retry, no sleep between attempts), and says nothing of panics.
+        None if !rec.order.contains(&panic_in) => {
+            return fail(
+                format!(
+                    "{panic_in} was never called, and retry_request returned {}.",
+                    fmt_result(&rec.result)
+                ),
+                match panic_in {
+                    Callback::Request => {
+                        "retry_request makes its first attempt by calling request."
+                    }
+                    Callback::Log => {
+                        "Each retry is logged before the wait: after a transient failure, call \
+                         log with the retry event, then sleep, then request again."
+                    }
+                    Callback::Sleep => {
+                        "Between two attempts the run waits: after logging the retry, call \
+                         sleep with the delay, then request again."
+                    }
+                },
+                &rec,
+            );
+        }
         None => {
             return fail(
                 format!(

@@ -41,7 +41,10 @@ use std::path::Path;
 #[serde(deny_unknown_fields)]
 struct FileSpec {
     #[serde(default)]
-    #[allow(dead_code)] // read by AnyScenario to pick this format
+    #[allow(dead_code)]
+    // read by AnyScenario to pick this format
+    // `lesson = "..."` is read as well: the kit's word for what the key names.
+    #[serde(alias = "lesson")]
     exercise: Option<String>,
     #[serde(default)]
     policy: Option<RetryPolicy>,
