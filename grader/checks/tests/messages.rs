@@ -70,3 +70,22 @@ fn a_scenario_may_name_its_lesson_with_the_lesson_key() {
     }
     assert!(seen >= 3, "only {seen} scenarios name their lesson");
 }
+
+#[test]
+fn a_loop_that_retries_a_permanent_failure_forever_hears_the_rule_it_breaks() {
+    // Retries whatever comes back, never stopping: the call guard ends it, and the check
+    // names its own rule with the guard's words.
+    let retries_everything = build3::Learner::Here(|_policy, request, sleep, _log| loop {
+        if let Ok(reply) = request() {
+            return Ok(reply);
+        }
+        sleep(0.25);
+    });
+    let said = build3_says("fixtures::permanent_error", &retries_everything);
+    assert!(said.contains("the loop never stops"), "{said}");
+    assert!(
+        said.contains("A 404 is permanent: return it at once"),
+        "{said}"
+    );
+    assert!(said.contains("(stopped there)"), "{said}");
+}

@@ -152,7 +152,29 @@ fn expect_run(
     expected: Expected,
     rule: &str,
 ) -> CheckResult {
-    let (rec, panicked) = record(imp, policy, &script, None);
+    // The call guard stops a loop that never ends by raising its own panic through the
+    // learner's code: its words say what happened, and this check's rule says what was
+    // expected of this input (a loop that retries a permanent failure reaches the guard
+    // here, and the rule names the real mistake).
+    let recorded = panic::catch_unwind(panic::AssertUnwindSafe(|| {
+        record(imp, policy, &script, None)
+    }));
+    let (rec, panicked) = match recorded {
+        Ok(recorded) => recorded,
+        Err(payload) => match payload.downcast::<crate::panics::CheckFailure>() {
+            Ok(guard) => {
+                return Err(Feedback::new(guard.0, rule)
+                    .input(input(policy, &script))
+                    .did(vec![Field::line(
+                        "result",
+                        "none: retry_request never returned (stopped there)",
+                    )])
+                    .expected(run_fields(&expected.as_recording()))
+                    .render())
+            }
+            Err(payload) => panic::resume_unwind(payload),
+        },
+    };
     if let Some(payload) = panicked {
         // Unfinished code and unexpected panics are classified by the harness.
         panic::resume_unwind(payload);
