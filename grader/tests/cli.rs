@@ -597,3 +597,34 @@ fn reports_are_written_for_a_run_and_for_a_file_that_does_not_compile() {
         text(&out.stderr)
     );
 }
+
+#[test]
+fn a_mistyped_lesson_or_a_command_for_a_lesson_is_said_with_the_lessons_and_a_hint() {
+    let copy = fresh_kit();
+    let kit = copy.root().to_path_buf();
+    // A first word that is neither a lesson nor a command: the kit's own message, as for
+    // a lesson any other command does not know.
+    let out = grader(&kit, &["bulid3"]);
+    assert_eq!(out.status.code(), Some(2));
+    let said = text(&out.stderr);
+    assert!(
+        said.contains("there is no lesson or command \"bulid3\"; the lessons are: build2")
+            && said.contains("did you mean build3?")
+            && said.contains("`cargo run -p grader -- --help` lists the commands"),
+        "{said}"
+    );
+    // A command's name where a lesson goes: where that command's help is.
+    let out = grader(&kit, &["help", "reset"]);
+    assert_eq!(out.status.code(), Some(2));
+    let said = text(&out.stderr);
+    assert!(
+        said.contains("\"reset\" is a command, not a lesson")
+            && said.contains("`cargo run -p grader -- reset --help`"),
+        "{said}"
+    );
+    // Nothing was recorded as guidance (help records a lesson's help, and none was shown).
+    let log = std::fs::read_to_string(kit.join(grader::guidance::LOG_FILE)).unwrap();
+    assert!(grader::guidance::parse(&log).records.is_empty(), "{log}");
+    let out = grader(&kit, &["--help"]);
+    assert!(out.status.success(), "--help still works");
+}

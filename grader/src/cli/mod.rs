@@ -158,7 +158,10 @@ fn command() -> clap::Command {
 /// Runs the command line on this process's arguments and gives the exit status: the whole
 /// of the `grader` program (its `main` calls this).
 pub fn main() -> ExitCode {
-    let matches = command().get_matches();
+    let matches = match command().try_get_matches() {
+        Ok(matches) => matches,
+        Err(error) => return unknown_command(error),
+    };
     // Not in `__check`, a check's own process: the grader stops its group as a whole.
     if matches.subcommand_name() != Some("__check") {
         signals::handle_ending_signals();
@@ -240,10 +243,52 @@ fn kit_root(explicit: Option<PathBuf>) -> Result<PathBuf, CommandError> {
     Ok(crate::workspace::find_root(&here).unwrap_or_else(crate::workspace::build_root))
 }
 
-/// The group called `name`, or an error that lists the groups and the nearest name.
+/// A command-line error from clap, said as clap says it; except a first word that is neither
+/// a lesson nor a command (`cargo run -p grader -- bulid3`), which is said as every other
+/// command says an unknown lesson: the lessons, and the nearest name.
+fn unknown_command(error: clap::Error) -> ExitCode {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    let invalid = match (error.kind(), error.get(ContextKind::InvalidSubcommand)) {
+        (ErrorKind::InvalidSubcommand, Some(ContextValue::String(name))) => name.clone(),
+        _ => error.exit(),
+    };
+    let failure = match resolve_group(&invalid) {
+        Ok(_) => error.exit(),
+        Err(failure) => failure,
+    };
+    tell!(
+        "{} {}",
+        "error:".red().bold(),
+        failure
+            .message
+            .replacen("there is no lesson", "there is no lesson or command", 1)
+    );
+    let hint = failure.hint.map_or_else(
+        || "`cargo run -p grader -- --help` lists the commands".to_string(),
+        |h| format!("{h} (`cargo run -p grader -- --help` lists the commands)"),
+    );
+    tell!("{} {hint}", "hint:".cyan().bold());
+    ExitCode::from(EXIT_ERROR)
+}
+
+/// The lesson called `name`, or an error that lists the lessons and the nearest name (or,
+/// for a command's name, where that command's help is).
 fn resolve_group(name: &str) -> Result<&'static Lesson, CommandError> {
     if let Some(group) = crate::lessons::lesson(name) {
         return Ok(group);
+    }
+    let is_command = command()
+        .get_subcommands()
+        .any(|c| c.get_name() == name && !c.is_hide_set());
+    if is_command {
+        let names: Vec<&str> = LESSONS.iter().map(|g| g.name).collect();
+        return Err(CommandError::new(format!(
+            "{name:?} is a command, not a lesson; the lessons are: {}",
+            names.join(", ")
+        ))
+        .hint(format!(
+            "the help of a command is `cargo run -p grader -- {name} --help`"
+        )));
     }
     let names: Vec<&str> = LESSONS.iter().map(|g| g.name).collect();
     let nearest = names
