@@ -317,6 +317,17 @@ failed the same way as {} (above).
                     [] => continue,
                 };
                 writeln!(self.out, "    {who}: {line}")?;
+                // The others by name, so that any of them can be run alone with --exact.
+                if let [_, others @ ..] = names.as_slice() {
+                    if !others.is_empty() {
+                        const NAMED: usize = 8;
+                        let mut listed = others[..others.len().min(NAMED)].join(", ");
+                        if others.len() > NAMED {
+                            listed.push_str(&format!(" and {} more", others.len() - NAMED));
+                        }
+                        writeln!(self.out, "      the others: {listed}")?;
+                    }
+                }
             }
             let against = if settings.against == "reference" {
                 " --against reference"
