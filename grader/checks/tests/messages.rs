@@ -89,3 +89,14 @@ fn a_loop_that_retries_a_permanent_failure_forever_hears_the_rule_it_breaks() {
     );
     assert!(said.contains("(stopped there)"), "{said}");
 }
+
+#[test]
+fn a_run_that_logs_nothing_is_told_so_in_words() {
+    let never_logs =
+        build3::Learner::Here(|p, r, s, _log| reference::retry_request(p, r, s, |_| {}));
+    let said = build3_says("fixtures::third_attempt_success", &never_logs);
+    assert!(
+        said.contains("log received no event; the rule expects [#1 "),
+        "{said}"
+    );
+}

@@ -261,11 +261,21 @@ fn compare(
         )
     } else if !same_events(&rec.events, &exp.events) {
         (
-            format!(
-                "log received {}; the rule expects {}.",
-                fmt_events(&rec.events),
-                fmt_events(&exp.events)
-            ),
+            {
+                // Said in words when one side logged nothing, as the events block says it.
+                let said = |events: &[RetryEvent]| {
+                    if events.is_empty() {
+                        "no event".to_string()
+                    } else {
+                        fmt_events(events)
+                    }
+                };
+                format!(
+                    "log received {}; the rule expects {}.",
+                    said(&rec.events),
+                    said(&exp.events)
+                )
+            },
             None,
         )
     } else if rec.result.as_ref() != Some(&exp.result) {
