@@ -1884,7 +1884,7 @@ const MISTAKES: &[Mistake] = &[
         first: (
             "fixtures::capped_exhaustion",
             &[
-                "request was called 6 time(s); the rule expects 5",
+                "request was called 6 times; the rule expects 5",
                 "the first call is attempt 1",
                 "input:",
                 "your code did:",
@@ -1906,7 +1906,7 @@ const MISTAKES: &[Mistake] = &[
             (
                 "events::json_shape",
                 &[
-                    "request was called 3 time(s); the rule expects 2",
+                    "request was called 3 times; the rule expects 2",
                     "the first call is attempt 1",
                 ],
                 &["A retry has a delay and no cause"],
@@ -1953,7 +1953,7 @@ const MISTAKES: &[Mistake] = &[
         first: (
             "fixtures::input_refusal",
             &[
-                "request was called 1 time(s); the rule expects 0",
+                "request was called 1 time; the rule expects 0",
                 "validate first",
             ],
         ),

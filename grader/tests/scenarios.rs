@@ -55,7 +55,7 @@ fn trace_prints_the_lessons_numbers() {
         "{stdout}"
     );
     assert!(
-        stdout.contains("→ Available(available = true), 3 attempt(s); breaker Closed { failures: 0 }; counters logical_lookups 1, attempts 3"),
+        stdout.contains("→ Available(available = true), 3 attempts; breaker Closed { failures: 0 }; counters logical_lookups 1, attempts 3"),
         "{stdout}"
     );
 }
@@ -133,14 +133,14 @@ fn shipped_scenarios_reproduce_the_controlled_change() {
         "{stdout}"
     );
     assert!(
-        stdout.contains("#1 bike-7 at t=0.000: Available(available = true), 3 attempt(s)"),
+        stdout.contains("#1 bike-7 at t=0.000: Available(available = true), 3 attempts"),
         "{stdout}"
     );
     let stdout = run("change-retry-after-1.toml");
     assert!(
         stdout.contains(
             "    t=0.000 call 1 (timeout 0.400) → 502, Retry-After \"1\"\n\
-             \x20   → Failed(503 provider_unavailable), 1 attempt(s); breaker Closed { failures: 1 }"
+             \x20   → Failed(503 provider_unavailable), 1 attempt; breaker Closed { failures: 1 }"
         ),
         "{stdout}"
     );

@@ -61,7 +61,7 @@ fn stage8_from_a_fresh_kit() {
     let out = grader(root, &["trace", "stage8"]);
     let stdout = text(&out.stdout);
     assert!(
-        stdout.contains("#1 bike-7 at t=0.000: Available(available = true), 3 attempt(s)"),
+        stdout.contains("#1 bike-7 at t=0.000: Available(available = true), 3 attempts"),
         "{stdout}"
     );
     let probe = root.join("exercises/stage8/scenarios/breaker-probe.toml");
@@ -69,7 +69,7 @@ fn stage8_from_a_fresh_kit() {
     let stdout = text(&out.stdout);
     assert!(out.status.success(), "{stdout}");
     assert!(
-        stdout.contains("#4 bike-7 at t=0.450: Failed(503 breaker_open), 0 attempt(s)"),
+        stdout.contains("#4 bike-7 at t=0.450: Failed(503 breaker_open), 0 attempts"),
         "{stdout}"
     );
     assert!(

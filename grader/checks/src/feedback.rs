@@ -2,7 +2,7 @@
 //! input, what the learner's code did, what the rule expects, and where they first part.
 //!
 //! ```text
-//! request was called 4 time(s); the rule expects 3.
+//! request was called 4 times; the rule expects 3.
 //!
 //! input:
 //!   policy:   method "GET", max_attempts 3, base_delay 0.25, max_delay 2.0
@@ -184,8 +184,8 @@ pub(crate) fn every_case(
         None => Ok(()),
         Some((first, [])) => Err(first.clone()),
         Some((first, rest)) => Err(format!(
-            "{first}\n\n({} more case(s) of this check fail too; fix this one first.)",
-            rest.len()
+            "{first}\n\n({} of this check fail too; fix this one first.)",
+            plural(rest.len() as u64, "more case")
         )),
     }
 }
@@ -247,7 +247,7 @@ mod doc_examples {
         let e = every_case([Ok(()), Err("first".to_string()), Err("second".to_string())]);
         assert_eq!(
             e,
-            Err("first\n\n(1 more case(s) of this check fail too; fix this one first.)".into())
+            Err("first\n\n(1 more case of this check fail too; fix this one first.)".into())
         );
     }
 

@@ -91,8 +91,8 @@ fn expect(learner: &Learner, call: Call, want: Want, rule: &str) -> CheckResult 
     ];
     let summary = if rec.transport_calls.len() != want_calls {
         format!(
-            "the transport was called {} time(s); the rule expects {want_calls}.",
-            rec.transport_calls.len()
+            "the transport was called {}; the rule expects {want_calls}.",
+            crate::feedback::plural(rec.transport_calls.len() as u64, "time")
         )
     } else if !same_result(&rec.result, &want) {
         format!(
@@ -207,15 +207,21 @@ mod method {
             .collect();
         Err(Feedback::new(
             format!(
-                "the transport was called {} time(s), with [{}]; the rule expects once, with the URL.",
-                rec.transport_calls.len(),
+                "the transport was called {}, with [{}]; the rule expects once, with the URL.",
+                crate::feedback::plural(rec.transport_calls.len() as u64, "time"),
                 urls.join(", ")
             ),
             "A GET is sent once, to the URL fetch was given: call the transport with it.",
         )
         .input(vec![Field::line("call", call.describe())])
-        .did(vec![Field::line("transport calls", format!("[{}]", urls.join(", ")))])
-        .expected(vec![Field::line("transport calls", format!("[{:?}]", call.url))])
+        .did(vec![Field::line(
+            "transport calls",
+            format!("[{}]", urls.join(", ")),
+        )])
+        .expected(vec![Field::line(
+            "transport calls",
+            format!("[{:?}]", call.url),
+        )])
         .first_difference()
         .render())
     }

@@ -245,8 +245,9 @@ fn compare(
     let (summary, hint) = if rec.calls != exp.calls {
         (
             format!(
-                "request was called {} time(s); the rule expects {}.",
-                rec.calls, exp.calls
+                "request was called {}; the rule expects {}.",
+                crate::feedback::plural(u64::from(rec.calls), "time"),
+                exp.calls
             ),
             calls_hint(policy, script, rec, exp),
         )
@@ -518,8 +519,8 @@ fn expect_propagation(
     if rec.calls != calls {
         return fail(
             format!(
-                "request was called {} time(s) before {panic_in} panicked; the rule expects {calls}.",
-                rec.calls
+                "request was called {} before {panic_in} panicked; the rule expects {calls}.",
+                crate::feedback::plural(u64::from(rec.calls), "time")
             ),
             "For each retry: log the event, then sleep, then call request again.",
             &rec,

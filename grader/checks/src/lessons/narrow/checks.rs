@@ -266,8 +266,8 @@ mod success {
             if ran.calls != 1 {
                 return Err(Feedback::new(
                     format!(
-                        "the request was called {} time(s); the rule expects once.",
-                        ran.calls
+                        "the request was called {}; the rule expects once.",
+                        crate::feedback::plural(ran.calls as u64, "time")
                     ),
                     why(given, ran),
                 )

@@ -92,7 +92,7 @@ const MISTAKES: &[Mistake] = &[
         label: "never_calls",
         first: "success::the_request_is_called_once",
         says: &[
-            "the request was called 0 time(s)",
+            "the request was called 0 times",
             "before it calls `request()`",
         ],
     },

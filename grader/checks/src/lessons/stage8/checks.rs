@@ -145,7 +145,11 @@ fn saw(g: &Observed) -> Vec<Field> {
 }
 
 fn lookup_line(n: usize, l: &Lookup) -> String {
-    format!("#{n} → {}, {} attempt(s)", l.outcome, l.attempts)
+    format!(
+        "#{n} → {}, {}",
+        l.outcome,
+        crate::feedback::plural(u64::from(l.attempts), "attempt")
+    )
 }
 
 /// Several lookups in a row, each with the breaker's state after it.

@@ -358,7 +358,11 @@ fn order(l: &Looked) -> String {
 
 fn ran_text(ran: &Result<Lookup, String>) -> String {
     match ran {
-        Ok(l) => format!("{}, {} attempt(s)", l.outcome, l.attempts),
+        Ok(l) => format!(
+            "{}, {}",
+            l.outcome,
+            crate::feedback::plural(u64::from(l.attempts), "attempt")
+        ),
         Err(e) => e.clone(),
     }
 }

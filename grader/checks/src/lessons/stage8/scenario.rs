@@ -338,18 +338,18 @@ pub(crate) fn run(imp: &Learner, scenario: &GatewayScenario) -> ScenarioRun {
             Ok(lookup) => {
                 let counters = gateway.counters();
                 steps.push(format!(
-                    "  → {}, {} attempt(s); breaker {:?}; counters logical_lookups {}, attempts {}",
+                    "  → {}, {}; breaker {:?}; counters logical_lookups {}, attempts {}",
                     lookup.outcome,
-                    lookup.attempts,
+                    crate::feedback::plural(u64::from(lookup.attempts), "attempt"),
                     gateway.breaker(),
                     counters.logical_lookups,
                     counters.attempts
                 ));
                 lines.push(format!(
-                    "#{} {item} at t={start:.3}: {}, {} attempt(s)",
+                    "#{} {item} at t={start:.3}: {}, {}",
                     n + 1,
                     lookup.outcome,
-                    lookup.attempts
+                    crate::feedback::plural(u64::from(lookup.attempts), "attempt")
                 ));
             }
             Err(payload) => {
@@ -477,7 +477,7 @@ mod tests {
         let run = run(&super::super::reference(), &s);
         let text = run.render().join("\n");
         assert!(
-            text.contains("#1 bike-7 at t=0.000: Available(available = true), 3 attempt(s)"),
+            text.contains("#1 bike-7 at t=0.000: Available(available = true), 3 attempts"),
             "{text}"
         );
         assert!(
