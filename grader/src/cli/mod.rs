@@ -62,8 +62,9 @@ struct GlobalArgs {
     /// The kit's folder (default: the nearest folder above the current one with exercises/).
     #[arg(long, global = true, value_name = "DIR")]
     root: Option<PathBuf>,
-    /// Say why a fast path (the replayed compile, checks forked from a server) was not
-    /// taken; results are the same either way.
+    /// For commands that build and run checks: say why a shortcut the kit takes to a
+    /// verdict (recompiling only your file, starting checks from a ready process) was not
+    /// taken. Results are the same either way; other commands ignore it.
     #[arg(short, long, global = true)]
     verbose: bool,
 }
