@@ -28,6 +28,7 @@ use submission::{ReadError, Refusal, MAX_LESSON_FILE, MAX_LOG_FILE};
 use crate::borrowed;
 use crate::cache::content_hash;
 use crate::compile::{self, BuildError, BuildPlace, CompileLimits};
+use crate::events::{OnFinished, Tee};
 use crate::guidance::LOG_FILE;
 use crate::kitcopy::{self, Files, Slot};
 use crate::reports::{self, ReportFormat, RunReport};
@@ -1266,15 +1267,22 @@ fn run_checks(
         all_in_full: true,
         ..RunSettings::new(job.submission.name.clone(), settings.timeout)
     };
+    // Two reporters of the run's one stream: the text the learner reads, and the summary
+    // the row is made of (what the Finished event says).
     let mut printer = crate::printers::Human::pretty(text);
-    suite::run(
-        job.group,
-        &launcher,
-        &(&args).into(),
-        &run_settings,
-        &mut printer,
-    )
-    .map_err(|e| Stopped::Kit(format!("could not run the checks: {e}")))
+    let mut finished: Option<Summary> = None;
+    {
+        let mut keep = OnFinished(|_: &Lesson, summary: &Summary| finished = Some(summary.clone()));
+        suite::run(
+            job.group,
+            &launcher,
+            &(&args).into(),
+            &run_settings,
+            &mut Tee(vec![&mut printer, &mut keep]),
+        )
+        .map_err(|e| Stopped::Kit(format!("could not run the checks: {e}")))?;
+    }
+    finished.ok_or_else(|| Stopped::Kit("the run ended without saying how it ended".into()))
 }
 
 /// The row of a submission whose checks ran.
