@@ -4,7 +4,7 @@
 //! The executor ([`crate::suite::run`]) starts the checks, stops them, and sends events; it
 //! formats nothing. Every output is a reporter of the same stream: the terminal printers
 //! ([`crate::printers`]: pretty, terse, JSON lines), the report files `--report` writes,
-//! the standing `list` shows, watch's screen and `grade`'s text. The order is the same from
+//! the standing `list` shows, watch's screen, and `grade`'s text and row. The order is the same from
 //! run to run, whichever check's process finished first:
 //!
 //! 1. [`Event::Started`] (or [`Event::Listed`] for `--list`, and nothing more);
