@@ -63,9 +63,9 @@ pub enum BuildError {
     /// The built binary could not be given a private path.
     #[error("cannot keep a private copy of the harness in {dir}: {source}")]
     Private {
-        /// Where.
+        /// The folder the copy was to go in.
         dir: PathBuf,
-        /// Why.
+        /// What the system said.
         source: std::io::Error,
     },
 }

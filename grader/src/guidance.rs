@@ -181,7 +181,7 @@ pub enum GuidanceError {
     Write {
         /// The log.
         path: PathBuf,
-        /// Why.
+        /// What the system said.
         source: io::Error,
     },
     /// The log could not be read.
@@ -189,7 +189,7 @@ pub enum GuidanceError {
     Read {
         /// The log.
         path: PathBuf,
-        /// Why.
+        /// What the system said.
         source: io::Error,
     },
 }

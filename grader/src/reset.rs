@@ -28,7 +28,6 @@ pub(crate) enum ResetError {
     Stub {
         /// The stub.
         path: PathBuf,
-        /// Why.
         source: io::Error,
     },
     /// The backup could not be written; the learner's file was not changed.
@@ -36,7 +35,6 @@ pub(crate) enum ResetError {
     Backup {
         /// The backup folder.
         path: PathBuf,
-        /// Why.
         source: io::Error,
     },
     /// The learner's file could not be read or replaced.
@@ -46,7 +44,6 @@ pub(crate) enum ResetError {
         action: &'static str,
         /// The learner's file.
         path: PathBuf,
-        /// Why.
         source: io::Error,
     },
     /// No backup of that name.

@@ -28,7 +28,6 @@ pub(crate) enum ScaffoldError {
     Write {
         /// The file.
         path: PathBuf,
-        /// Why.
         source: std::io::Error,
     },
 }

@@ -13,7 +13,7 @@ pub enum TomlFileError {
     Read {
         /// The file.
         path: PathBuf,
-        /// Why.
+        /// What the system said.
         source: std::io::Error,
     },
     /// The content is not what the file must hold; the message names line and column.

@@ -172,7 +172,7 @@ pub enum Outcome {
     Passed,
     /// Failed, with a message for the learner.
     Failed {
-        /// Why.
+        /// What kind of failure: a mismatch with the rule, a timeout, a crash, a limit.
         kind: FailureKind,
         /// What was observed against what was expected, and what to do.
         message: String,

@@ -24,7 +24,7 @@ pub enum SetupError {
     Start {
         /// The program.
         program: PathBuf,
-        /// Why.
+        /// What the system said when it was started.
         source: std::io::Error,
     },
     /// Runners (processes that load a library) need Unix.

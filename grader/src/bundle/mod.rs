@@ -184,7 +184,6 @@ pub(crate) enum BundleError {
     Kit {
         /// The kit's folder.
         root: PathBuf,
-        /// Why.
         source: io::Error,
     },
     /// A lesson's `info.toml` or `grading.toml` could not be read.
@@ -255,7 +254,6 @@ pub(crate) enum BundleError {
     Unresolvable {
         /// The folder.
         out: PathBuf,
-        /// Why.
         message: String,
     },
     /// The folder is a file.
@@ -314,7 +312,6 @@ pub(crate) enum BundleError {
     Write {
         /// The file.
         path: PathBuf,
-        /// Why.
         source: io::Error,
     },
 }

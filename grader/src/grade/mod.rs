@@ -128,7 +128,6 @@ pub(crate) enum GradeError {
     Gradebook {
         /// The folder.
         dir: PathBuf,
-        /// Why.
         source: std::io::Error,
     },
 }

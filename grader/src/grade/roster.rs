@@ -43,7 +43,6 @@ pub(crate) enum RosterError {
     Read {
         /// The file.
         path: PathBuf,
-        /// Why.
         why: String,
     },
     /// The file is not CSV as a roster needs it.

@@ -32,7 +32,6 @@ pub(crate) enum SubmissionError {
     Read {
         /// The folder.
         path: PathBuf,
-        /// Why.
         source: std::io::Error,
     },
     /// Nothing in the folder looks like a submission.
@@ -79,7 +78,6 @@ pub(crate) enum ReadError {
     Io {
         /// The file.
         path: PathBuf,
-        /// Why.
         source: std::io::Error,
     },
 }
