@@ -361,6 +361,23 @@ impl Launcher {
                     output: captured.text,
                 }
             }
+            // Memory ran out first, and the process then never ended (a thread whose
+            // allocation failed aborts while the others hold on): the limit is what it met,
+            // and the message says so rather than guess a loop (seen with 500 threads).
+            Watched::TimedOut if captured.text.contains("memory allocation of") => {
+                return JobEnd::Failed {
+                    kind: FailureKind::Limit,
+                    message: format!(
+                        "used more than {} of memory (the limit of a check), then never \
+                         finished, and was stopped after {}. Something that grows without end \
+                         does this, as do many threads at once (each reserves a stack of its \
+                         own).",
+                        bytes(self.limits.memory),
+                        seconds(timeout)
+                    ),
+                    output: captured.text,
+                }
+            }
             Watched::TimedOut => {
                 return JobEnd::Failed {
                     kind: FailureKind::Timeout,
