@@ -364,14 +364,12 @@ impl Launcher {
             // Memory ran out first, and the process then never ended (a thread whose
             // allocation failed aborts while the others hold on): the limit is what it met,
             // and the message says so rather than guess a loop (seen with 500 threads).
-            Watched::TimedOut if captured.text.contains("memory allocation of") => {
+            Watched::TimedOut if allocation_failed(&captured) => {
                 return JobEnd::Failed {
                     kind: FailureKind::Limit,
                     message: format!(
                         "used more than {} of memory (the limit of a check), then never \
-                         finished, and was stopped after {}. Something that grows without end \
-                         does this, as do many threads at once (each reserves a stack of its \
-                         own).",
+                         finished, and was stopped after {}. {MEMORY_CAUSES}",
                         bytes(self.limits.memory),
                         seconds(timeout)
                     ),
@@ -1422,8 +1420,18 @@ fn aborted_for_memory(status: ExitStatus, output: &Captured) -> bool {
     })
 }
 
+/// Whether the standard library's allocator said an allocation failed (`memory allocation
+/// of N bytes failed`): the process met its memory limit.
+fn allocation_failed(output: &Captured) -> bool {
+    output.text.contains("memory allocation of")
+}
+
+/// What meets the memory limit, in the words of each message that says it was met.
+const MEMORY_CAUSES: &str = "Something that grows without end does this, as do many threads \
+                             at once (each reserves a stack of its own).";
+
 fn death_kind(status: ExitStatus, output: &Captured) -> FailureKind {
-    if output.text.contains("memory allocation of") || aborted_for_memory(status, output) {
+    if allocation_failed(output) || aborted_for_memory(status, output) {
         return FailureKind::Limit;
     }
     #[cfg(unix)]
@@ -1444,11 +1452,9 @@ pub(crate) const REPORT_FILE: &str = "report.json";
 const SANDBOX_REFUSED: &str = "the sandbox could not be set up";
 
 fn describe_death(status: ExitStatus, output: &Captured, limits: &Limits) -> String {
-    if output.text.contains("memory allocation of") {
+    if allocation_failed(output) {
         return format!(
-            "used more than {} of memory and was stopped (the limit of a check). Something \
-             that grows without end does this, as do many threads at once (each reserves a \
-             stack of its own).",
+            "used more than {} of memory and was stopped (the limit of a check). {MEMORY_CAUSES}",
             bytes(limits.memory)
         );
     }
