@@ -1405,23 +1405,33 @@ fn stat_field(stat: &str, n: usize) -> Option<u64> {
 /// the process went over a limit. Only a process that then died of SIGABRT, as both aborts
 /// do: the line alone is text a learner's code can print.
 fn aborted_for_memory(status: ExitStatus, output: &Captured) -> bool {
+    died_of_abort(status)
+        && output.text.lines().any(|l| {
+            (l.starts_with("Fatal glibc error:") && l.contains("out of memory"))
+                || l.starts_with("fatal runtime error: failed to initiate panic")
+        })
+}
+
+/// Whether the process died of SIGABRT, as the allocator's and the C library's
+/// out-of-memory aborts do (anywhere but Unix, whether it could have).
+fn died_of_abort(status: ExitStatus) -> bool {
     #[cfg(unix)]
     {
         use std::os::unix::process::ExitStatusExt;
-        if status.signal() != Some(6) {
-            return false;
-        }
+        status.signal() == Some(6)
     }
     #[cfg(not(unix))]
-    let _ = status;
-    output.text.lines().any(|l| {
-        (l.starts_with("Fatal glibc error:") && l.contains("out of memory"))
-            || l.starts_with("fatal runtime error: failed to initiate panic")
-    })
+    {
+        let _ = status;
+        true
+    }
 }
 
 /// Whether the standard library's allocator said an allocation failed (`memory allocation
-/// of N bytes failed`): the process met its memory limit.
+/// of N bytes failed`): the process met its memory limit. The line alone is text a
+/// learner's code can print: a process that ended is believed only when it then died of
+/// SIGABRT, as the allocator's abort does ([`died_of_abort`]); one that never ended (killed
+/// at its timeout) can only be taken at its word, and either way it failed.
 fn allocation_failed(output: &Captured) -> bool {
     output.text.contains("memory allocation of")
 }
@@ -1431,7 +1441,7 @@ const MEMORY_CAUSES: &str = "Something that grows without end does this, as do m
                              at once (each reserves a stack of its own).";
 
 fn death_kind(status: ExitStatus, output: &Captured) -> FailureKind {
-    if allocation_failed(output) || aborted_for_memory(status, output) {
+    if (allocation_failed(output) && died_of_abort(status)) || aborted_for_memory(status, output) {
         return FailureKind::Limit;
     }
     #[cfg(unix)]
@@ -1452,7 +1462,7 @@ pub(crate) const REPORT_FILE: &str = "report.json";
 const SANDBOX_REFUSED: &str = "the sandbox could not be set up";
 
 fn describe_death(status: ExitStatus, output: &Captured, limits: &Limits) -> String {
-    if allocation_failed(output) {
+    if allocation_failed(output) && died_of_abort(status) {
         return format!(
             "used more than {} of memory and was stopped (the limit of a check). {MEMORY_CAUSES}",
             bytes(limits.memory)
@@ -1633,6 +1643,14 @@ mod tests {
             bytes: text.as_bytes().to_vec(),
             pending: None,
         }
+    }
+
+    #[test]
+    fn an_allocation_failure_printed_by_code_that_then_segfaults_is_a_crash() {
+        // The line is text a learner can print; only the allocator's abort is believed.
+        let out = captured("memory allocation of 41 bytes failed\n");
+        assert_eq!(death_kind(segv_status(), &out), FailureKind::Crash);
+        assert!(!describe_death(segv_status(), &out, &Limits::default()).contains("memory"));
     }
 
     #[test]
