@@ -1,5 +1,6 @@
 //! Names the state of the code that makes and reads the exhaustive checks' digests (build3's
-//! and stage8's) — the checks, the runner's spaces and digests, and the reference — as
+//! and stage8's) — the checks, the runner's spaces and digests, the reference, and in a copy
+//! of the kit without the answers the oracle that stands in for it — as
 //! `KIT_CHECKS_STATE`, so that a grader and a harness built from
 //! different states of the kit (a long watch across an update of the kit, `grade --root`
 //! with another kit) never take each other's digests.
@@ -11,7 +12,7 @@
 use std::path::{Path, PathBuf};
 
 /// Relative to this package, so that in a copy of the kit cargo checks the copy's files.
-const SOURCES: [&str; 3] = ["src", "../runner/src", "../../reference/src"];
+const SOURCES: [&str; 4] = ["src", "oracle", "../runner/src", "../../reference/src"];
 
 fn main() {
     let Some(package) = std::env::var_os("CARGO_MANIFEST_DIR").map(PathBuf::from) else {

@@ -224,6 +224,28 @@ pub(crate) fn plural(n: u64, thing: &str) -> String {
     }
 }
 
+/// The command a saved case's file names for replaying it: beside the reference in the
+/// whole kit, alone in a copy without the answers.
+pub(crate) const REPLAY_COMMAND: &str = if crate::ANSWERS {
+    "cargo run -p grader -- scenario FILE --compare"
+} else {
+    "cargo run -p grader -- scenario FILE"
+};
+
+/// What a failure of an exhaustive check says about replaying the case it saved: beside the
+/// reference (`--compare`) in the whole kit; the learner's side only in a copy without the
+/// answers, where the message's run of the reference is the one there is.
+pub(crate) const REPLAY: &str = if crate::ANSWERS {
+    "Replay the case with `cargo run -p grader -- scenario FILE --compare`: the grader saves \
+     it for you (see the end of the run). `--compare` runs the reference beside your code; for \
+     this file as saved that shows only what this message shows, so it is not recorded \
+     (changed, or any other file, it is recorded as guidance)."
+} else {
+    "Replay your side of the case with `cargo run -p grader -- scenario FILE`: the grader \
+     saves it for you (see the end of the run). The reference's run is the one shown here: \
+     this copy of the kit holds no answers to run it again."
+};
+
 #[cfg(test)]
 mod doc_examples {
     /// What the item's documentation once showed as an example.

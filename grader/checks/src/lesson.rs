@@ -87,6 +87,11 @@ pub struct Lesson {
     /// The ids of the situations the lesson asks the learner's own scenarios to cover, in
     /// order, as the lesson's code recognises them (`situation_ids`).
     pub situations: fn() -> Vec<&'static str>,
+    /// The reference's run of every case its exhaustive check compares, as the bytes a
+    /// copy of the kit without the answers compiles in from `grader/checks/oracle/NAME.bin`
+    /// (`bundle classroom --without-answers` writes them). `None` for a lesson whose checks
+    /// need no run of the reference.
+    pub oracle: Option<fn() -> Vec<u8>>,
     /// The lesson's test implementations, when it keeps them in its own folder: the kit's
     /// tests grade each of them through the grader, with no list of lessons to extend.
     pub trials: Option<Trials>,
@@ -205,4 +210,15 @@ pub(crate) fn run_scenario_text<S: Format>(
     text: &str,
 ) -> Result<ScenarioRun, ScenarioError> {
     Ok(S::parse(path, text)?.run(learner))
+}
+
+/// What the reference does in a copy of the kit without the answers (built without the
+/// `answers` feature): it is not there, and says so. The grader refuses what would run it
+/// (`--against reference`, a scenario run on the reference) before any of it starts.
+#[cfg(not(feature = "answers"))]
+pub(crate) fn without_answers() -> ! {
+    panic!(
+        "the kit's own error: this copy of the kit has no answers (a template made without \
+         them), so nothing here can run the reference"
+    )
 }

@@ -208,6 +208,19 @@ pub(crate) fn panic_ending(payload: &(dyn Any + Send)) -> String {
     }
 }
 
+/// A Retry-After value read by the lessons' rule: delay-seconds only, digits alone once the
+/// spaces and tabs around them are trimmed; anything else (a fraction, a sign, an HTTP-date)
+/// is no wait. The situations need it to tell which inputs a learner's scenario covers, and
+/// keep this copy of the rule because a copy of the kit without the answers has no
+/// `reference::fetch::parse_retry_after` (a test holds the two together).
+pub(crate) fn delay_seconds(value: &str) -> Option<f64> {
+    let digits = value.trim_matches([' ', '\t']);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse::<f64>().ok()
+}
+
 #[cfg(test)]
 mod doc_examples {
     /// What the item's documentation once showed as an example.
@@ -220,5 +233,35 @@ mod doc_examples {
         let text =
             crate::scenario::commented_toml("Case 3.\nReplay it.", &File { exercise: "narrow" });
         assert_eq!(text, "# Case 3.\n# Replay it.\nexercise = \"narrow\"\n");
+    }
+}
+
+#[cfg(all(test, feature = "answers"))]
+mod rule_copies {
+    #[test]
+    fn delay_seconds_reads_retry_after_as_the_reference_does() {
+        for value in [
+            "3",
+            " 120 ",
+            "\t7\t",
+            "0",
+            "007",
+            "1.5",
+            "-1",
+            "+3",
+            "",
+            " ",
+            "3s",
+            "1e3",
+            "Wed, 21 Oct 2015 07:28:00 GMT",
+            "99999999999999999999",
+            "\u{661}",
+        ] {
+            assert_eq!(
+                super::delay_seconds(value),
+                reference::fetch::parse_retry_after(value),
+                "{value:?}"
+            );
+        }
     }
 }

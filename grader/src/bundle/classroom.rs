@@ -73,6 +73,9 @@ pub(super) fn files(
         }
     };
     let mut files = kit_under(kit, "");
+    if options.without_answers {
+        super::answers::leave_out(&mut files, &kit.root, &kit.exercises)?;
+    }
     files.insert(
         PathBuf::from(WORKFLOW),
         BundleFile::text(workflow(header, exercise, &tests, options)),
@@ -158,6 +161,15 @@ fn workflow(header: &Header, exercise: &LessonInfo, tests: &[Test], options: &Op
         comment = header.comment("#"),
         file = exercise.file.display(),
     ));
+    y.push_str(if options.without_answers {
+        "#\n\
+         # This template holds no answers: reference/src keeps only the shared types, and the\n\
+         # exhaustive checks compare with the reference's runs kept in grader/checks/oracle/.\n"
+    } else {
+        "#\n\
+         # This template is the whole kit: reference/src holds every lesson's answer. For an\n\
+         # assessment, make it with --without-answers.\n"
+    });
     y.push_str(
         "name: Autograding Tests\n\
          on:\n  - push\n  - repository_dispatch\n  - workflow_dispatch\n\

@@ -21,6 +21,7 @@
 //! `BUNDLES_DIR`, which git ignores), and every bundle lists the files it wrote in its
 //! [`MANIFEST`], so that replacing it (`--force`) removes only those.
 
+pub(crate) mod answers;
 mod classroom;
 mod exercism;
 mod gradescope;
@@ -120,6 +121,8 @@ pub(crate) struct Options {
     /// Gradescope: show students the autograder's own log (hidden by default: it is for the
     /// course staff, and each test's output already holds what a learner needs).
     pub(crate) show_log: bool,
+    /// Classroom: a template without the answers ([`answers`]).
+    pub(crate) without_answers: bool,
 }
 
 impl Options {
@@ -135,6 +138,7 @@ impl Options {
             toolchain: DEFAULT_TOOLCHAIN.to_string(),
             allow_weak_sandbox: false,
             show_log: false,
+            without_answers: false,
         }
     }
 }
@@ -227,6 +231,12 @@ pub(crate) enum BundleError {
         /// The name.
         value: String,
     },
+    /// A template without the answers was asked of a grader that has none to leave out.
+    #[error(
+        "this copy of the kit holds no answers, so it cannot make the oracle a template \
+         without the answers needs"
+    )]
+    NoAnswers,
     /// The Gradescope archive would be too large.
     #[error(transparent)]
     Zip(#[from] zip::ZipError),
@@ -326,6 +336,8 @@ struct Kit {
     exercises: Vec<(&'static Lesson, LessonInfo)>,
     /// The kit's files, as a fresh clone has them.
     files: BTreeMap<PathBuf, BundleFile>,
+    /// The kit's folder.
+    root: PathBuf,
 }
 
 impl Kit {
@@ -372,6 +384,7 @@ pub(crate) fn build(
         toolchain: options.toolchain.clone(),
         allow_weak_sandbox: options.allow_weak_sandbox,
         show_log: options.show_log,
+        without_answers: options.without_answers,
     };
     let (mut files, keep) = match options.platform {
         Platform::Gradescope => (
@@ -423,6 +436,7 @@ struct Header {
     toolchain: String,
     allow_weak_sandbox: bool,
     show_log: bool,
+    without_answers: bool,
 }
 
 impl Header {
@@ -448,6 +462,9 @@ impl Header {
         options.push_str(self.grade_options());
         if self.show_log {
             options.push_str(" --show-log");
+        }
+        if self.without_answers {
+            options.push_str(" --without-answers");
         }
         format!(
             "bundle {} {} --out DIR{options}",
@@ -513,6 +530,7 @@ fn read_kit(root: &Path, out: Option<&Path>) -> Result<Kit, BundleError> {
         toolchain: DEFAULT_TOOLCHAIN.to_string(),
         exercises,
         files,
+        root: root.to_path_buf(),
     })
 }
 

@@ -62,6 +62,12 @@ pub(crate) struct BundleArgs {
     /// test's output already holds what a learner needs).
     #[arg(long)]
     show_log: bool,
+    /// classroom only: a template without the answers. reference/src keeps only the shared
+    /// types; the exhaustive checks compare with the reference's runs kept as data
+    /// (grader/checks/oracle/), and --against reference and scenario --compare are not
+    /// there. Without it the template is the whole kit: it hands out every answer.
+    #[arg(long)]
+    without_answers: bool,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -119,6 +125,15 @@ pub(crate) fn bundle(root: Option<PathBuf>, args: BundleArgs) -> CommandResult {
     if platform != Platform::Gradescope && args.no_zip {
         return Err(only("--no-zip", Platform::Gradescope));
     }
+    if platform != Platform::Classroom && args.without_answers {
+        return Err(CommandError::new(format!(
+            "--without-answers is for classroom bundles, not {platform}"
+        ))
+        .hint(format!(
+            "a {platform} bundle's kit stays on the platform's side, out of learners' reach: \
+             leave --without-answers out"
+        )));
+    }
     if platform != Platform::Gradescope && args.show_log {
         return Err(only("--show-log", Platform::Gradescope));
     }
@@ -143,6 +158,7 @@ pub(crate) fn bundle(root: Option<PathBuf>, args: BundleArgs) -> CommandResult {
         zip: !args.no_zip,
         allow_weak_sandbox: args.allow_weak_sandbox,
         show_log: args.show_log,
+        without_answers: args.without_answers,
         toolchain: args
             .toolchain
             .clone()
@@ -274,6 +290,9 @@ fn failure(e: BundleError, platform: Platform, group: &crate::Lesson) -> Command
         BundleError::Kit { .. } | BundleError::Manifest { .. } => {
             Some("--root names the kit's folder, the one with Cargo.toml and exercises/".into())
         }
+        BundleError::NoAnswers => Some(
+            "make the template from the whole kit (the one with reference/src/retry.rs)".into(),
+        ),
         BundleError::Timeout(_) => Some("e.g. --timeout-minutes 10".into()),
         BundleError::Toolchain(_) => {
             Some("--toolchain stable (the default), or a Rust version such as 1.91".into())

@@ -55,6 +55,7 @@ struct CheckArgs {
 }
 
 pub(crate) fn dev(root: Option<PathBuf>, args: DevArgs) -> CommandResult {
+    super::needs_answers("dev")?;
     let root = kit_root(root)?;
     match args.command {
         DevCommand::Update => update(&root),

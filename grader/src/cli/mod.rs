@@ -272,6 +272,22 @@ fn unknown_command(error: clap::Error) -> ExitCode {
     ExitCode::from(EXIT_ERROR)
 }
 
+/// Refuses `what` in a copy of the kit without the answers (`bundle classroom
+/// --without-answers`), where there is no reference to run.
+fn needs_answers(what: &str) -> Result<(), CommandError> {
+    if grader_checks::ANSWERS {
+        return Ok(());
+    }
+    Err(CommandError::new(format!(
+        "{what} runs the kit's answers, and this copy of the kit holds none (it was made for a \
+         course that grades them)"
+    ))
+    .hint(
+        "the lesson, `help LESSON` and each check's message say what the rules ask; a failing \
+         exhaustive check shows the reference's run of its case",
+    ))
+}
+
 /// The lesson called `name`, or an error that lists the lessons and the nearest name (or,
 /// for a command's name, where that command's help is).
 fn resolve_group(name: &str) -> Result<&'static Lesson, CommandError> {

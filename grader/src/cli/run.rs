@@ -211,6 +211,9 @@ fn write_reports(
 
 pub(crate) fn run_group(root: Option<PathBuf>, group: &Lesson, args: GroupArgs) -> CommandResult {
     check_reports(&args)?;
+    if args.against == Against::Reference {
+        super::needs_answers("--against reference")?;
+    }
     let started = std::time::SystemTime::now();
     let limits = args.limits();
     let (fail_fast, all_in_full) = (args.fail_fast, args.all_failures);
@@ -527,6 +530,14 @@ pub(super) fn save_case(
         return writeln!(out, "{event}");
     }
     match written {
+        Ok(()) if !grader_checks::ANSWERS => writeln!(
+            out,
+            "The case {name} found is saved in {}: replay your code on it with \
+             `cargo run -p grader -- scenario {}` (the reference's run is in the check's \
+             message: this copy of the kit holds no answers to run it again).",
+            path.display(),
+            path.display()
+        ),
         Ok(()) => writeln!(
             out,
             "The case {name} found is saved in {}: replay it with \

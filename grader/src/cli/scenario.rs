@@ -171,6 +171,13 @@ pub(crate) fn scenario(root: Option<PathBuf>, args: ScenarioArgs) -> CommandResu
     let group = loaded.group;
     let file = args.file.display();
     let shows_reference = args.compare || args.against == super::run::Against::Reference;
+    if shows_reference {
+        super::needs_answers(if args.compare {
+            "scenario --compare"
+        } else {
+            "scenario --against reference"
+        })?;
+    }
     // The case an exhaustive check saved, as it saved it: its failure showed the reference's
     // run of it already, as every check shows what the rule expects. Replaying it beside the
     // reference shows nothing more, so it is not recorded; any other file is.
@@ -300,8 +307,24 @@ pub(crate) fn trace(root: Option<PathBuf>, args: TraceArgs) -> CommandResult {
     };
     let loaded = load(&path).map_err(|e| CommandError::new(e.to_string()).hint(restore()))?;
     // The lesson prints this trace in full, so running it is not guidance.
-    let run = (group.run_scenario_on_reference)(&path, &loaded.text)
-        .map_err(|e| CommandError::new(e.to_string()).hint(restore()))?;
+    let run = if grader_checks::ANSWERS {
+        (group.run_scenario_on_reference)(&path, &loaded.text)
+            .map_err(|e| CommandError::new(e.to_string()).hint(restore()))?
+    } else {
+        // A copy without the answers keeps the reference's run of the trace, made with it.
+        let kept = root.join(crate::bundle::answers::trace_run_path(group.name));
+        std::fs::read_to_string(&kept)
+            .ok()
+            .and_then(|json| serde_json::from_str(&json).ok())
+            .ok_or_else(|| {
+                CommandError::new(format!(
+                    "{} is missing or unreadable: it holds the worked example's run in this \
+                     copy of the kit, which has no answers to run it with",
+                    kept.display()
+                ))
+                .hint("restore it from git: `git checkout -- grader/checks/oracle`")
+            })?
+    };
     show(
         &format!(
             "The lesson's worked example ({}), run on the reference:",

@@ -569,10 +569,7 @@ mod exhaustive {
             "your fetch and the reference differ on case {} of the exhaustive space.\n\n\
              input:\n  call: {}\n\n\
              your fetch and the reference, side by side (≠ marks where they part):\n{}\n\
-             why: {}Replay the case with `cargo run -p grader -- scenario FILE --compare`: the grader saves it for \
-             you (see the end of the run). `--compare` runs the reference beside your code; for \
-             this file as saved that shows only what this message shows, so it is not recorded \
-             (changed, or any other file, it is recorded as guidance).\n\n{}\n{file}",
+             why: {}{}\n\n{}\n{file}",
             difference.number,
             difference.case.describe(),
             side_by_side(
@@ -584,9 +581,10 @@ mod exhaustive {
                     "the rule here: {rule} (The first line marked ≠ is where your fetch parts \
                      from it.) "
                 ),
-                None => "the first line marked ≠ is where your fetch parts from the rules. "
-                    .to_string(),
+                None =>
+                    "the first line marked ≠ is where your fetch parts from the rules. ".to_string(),
             },
+            crate::feedback::REPLAY,
             crate::feedback::CASE_MARKER,
         ))
     }

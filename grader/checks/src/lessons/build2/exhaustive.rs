@@ -75,7 +75,8 @@ pub(crate) fn case_text(case: &Call, number: usize) -> String {
         case,
         &format!(
             "Case {number} of build2's exhaustive check: the first place your fetch and the\n\
-             reference differ. Replay it: cargo run -p grader -- scenario FILE --compare"
+             reference differ. Replay it: {}",
+            crate::feedback::REPLAY_COMMAND
         ),
     )
 }
@@ -159,7 +160,6 @@ pub(crate) fn compare_with_progress(
     learner: &Learner,
     progress: &AtomicUsize,
 ) -> Result<usize, Box<Difference>> {
-    let reference = super::reference();
     let mut count = 0;
     let mut cases = cases().peekable();
     while cases.peek().is_some() {
@@ -172,7 +172,7 @@ pub(crate) fn compare_with_progress(
             count += 1;
             progress.store(i + 1, Ordering::SeqCst);
             let theirs = judged(ran);
-            let ours = guarded(&reference, &case);
+            let ours = reference_run(i, &case);
             let same = match (&theirs, &ours) {
                 (Ok(a), Ok(b)) => {
                     a.transport_calls.len() == b.transport_calls.len()
@@ -201,6 +201,36 @@ pub(crate) fn compare_with_progress(
 /// How many cases go to the learner's fetcher at a time.
 const CHUNK: usize = 1024;
 
+/// The reference's run of 0-based case `index`, `case`: made here, or in a copy of the kit
+/// without the answers read from its oracle ([`crate::oracle`]).
+#[cfg(feature = "answers")]
+fn reference_run(_index: usize, case: &Call) -> Result<Recorded, String> {
+    guarded(&super::reference(), case)
+}
+
+/// The reference's run of 0-based case `index`, `case`: made here, or in a copy of the kit
+/// without the answers read from its oracle ([`crate::oracle`]).
+#[cfg(not(feature = "answers"))]
+fn reference_run(index: usize, _case: &Call) -> Result<Recorded, String> {
+    static ORACLE: std::sync::LazyLock<Option<crate::oracle::Oracle>> =
+        std::sync::LazyLock::new(|| {
+            let bytes = crate::oracle::oracle_bytes!("build2");
+            crate::oracle::decode(bytes, "build2", cases().count())
+        });
+    crate::oracle::run(&ORACLE, "build2", index)
+}
+
+/// The reference's run of every case, as the bytes a copy of the kit without the answers
+/// reads ([`crate::oracle::decode`]).
+pub(crate) fn oracle() -> Vec<u8> {
+    let runs: Vec<Vec<u8>> = cases()
+        .enumerate()
+        .map(|(index, case)| kit_runner::wire::encode(&reference_run(index, &case)))
+        .collect();
+    crate::oracle::encode("build2", runs.into_iter())
+}
+
+#[cfg_attr(not(feature = "answers"), allow(dead_code))]
 fn guarded(learner: &Learner, case: &Call) -> Result<Recorded, String> {
     judged(record(learner, case))
 }

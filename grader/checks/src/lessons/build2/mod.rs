@@ -47,8 +47,16 @@ impl Learner {
 }
 
 /// The kit's finished fetcher.
+#[cfg(feature = "answers")]
 pub fn reference() -> Learner {
     Learner::Here(|m, u, t| reference::fetch(m, u, t))
+}
+
+/// In a copy of the kit without the answers: a function that says so when called (the
+/// grader refuses `--against reference` there before any of it runs).
+#[cfg(not(feature = "answers"))]
+pub fn reference() -> Learner {
+    Learner::Here(|_, _, _| crate::lesson::without_answers())
 }
 
 /// The build2 lesson.
@@ -67,6 +75,7 @@ pub const LESSON: Lesson = Lesson {
     run_reference: |job| run(job, &reference()),
     check_input: None,
     situations: lesson::situation_ids::<scenario::FetchScenario>,
+    oracle: Some(exhaustive::oracle),
     trials: None,
 };
 

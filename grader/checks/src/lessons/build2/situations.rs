@@ -4,9 +4,9 @@
 
 use super::call::{Call, Exchange};
 use super::scenario::FetchScenario;
+use crate::scenario::delay_seconds;
 use crate::scenario::Situation;
 use kit_types::HttpReply;
-use reference::fetch::parse_retry_after;
 
 /// The lesson's situations, in its order.
 pub(crate) const SITUATIONS: &[Situation<FetchScenario>] = &[
@@ -62,7 +62,7 @@ fn retry_after_twice(scenario: &FetchScenario) -> bool {
             .filter(|(name, _)| name.eq_ignore_ascii_case("retry-after"))
             .map(|(_, value)| value.as_str())
             .collect();
-        r.status == 429 && values.len() >= 2 && parse_retry_after(values[0]).is_none()
+        r.status == 429 && values.len() >= 2 && delay_seconds(values[0]).is_none()
     })
 }
 

@@ -1392,10 +1392,7 @@ mod exhaustive {
              come shortest first, so this is a smallest one).\n\n\
              input:\n{}\n\n\
              your function and the reference, side by side (≠ marks where they part):\n{}\n\
-             why: {}Replay the case with `cargo run -p grader -- scenario FILE --compare`: the grader \
-             saves it for you (see the end of the run). `--compare` runs the reference beside \
-             your code; for this file as saved that shows only what this message shows, so it \
-             is not recorded (changed, or any other file, it is recorded as guidance).\n\n{}\n{file}",
+             why: {}{}\n\n{}\n{file}",
             difference.number,
             crate::view::render_fields(&input(&scenario.policy, &scenario.script))
                 .iter()
@@ -1415,6 +1412,7 @@ mod exhaustive {
                          rules. "
                     .to_string(),
             },
+            crate::feedback::REPLAY,
             crate::feedback::CASE_MARKER,
         ))
     }

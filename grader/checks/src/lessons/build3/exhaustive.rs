@@ -84,7 +84,8 @@ pub fn case(number: usize) -> Option<Case> {
 pub fn case_text(case: &Case, number: usize) -> String {
     case.to_scenario().to_toml(&format!(
         "Case {number} of the exhaustive check: the first place your retry_request and the\n\
-         reference differ. Replay it: cargo run -p grader -- scenario FILE --compare"
+         reference differ. Replay it: {}",
+        crate::feedback::REPLAY_COMMAND
     ))
 }
 
@@ -136,9 +137,8 @@ const DIGESTS_HEADER: &[u8] = concat!(
 
 /// Reads the bytes [`reference_digests`] made (`Digests::decode`).
 pub fn decode_digests(bytes: &[u8]) -> Option<Digests> {
-    let reference = super::reference();
     Digests::decode(bytes, DIGESTS_HEADER, space::total(&blocks()), |index| {
-        guarded_record(&reference, &case(index + 1)?).ok()?.digest()
+        reference_record(index, &case(index + 1)?).ok()?.digest()
     })
 }
 
@@ -148,7 +148,6 @@ pub fn decode_digests(bytes: &[u8]) -> Option<Digests> {
 pub fn reference_digests() -> Vec<u8> {
     let blocks = blocks();
     let total = space::total(&blocks);
-    let reference = super::reference();
     let mut rec = Recording::empty();
     let mut script = Script::repeating(Vec::new());
     let mut digests = Vec::with_capacity(total);
@@ -158,7 +157,7 @@ pub fn reference_digests() -> Vec<u8> {
             block.script_into(index, &mut script.steps, previous);
             previous = Some(index);
             digests.push(
-                match guarded_into(&mut rec, &reference, &block.policy, &script) {
+                match reference_into(&mut rec, digests.len(), &block.policy, &script) {
                     Ok(()) => rec.digest().unwrap_or(0),
                     Err(_) => 0,
                 },
@@ -166,6 +165,60 @@ pub fn reference_digests() -> Vec<u8> {
         }
     }
     crate::digests::encode(DIGESTS_HEADER, total, digests.into_iter())
+}
+
+/// The reference's run of 0-based case `index` (its `policy` and `script`), recorded into
+/// `rec`: made here, or in a copy of the kit without the answers read from its oracle
+/// ([`crate::oracle`]).
+#[cfg(feature = "answers")]
+fn reference_into(
+    rec: &mut Recording,
+    _index: usize,
+    policy: &RetryPolicy,
+    script: &Script,
+) -> Result<(), String> {
+    guarded_into(rec, &super::reference(), policy, script)
+}
+
+/// The reference's run of 0-based case `index`, read from the oracle of a copy of the kit
+/// without the answers ([`crate::oracle`]) into `rec`.
+#[cfg(not(feature = "answers"))]
+fn reference_into(
+    rec: &mut Recording,
+    index: usize,
+    _policy: &RetryPolicy,
+    _script: &Script,
+) -> Result<(), String> {
+    static ORACLE: std::sync::LazyLock<Option<crate::oracle::Oracle>> =
+        std::sync::LazyLock::new(|| {
+            let bytes = crate::oracle::oracle_bytes!("build3");
+            crate::oracle::decode(bytes, "build3", space::total(&blocks()))
+        });
+    let run: Result<Recording, String> = crate::oracle::run(&ORACLE, "build3", index);
+    run.map(|run| *rec = run)
+}
+
+/// The reference's run of 0-based case `index`, `case` ([`reference_into`]).
+fn reference_record(index: usize, case: &Case) -> Result<Recording, String> {
+    let mut rec = Recording::empty();
+    reference_into(&mut rec, index, &case.policy, &case.script).map(|()| rec)
+}
+
+/// The reference's run of every case, as the bytes a copy of the kit without the answers
+/// reads ([`crate::oracle::decode`]).
+pub(crate) fn oracle() -> Vec<u8> {
+    let blocks = blocks();
+    let total = space::total(&blocks);
+    let mut walk = space::Walk::new(&blocks);
+    let mut rec = Recording::empty();
+    let runs: Vec<Vec<u8>> = (0..total)
+        .map(|index| {
+            let (policy, script) = walk.case(index);
+            let run = reference_into(&mut rec, index, policy, script).map(|()| rec.clone());
+            wire::encode(&run)
+        })
+        .collect();
+    crate::oracle::encode("build3", runs.into_iter())
 }
 
 /// How many threads the comparison uses: the cases are split between them.
@@ -229,7 +282,6 @@ pub(crate) fn compare_tracked(
                 let (blocks, first, next_chunk) = (&blocks, &first, &next_chunk);
                 scope.spawn(move || {
                     let ran = panic::catch_unwind(AssertUnwindSafe(|| {
-                        let reference = super::reference();
                         let (mut theirs, mut ours) = (Recording::empty(), Recording::empty());
                         let mut walk = space::Walk::new(blocks);
                         // Cases compared and not yet added to `progress`.
@@ -254,7 +306,7 @@ pub(crate) fn compare_tracked(
                                     Err(_) => false,
                                     Ok(()) if handed.is_some() && theirs.digest() == handed => true,
                                     Ok(()) => {
-                                        guarded_into(&mut ours, &reference, policy, script).is_ok()
+                                        reference_into(&mut ours, index, policy, script).is_ok()
                                             && theirs.same_as(&ours)
                                     }
                                 };
@@ -313,7 +365,6 @@ fn compare_in_runner(
 ) -> Option<usize> {
     let blocks = blocks();
     let total = space::total(&blocks);
-    let reference = super::reference();
     let mut ours = Recording::empty();
     // The cases in order, for the reference's runs made here: one walk of the space (making
     // each case with `case()` builds the whole space again, once per case).
@@ -350,7 +401,7 @@ fn compare_in_runner(
             let mut reference_digest = || {
                 known.and_then(|k| k.get(index)).or_else(|| {
                     let (policy, script) = walk.case(index);
-                    guarded_into(&mut ours, &reference, policy, script).ok()?;
+                    reference_into(&mut ours, index, policy, script).ok()?;
                     ours.digest()
                 })
             };
@@ -365,11 +416,11 @@ fn compare_in_runner(
                 CaseRun::Digest(_) => {
                     let case = case(index + 1)?;
                     let theirs = guarded_record(imp, &case);
-                    same_runs(theirs, &reference, &case)
+                    same_runs(theirs, index, &case)
                 }
                 CaseRun::Full(theirs) => {
                     let case = case(index + 1)?;
-                    consistent(&theirs, None, None) && same_runs(Ok(theirs), &reference, &case)
+                    consistent(&theirs, None, None) && same_runs(Ok(theirs), index, &case)
                 }
             };
             if !same {
@@ -424,9 +475,9 @@ fn watching_marks<T>(
     })
 }
 
-/// Whether the learner's recording of `case` is the reference's.
-fn same_runs(theirs: Result<Recording, String>, reference: &Learner, case: &Case) -> bool {
-    match (theirs, guarded_record(reference, case)) {
+/// Whether the learner's recording of 0-based case `index`, `case`, is the reference's.
+fn same_runs(theirs: Result<Recording, String>, index: usize, case: &Case) -> bool {
+    match (theirs, reference_record(index, case)) {
         (Ok(theirs), Ok(ours)) => theirs.same_as(&ours),
         _ => false,
     }
@@ -435,10 +486,9 @@ fn same_runs(theirs: Result<Recording, String>, reference: &Learner, case: &Case
 /// The first difference, at 0-based `index`, shown: the case run once more on each side.
 fn difference(imp: &Learner, index: usize) -> Box<Difference> {
     let case = case(index + 1).expect("the index is in the space");
-    let reference = super::reference();
     let scenario = case.to_scenario();
     let theirs = guarded_record(imp, &case);
-    let ours = guarded_record(&reference, &case);
+    let ours = reference_record(index, &case);
     let rule = match (&theirs, &ours) {
         (Ok(theirs), Ok(ours)) => {
             super::checks::rule_broken(&case.policy, &case.script, theirs, ours)
@@ -449,7 +499,10 @@ fn difference(imp: &Learner, index: usize) -> Box<Difference> {
         number: index + 1,
         rule,
         learner: render(imp, &scenario, theirs),
-        reference: render(&reference, &scenario, ours),
+        reference: match ours {
+            Ok(ours) => super::scenario::render_recorded(&scenario, &ours),
+            Err(ending) => ScenarioRun::stopped(ending),
+        },
         case,
     })
 }

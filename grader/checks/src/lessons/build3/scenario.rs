@@ -31,7 +31,6 @@ use kit_types::{
     PermanentError, PermanentKind, RequestError, RetryAction, RetryEvent, RetryPolicy, StopCause,
     TransientError, TransientReason,
 };
-use reference::fetch;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::panic::{self, AssertUnwindSafe};
@@ -202,7 +201,7 @@ impl OutcomeSpec {
             headers: http.headers.into_iter().collect(),
             body: http.body,
         };
-        Ok(fetch("GET", "https://scenario.invalid/", |_| Ok(reply)))
+        classified(reply)
     }
 
     fn from_outcome(outcome: &Result<Reply, RequestError>) -> OutcomeSpec {
@@ -278,13 +277,22 @@ pub fn run(imp: &Learner, scenario: &Scenario) -> ScenarioRun {
             ));
         }
     };
-    let (ending, finished) = match (&rec.result, payload) {
-        (_, Some(payload)) => (panic_ending(payload.as_ref()), false),
-        (Some(Ok(value)), None) => (format!("returned: {value}"), true),
-        (Some(Err(e)), None) => (format!("refused: {} — {e}", describe_error(e)), true),
-        (None, None) => ("panicked".into(), false),
+    match payload {
+        Some(payload) => from_recording(scenario, &rec, panic_ending(payload.as_ref()), false),
+        None => render_recorded(scenario, &rec),
+    }
+}
+
+/// A run of `scenario` already recorded, and not ended by a panic, shown as [`run`] shows
+/// it: how the exhaustive check shows the reference's run, which a copy of the kit without
+/// the answers reads back from its oracle.
+pub(crate) fn render_recorded(scenario: &Scenario, rec: &Recording) -> ScenarioRun {
+    let (ending, finished) = match &rec.result {
+        Some(Ok(value)) => (format!("returned: {value}"), true),
+        Some(Err(e)) => (format!("refused: {} — {e}", describe_error(e)), true),
+        None => ("panicked".into(), false),
     };
-    from_recording(scenario, &rec, ending, finished)
+    from_recording(scenario, rec, ending, finished)
 }
 
 /// The run, callback by callback, one line per call of `request`: what it returned, then
@@ -400,6 +408,26 @@ fn from_recording(
         ending,
         finished,
     }
+}
+
+/// A raw reply, classified by the kit's GET fetcher (build2's answer).
+#[cfg(feature = "answers")]
+fn classified(reply: HttpReply) -> Result<Result<Reply, RequestError>, String> {
+    Ok(reference::fetch("GET", "https://scenario.invalid/", |_| {
+        Ok(reply)
+    }))
+}
+
+/// A raw reply in a copy of the kit without the answers: build2's fetcher, which classifies
+/// it, is not there.
+#[cfg(not(feature = "answers"))]
+fn classified(_: HttpReply) -> Result<Result<Reply, RequestError>, String> {
+    Err(
+        "an `http` outcome is classified by the kit's fetcher, which this copy of the kit \
+         (made without the answers) does not hold: write the outcome as `data`, `transient` or \
+         `permanent` instead"
+            .into(),
+    )
 }
 
 #[cfg(test)]

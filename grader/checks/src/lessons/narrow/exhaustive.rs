@@ -53,7 +53,8 @@ pub(crate) fn case_text(given: &Given, number: usize) -> String {
         given,
         &format!(
             "Case {number} of narrow's exhaustive check: the first place your handle_attempt and\n\
-             the reference differ. Replay it: cargo run -p grader -- scenario FILE --compare"
+             the reference differ. Replay it: {}",
+            crate::feedback::REPLAY_COMMAND
         ),
     )
 }
@@ -65,12 +66,36 @@ pub(crate) fn saved_case(text: &str) -> Option<usize> {
     })
 }
 
-/// The reference's run of `given`, in this process (the judge's).
-fn reference_ran(given: &Given) -> Ran {
+/// The reference's run of 0-based case `index`, `given`, in this process (the judge's).
+#[cfg(feature = "answers")]
+fn reference_ran(_index: usize, given: &Given) -> Ran {
     match super::reference() {
         Learner::Here(f) => kit_runner::narrow::run(f, given),
         Learner::Runner(_) => unreachable!("the reference runs here"),
     }
+}
+
+/// The reference's run of 0-based case `index`, read from the oracle of a copy of the kit
+/// without the answers ([`crate::oracle`]).
+#[cfg(not(feature = "answers"))]
+fn reference_ran(index: usize, _given: &Given) -> Ran {
+    static ORACLE: std::sync::LazyLock<Option<crate::oracle::Oracle>> =
+        std::sync::LazyLock::new(|| {
+            let bytes = crate::oracle::oracle_bytes!("narrow");
+            crate::oracle::decode(bytes, "narrow", cases().len())
+        });
+    crate::oracle::run(&ORACLE, "narrow", index)
+}
+
+/// The reference's run of every case, as the bytes a copy of the kit without the answers
+/// reads ([`crate::oracle::decode`]).
+pub(crate) fn oracle() -> Vec<u8> {
+    let runs: Vec<Vec<u8>> = cases()
+        .iter()
+        .enumerate()
+        .map(|(index, given)| kit_runner::wire::encode(&reference_ran(index, given)))
+        .collect();
+    crate::oracle::encode("narrow", runs.into_iter())
 }
 
 /// The check: the first case where the learner's handler and the reference differ fails it.
@@ -79,7 +104,7 @@ pub fn check(learner: &Learner) -> CheckResult {
     let runs = record_all(learner, &cases);
     for (i, (given, ran)) in cases.iter().zip(&runs).enumerate() {
         raise_learners_panic(given, ran);
-        let ours = reference_ran(given);
+        let ours = reference_ran(i, given);
         // The rule, written out, and the reference agree; a case where they did not would be
         // the kit's bug, and is compared with the reference all the same.
         let same_as_reference = ran.calls == ours.calls
@@ -107,16 +132,14 @@ pub fn check(learner: &Learner) -> CheckResult {
             Want::Returns(_) | Want::Unwinds(_) => describe_ran(&ours),
         };
         return Err(format!(
-            "{}\n\nReplay the case with `cargo run -p grader -- scenario FILE --compare`: the \
-             grader saves it for you (see the end of the run). For this file as saved, \
-             `--compare` shows only what this message shows, so it is not recorded as guidance.\n\n\
-             {CASE_MARKER}\n{}",
+            "{}\n\n{}\n\n{CASE_MARKER}\n{}",
             Feedback::new(summary, rule)
                 .input(vec![Field::line("attempt", describe_given(given))])
                 .did(vec![Field::line("handler", describe_ran(ran))])
                 .expected(vec![Field::line("handler", expected)])
                 .first_difference()
                 .render(),
+            crate::feedback::REPLAY,
             case_text(given, number)
         ));
     }
@@ -131,8 +154,8 @@ mod tests {
     fn the_space_holds_every_kind_of_attempt_and_the_reference_meets_the_rule_on_each() {
         let cases = cases();
         assert_eq!(cases.len(), 7 + 4 * 5 * 2 + 6 * 4 * 2 + 2);
-        for given in &cases {
-            assert!(meets(&reference_ran(given), &want(given)), "{given:?}");
+        for (i, given) in cases.iter().enumerate() {
+            assert!(meets(&reference_ran(i, given), &want(given)), "{given:?}");
         }
         assert_eq!(check(&super::super::reference()), Ok(()));
     }

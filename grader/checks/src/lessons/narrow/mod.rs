@@ -41,8 +41,16 @@ impl Learner {
 }
 
 /// The kit's finished handler.
+#[cfg(feature = "answers")]
 pub fn reference() -> Learner {
     Learner::Here(|request| reference::handle_attempt(request))
+}
+
+/// In a copy of the kit without the answers: a function that says so when called (the
+/// grader refuses `--against reference` there before any of it runs).
+#[cfg(not(feature = "answers"))]
+pub fn reference() -> Learner {
+    Learner::Here(|_| crate::lesson::without_answers())
 }
 
 /// The narrow lesson.
@@ -62,6 +70,7 @@ pub(crate) const LESSON: Lesson = Lesson {
     run_reference: |job| run(job, &reference()),
     check_input: None,
     situations: lesson::situation_ids::<scenario::AttemptScenario>,
+    oracle: Some(exhaustive::oracle),
     trials: Some(trials::TRIALS),
 };
 

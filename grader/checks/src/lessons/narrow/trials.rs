@@ -24,7 +24,10 @@ pub(crate) const TRIALS: Trials = Trials {
     },
     function: |label| {
         let f: AttemptFn = match label {
-            "reference" => |request| reference::handle_attempt(request),
+            "reference" => match super::reference() {
+                Learner::Here(f) => f,
+                Learner::Runner(_) => return None,
+            },
             other => implementation(other)?,
         };
         Some(kit_runner::runner::Function::Narrow(f))

@@ -1438,10 +1438,7 @@ mod exhaustive {
              closest named check or rule: {}\n\n\
              your gateway and the reference's, side by side (≠ marks where they part):\n{}\n\
              why: the first line marked ≠ is where your lookup_availability parts from the rules. \
-             Replay the case with `cargo run -p grader -- scenario FILE --compare`: the grader \
-             saves it for you (see the end of the run). `--compare` runs the reference beside \
-             your code; for this file as saved that shows only what this message shows, so it \
-             is not recorded (changed, or any other file, it is recorded as guidance).\n\n{}\n{file}",
+             {}\n\n{}\n{file}",
             d.number,
             super::super::exhaustive::total(),
             crate::view::render_fields(&input)
@@ -1452,6 +1449,7 @@ mod exhaustive {
             d.first,
             d.closest,
             side_by_side(("yours", &d.learner), ("reference", &d.reference)),
+            crate::feedback::REPLAY,
             crate::feedback::CASE_MARKER,
         ))
     }

@@ -32,12 +32,14 @@ use kit_runner::stage8::{Ask, Ending, Told};
 use kit_runner::wire;
 use kit_types::gateway::fakes::{Call, Sleep};
 use kit_types::gateway::Counters;
+#[cfg(feature = "answers")]
 use kit_types::graded::LookupFn;
 use kit_types::{BreakerState, Lookup, Outcome};
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// The reference, as the function type the space runs.
+#[cfg(feature = "answers")]
 const REFERENCE: LookupFn = reference::lookup_availability;
 
 /// Case number `number` (1-based), if the space has it.
@@ -55,7 +57,8 @@ pub fn total() -> usize {
 pub fn case_text(case: &Case, number: usize) -> String {
     to_scenario(case).to_toml(&format!(
         "Case {number} of stage8's exhaustive check: the first place your lookup_availability\n\
-         and the reference differ. Replay it: cargo run -p grader -- scenario FILE --compare"
+         and the reference differ. Replay it: {}",
+        crate::feedback::REPLAY_COMMAND
     ))
 }
 
@@ -121,9 +124,82 @@ pub fn decode_digests(bytes: &[u8]) -> Option<Digests> {
 }
 
 /// The reference's digest of 0-based case `index`, made here.
+#[cfg(feature = "answers")]
 fn reference_digest_of(space: &Space, index: usize) -> Option<u64> {
     let case = space.case(index)?;
     space::digest(&space::run_case(REFERENCE, &case).ok()?)
+}
+
+/// The reference's run of 0-based case `index`, `case`, as the judge compares it in full.
+#[cfg(feature = "answers")]
+fn reference_looked(_index: usize, case: &Case) -> Result<Vec<Looked>, String> {
+    record(&super::reference(), case)
+}
+
+/// The reference's run of 0-based case `index`, shown as a scenario run (`scenario`).
+#[cfg(feature = "answers")]
+fn reference_shown(_index: usize, scenario: &GatewayScenario) -> ScenarioRun {
+    scenario::run(&super::reference(), scenario)
+}
+
+/// The reference's side of 0-based case `index` in a copy of the kit without the answers,
+/// read from its oracle ([`crate::oracle`]): the digest, the run, the run shown (as JSON).
+#[cfg(not(feature = "answers"))]
+fn from_oracle(index: usize) -> OracleEntry {
+    static ORACLE: std::sync::LazyLock<Option<crate::oracle::Oracle>> =
+        std::sync::LazyLock::new(|| {
+            let bytes = crate::oracle::oracle_bytes!("stage8");
+            crate::oracle::decode(bytes, "stage8", space::total())
+        });
+    crate::oracle::run(&ORACLE, "stage8", index)
+}
+
+/// The reference's digest of 0-based case `index`, from the oracle.
+#[cfg(not(feature = "answers"))]
+fn reference_digest_of(_space: &Space, index: usize) -> Option<u64> {
+    from_oracle(index).0
+}
+
+/// The reference's run of 0-based case `index`, from the oracle.
+#[cfg(not(feature = "answers"))]
+fn reference_looked(index: usize, _case: &Case) -> Result<Vec<Looked>, String> {
+    from_oracle(index).1 .0
+}
+
+/// The reference's run of 0-based case `index` shown as a scenario run, from the oracle.
+#[cfg(not(feature = "answers"))]
+fn reference_shown(index: usize, _scenario: &GatewayScenario) -> ScenarioRun {
+    let shown = from_oracle(index).1 .1;
+    serde_json::from_str(&shown).unwrap_or_else(|_| {
+        panic!("the kit's own error: its stage8 oracle holds no run shown for case {index}")
+    })
+}
+
+/// The reference's side of one case in the oracle: the digest of its run, the run as the
+/// judge compares it, and the run shown as a scenario run (as JSON).
+type OracleEntry = (Option<u64>, (Result<Vec<Looked>, String>, String));
+
+/// The reference's side of every case, as the bytes a copy of the kit without the answers
+/// reads ([`crate::oracle::decode`]).
+pub(crate) fn oracle() -> Vec<u8> {
+    let space = Space::new();
+    let runs: Vec<Vec<u8>> = (0..space.total())
+        .map(|index| {
+            let case = space
+                .case(index)
+                .expect("every index below the total is a case");
+            let shown = reference_shown(index, &to_scenario(&case));
+            let entry: OracleEntry = (
+                reference_digest_of(&space, index),
+                (
+                    reference_looked(index, &case),
+                    serde_json::to_string(&shown).unwrap_or_default(),
+                ),
+            );
+            wire::encode(&entry)
+        })
+        .collect();
+    crate::oracle::encode("stage8", runs.into_iter())
 }
 
 /// Runs the reference on every case and returns the digests of its runs as bytes for
@@ -262,7 +338,7 @@ fn ask_stretch(runner: &Runner, start: usize, count: usize) -> Vec<CaseRun> {
 }
 
 /// What one lookup of a case did, as the judge compares it in full.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 struct Looked {
     /// Its result, or how it ended (in words).
     ran: Result<Lookup, String>,
@@ -271,6 +347,28 @@ struct Looked {
     counters: Counters,
     breaker: BreakerState,
     now: f64,
+}
+
+impl wire::Wire for Looked {
+    fn put(&self, out: &mut Vec<u8>) {
+        self.ran.put(out);
+        self.calls.put(out);
+        self.sleeps.put(out);
+        self.counters.put(out);
+        self.breaker.put(out);
+        self.now.put(out);
+    }
+
+    fn take(input: &mut &[u8]) -> Option<Self> {
+        Some(Looked {
+            ran: wire::Wire::take(input)?,
+            calls: wire::Wire::take(input)?,
+            sleeps: wire::Wire::take(input)?,
+            counters: wire::Wire::take(input)?,
+            breaker: wire::Wire::take(input)?,
+            now: wire::Wire::take(input)?,
+        })
+    }
 }
 
 /// Runs `case` on `imp` through the checks' own gateway ([`super::gateway::Observed`]), a
@@ -324,7 +422,7 @@ fn same_in_full(imp: &Learner, space: &Space, index: usize) -> bool {
     let Some(case) = space.case(index) else {
         return false;
     };
-    match (record(imp, &case), record(&super::reference(), &case)) {
+    match (record(imp, &case), reference_looked(index, &case)) {
         (Ok(theirs), Ok(ours)) => first_difference(&case, &theirs, &ours).is_none(),
         _ => false,
     }
@@ -563,9 +661,8 @@ fn difference(imp: &Learner, index: usize) -> Box<Difference> {
     let case = Space::new()
         .case(index)
         .expect("the comparison stops only inside the space");
-    let reference = super::reference();
     let theirs = record(imp, &case);
-    let ours = record(&reference, &case);
+    let ours = reference_looked(index, &case);
     let (first, closest) = match (&theirs, &ours) {
         (Ok(a), Ok(b)) => first_difference(&case, a, b).unwrap_or_else(|| {
             (
@@ -586,7 +683,7 @@ fn difference(imp: &Learner, index: usize) -> Box<Difference> {
         first,
         closest,
         learner: scenario::run(imp, &scenario),
-        reference: scenario::run(&reference, &scenario),
+        reference: reference_shown(index, &scenario),
         case,
     })
 }

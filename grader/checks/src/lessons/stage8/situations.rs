@@ -8,8 +8,8 @@
 
 use super::gateway::Reply;
 use super::scenario::GatewayScenario;
+use crate::scenario::delay_seconds;
 use crate::scenario::Situation;
-use reference::fetch::parse_retry_after;
 
 /// The lesson's situations, in its order.
 pub(crate) const SITUATIONS: &[Situation<GatewayScenario>] = &[
@@ -48,7 +48,7 @@ fn long_retry_after(scenario: &GatewayScenario) -> bool {
     scenario.replies.iter().any(|r| {
         let Reply::Step(step) = r else { return false };
         let Ok(reply) = &step.reply else { return false };
-        let seconds = reply.retry_after.as_deref().and_then(parse_retry_after);
+        let seconds = reply.retry_after.as_deref().and_then(delay_seconds);
         (502..=504).contains(&reply.status)
             && step.latency <= config.attempt_timeout
             && seconds.is_some_and(|s| s >= config.deadline)
