@@ -193,13 +193,13 @@ pub(crate) fn lesson_problems(root: &Path, lesson: &Declared) -> Vec<Problem> {
             }
         }
     }
-    let Some(group) = grader_checks::lessons::lesson(name) else {
+    let Some(registered) = grader_checks::lessons::lesson(name) else {
         return out;
     };
-    out.extend(weight_problems(&dir, group));
+    out.extend(weight_problems(&dir, registered));
     if let Ok(lesson_text) = std::fs::read_to_string(dir.join(&exercise.lesson)) {
-        out.extend(rule_problems(name, &lesson_text, group));
-        out.extend(situation_problems(root, exercise, &lesson_text, group));
+        out.extend(rule_problems(name, &lesson_text, registered));
+        out.extend(situation_problems(root, exercise, &lesson_text, registered));
     }
     out
 }
@@ -211,32 +211,32 @@ fn shown(root: &Path, path: &Path) -> String {
         .to_string()
 }
 
-/// grading.toml gives points only to checks the group has.
-fn weight_problems(dir: &Path, group: &Lesson) -> Vec<Problem> {
+/// grading.toml gives points only to checks the lesson has.
+fn weight_problems(dir: &Path, lesson: &Lesson) -> Vec<Problem> {
     match crate::reports::weights::load(dir) {
-        Err(e) => vec![Problem::of(group.name, e.to_string(), "correct grading.toml")],
+        Err(e) => vec![Problem::of(lesson.name, e.to_string(), "correct grading.toml")],
         Ok(weights) => weights
             .named()
-            .filter(|(check, _)| group.check(check).is_none())
+            .filter(|(check, _)| lesson.check(check).is_none())
             .map(|(check, _)| {
                 Problem::of(
-                    group.name,
-                    format!("exercises/{}/grading.toml gives points to {check:?}, which is not a check of the lesson", group.name),
-                    format!("use a name `cargo run -p grader -- {} --list` prints", group.name),
+                    lesson.name,
+                    format!("exercises/{}/grading.toml gives points to {check:?}, which is not a check of the lesson", lesson.name),
+                    format!("use a name `cargo run -p grader -- {} --list` prints", lesson.name),
                 )
             })
             .collect(),
     }
 }
 
-/// Every "must" and "never" of the lesson names its check, and the table of rules names
-/// every check of the group, and only those.
-pub(crate) fn rule_problems(name: &str, lesson: &str, group: &Lesson) -> Vec<Problem> {
+/// Every "must" and "never" of the lesson's text names its check, and the table of rules names
+/// every check of the lesson, and only those.
+pub(crate) fn rule_problems(name: &str, lesson_text: &str, lesson: &Lesson) -> Vec<Problem> {
     let mut out = Vec::new();
     let file = format!("exercises/{name}/lesson.md");
-    let names: Vec<&str> = group.checks.iter().map(|c| c.name).collect();
+    let names: Vec<&str> = lesson.checks.iter().map(|c| c.name).collect();
     let named = |unit: &str| names.iter().any(|n| unit.contains(&format!("`{n}`")));
-    for unit in units(lesson) {
+    for unit in units(lesson_text) {
         let lower = unit.to_lowercase();
         let words: Vec<&str> = lower
             .split(|c: char| !c.is_alphanumeric() && c != '_')
@@ -252,7 +252,7 @@ pub(crate) fn rule_problems(name: &str, lesson: &str, group: &Lesson) -> Vec<Pro
             ));
         }
     }
-    let Some(table) = lesson.split(RULES_HEADING).nth(1) else {
+    let Some(table) = lesson_text.split(RULES_HEADING).nth(1) else {
         out.push(Problem::of(
             name,
             format!("{file} has no table of rules and checks"),
@@ -289,14 +289,14 @@ pub(crate) fn rule_problems(name: &str, lesson: &str, group: &Lesson) -> Vec<Pro
     out
 }
 
-/// The situations `info.toml` declares are the group's, in order, and the lesson says each.
+/// The situations `info.toml` declares are the lesson's, in order, and its text says each.
 fn situation_problems(
     root: &Path,
     exercise: &LessonInfo,
-    lesson: &str,
-    group: &Lesson,
+    lesson_text: &str,
+    lesson: &Lesson,
 ) -> Vec<Problem> {
-    let name = group.name;
+    let name = lesson.name;
     let review = match Review::load(root, name) {
         Ok(Some(review)) => review,
         Ok(None) => {
@@ -316,7 +316,7 @@ fn situation_problems(
     };
     let mut out = Vec::new();
     let declared: Vec<&str> = review.situations.iter().map(|s| s.id.as_str()).collect();
-    let known = (group.situations)();
+    let known = (lesson.situations)();
     if declared != known {
         out.push(Problem::of(
             name,
@@ -325,7 +325,7 @@ fn situation_problems(
         ));
     }
     let folder = review.scenarios.display().to_string();
-    if !lesson.contains(&format!("{folder}/")) {
+    if !lesson_text.contains(&format!("{folder}/")) {
         out.push(Problem::of(
             name,
             format!(
@@ -335,7 +335,7 @@ fn situation_problems(
             "say where the learner keeps their own scenario files",
         ));
     }
-    let flat = lesson.split_whitespace().collect::<Vec<_>>().join(" ");
+    let flat = lesson_text.split_whitespace().collect::<Vec<_>>().join(" ");
     for situation in &review.situations {
         if !flat.contains(&situation.words) {
             out.push(Problem::of(
@@ -421,11 +421,11 @@ mod tests {
 
     #[test]
     fn a_rule_without_its_check_and_a_table_naming_no_check_are_problems() {
-        let group = grader_checks::lessons::lesson("build2").unwrap();
-        let lesson =
+        let lesson = grader_checks::lessons::lesson("build2").unwrap();
+        let lesson_text =
             "Your fetch must never retry.\n\n## The rules and the checks that enforce them\n\n\
                       | rule | check |\n|---|---|\n| x | `fixtures::not_a_check` |\n";
-        let found: Vec<String> = rule_problems("build2", lesson, group)
+        let found: Vec<String> = rule_problems("build2", lesson_text, lesson)
             .into_iter()
             .map(|p| p.what)
             .collect();

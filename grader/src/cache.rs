@@ -52,9 +52,9 @@ const SOURCES: [&str; 5] = [
     "practice",
 ];
 
-/// The fingerprint of the kit at `root` for building lesson `group`.
-pub(crate) fn fingerprint(root: &Path, group: &str) -> Fingerprint {
-    fingerprints(root, group).0
+/// The fingerprint of the kit at `root` for building `lesson`.
+pub(crate) fn fingerprint(root: &Path, lesson: &str) -> Fingerprint {
+    fingerprints(root, lesson).0
 }
 
 /// [`fingerprint`], and the kit's fingerprint without the learner's Rust sources
@@ -62,8 +62,8 @@ pub(crate) fn fingerprint(root: &Path, group: &str) -> Fingerprint {
 /// serve the next (see [`replay`](crate::replay)); the practice crate's manifest still
 /// counts, by content. Both from one look at the files: a build the cache cannot serve
 /// needs both.
-pub(crate) fn fingerprints(root: &Path, group: &str) -> (Fingerprint, Fingerprint) {
-    let mut common = format!("group {group}\n");
+pub(crate) fn fingerprints(root: &Path, lesson: &str) -> (Fingerprint, Fingerprint) {
+    let mut common = format!("group {lesson}\n");
     for var in [
         "RUSTFLAGS",
         "CARGO_ENCODED_RUSTFLAGS",
@@ -87,7 +87,7 @@ pub(crate) fn fingerprints(root: &Path, group: &str) -> (Fingerprint, Fingerprin
         .flatten()
         .filter_map(Result::ok)
         .filter_map(|e| crate::LessonInfo::load(root, e.file_name().to_str()?).ok())
-        .filter(|e| e.group != group)
+        .filter(|e| e.group != lesson)
         .map(|e| root.join(e.file))
         .collect();
     for folder in SOURCES {
@@ -194,9 +194,9 @@ pub(crate) struct LastResult {
     pub(crate) at: String,
 }
 
-/// The cache entry name of `group`'s last result.
-pub(crate) fn result_name(group: &str) -> String {
-    format!("result-{group}.json")
+/// The cache entry name of `lesson`'s last result.
+pub(crate) fn result_name(lesson: &str) -> String {
+    format!("result-{lesson}.json")
 }
 
 /// The content hash of the learner's file `file` (relative to `root`), or of nothing.

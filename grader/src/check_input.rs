@@ -20,29 +20,29 @@ static MADE: [OnceLock<Vec<u8>>; LESSONS.len()] = [const { OnceLock::new() }; LE
 /// One flag per lesson of [`LESSONS`]: whether this process will run the check that reads it.
 static WANTED: [AtomicBool; LESSONS.len()] = [const { AtomicBool::new(false) }; LESSONS.len()];
 
-/// Lesson `group`'s check input, and its place in [`MADE`] and [`WANTED`], if it has one.
-fn entry(group: &str) -> Option<(CheckInput, usize)> {
-    let i = LESSONS.iter().position(|g| g.name == group)?;
+/// `lesson`'s check input, and its place in [`MADE`] and [`WANTED`], if it has one.
+fn entry(lesson: &str) -> Option<(CheckInput, usize)> {
+    let i = LESSONS.iter().position(|g| g.name == lesson)?;
     Some((LESSONS[i].check_input?, i))
 }
 
-/// Says that this process will run the check that reads group `group`'s input, so that the
+/// Says that this process will run the check that reads `lesson`'s input, so that the
 /// next build of its harness makes it ([`prepare`]).
-pub(crate) fn want(group: &str) {
-    if let Some((_, i)) = entry(group) {
+pub(crate) fn want(lesson: &str) {
+    if let Some((_, i)) = entry(lesson) {
         WANTED[i].store(true, Ordering::SeqCst);
     }
 }
 
-/// Makes group `group`'s check input ready, if it is wanted ([`want`]) and not ready yet:
+/// Makes `lesson`'s check input ready, if it is wanted ([`want`]) and not ready yet:
 /// read from `cache_dir` when it was kept there; otherwise, when `compiling` (the compiler
 /// leaves a core free), made in a background thread and kept there.
-pub(crate) fn prepare(group: &str, cache_dir: &Path, compiling: bool) {
-    let Some((input, i)) = entry(group) else {
+pub(crate) fn prepare(lesson: &str, cache_dir: &Path, compiling: bool) {
+    let Some((input, i)) = entry(lesson) else {
         return;
     };
     if WANTED[i].load(Ordering::SeqCst) {
-        let kept = kept_file(cache_dir, group);
+        let kept = kept_file(cache_dir, lesson);
         load_or_make(&MADE[i], kept, input.make, compiling);
     }
 }
@@ -72,11 +72,11 @@ fn load_or_make(
     })
 }
 
-/// Where group `group`'s input is kept in `cache_dir`: named after the state of the checks
+/// Where `lesson`'s input is kept in `cache_dir`: named after the state of the checks
 /// and the reference it was made from ([`grader_checks::KIT_STATE`]), so an input made from
 /// another state is never read.
-fn kept_file(cache_dir: &Path, group: &str) -> PathBuf {
-    cache_dir.join(format!("input-{group}-{}.bin", grader_checks::KIT_STATE))
+fn kept_file(cache_dir: &Path, lesson: &str) -> PathBuf {
+    cache_dir.join(format!("input-{lesson}-{}.bin", grader_checks::KIT_STATE))
 }
 
 /// Writes `bytes` to `file` whole or not at all ([`crate::cache::store_bytes`]); failing
@@ -86,14 +86,16 @@ fn keep(file: &Path, bytes: &[u8]) {
     let (Some(dir), Some(name)) = (file.parent(), file.file_name().and_then(|n| n.to_str())) else {
         return;
     };
-    // `input-GROUP-STATE.bin`: the same group's files of another state.
-    if let Some((same_group, _)) = name.rsplit_once('-') {
+    // `input-LESSON-STATE.bin`: the same lesson's files of another state.
+    if let Some((same_lesson, _)) = name.rsplit_once('-') {
         for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
             let other = entry.file_name();
             let other = other.to_string_lossy();
             if other != name
                 && other.ends_with(".bin")
-                && other.rsplit_once('-').is_some_and(|(g, _)| g == same_group)
+                && other
+                    .rsplit_once('-')
+                    .is_some_and(|(g, _)| g == same_lesson)
             {
                 let _ = std::fs::remove_file(entry.path());
             }
@@ -102,21 +104,21 @@ fn keep(file: &Path, bytes: &[u8]) {
     crate::cache::store_bytes(dir, name, bytes);
 }
 
-/// What check `check` of group `group` is handed on standard input: the group's input when
+/// What check `check` of `lesson` is handed on standard input: the lesson's input when
 /// the lesson names this check and it has been made; empty otherwise. It never waits: a
 /// check that starts before its input is ready computes what it needs itself, as it would
 /// have without one, so preparing can only make a run faster.
-pub fn for_check(group: &str, check: &str) -> &'static [u8] {
-    match entry(group) {
+pub fn for_check(lesson: &str, check: &str) -> &'static [u8] {
+    match entry(lesson) {
         Some((input, i)) if input.check == check => MADE[i].get().map_or(&[], Vec::as_slice),
         _ => &[],
     }
 }
 
-/// Lesson `group`'s input (empty when it has none), made now if it is not made yet; waits
+/// `lesson`'s input (empty when it has none), made now if it is not made yet; waits
 /// when it is being made.
-pub fn made(group: &str) -> &'static [u8] {
-    match entry(group) {
+pub fn made(lesson: &str) -> &'static [u8] {
+    match entry(lesson) {
         Some((input, i)) => made_in(&MADE[i], input.make),
         None => &[],
     }
@@ -172,7 +174,7 @@ mod tests {
         assert_eq!(std::fs::read(&kept).unwrap(), b"made");
         let files = std::fs::read_dir(dir.path()).unwrap().count();
         assert_eq!(files, 1, "no temporary file is left");
-        // Kept for another state: removed when this state's is kept; another group's stays.
+        // Kept for another state: removed when this state's is kept; another lesson's stays.
         let stale = dir.path().join("input-build3-0123456789abcdef.bin");
         let others = dir.path().join("input-stage8-0123456789abcdef.bin");
         std::fs::write(&stale, b"old").unwrap();

@@ -45,7 +45,7 @@ pub struct Launcher {
     pub envs: Vec<(OsString, OsString)>,
     /// The limits each child runs under.
     pub limits: Limits,
-    /// What a check is handed on standard input after the token, by group and check name:
+    /// What a check is handed on standard input after the token, by lesson and check name:
     /// [`check_input::for_check`](crate::check_input::for_check) unless a test says otherwise.
     pub input: fn(&str, &str) -> &'static [u8],
     /// When set (by `Launcher::cancel_with`) and raised, every child is stopped at once and
@@ -169,14 +169,14 @@ impl Launcher {
         self
     }
 
-    /// Runs check `check` of group `group` in a new process, stops it at `deadlines`, and
+    /// Runs check `check` of `lesson` in a new process, stops it at `deadlines`, and
     /// turns what happened into an [`Outcome`]. `scratch` is a folder no other check uses
     /// meanwhile: the report is written there (any earlier one is removed first), and it is
     /// the child's working folder.
     ///
     /// Each call starts the harness program anew; a `Session` runs many checks faster.
-    pub fn run(&self, group: &str, check: &str, scratch: &Path, deadlines: Deadlines<'_>) -> Ran {
-        self.run_in(None, group, check, scratch, deadlines)
+    pub fn run(&self, lesson: &str, check: &str, scratch: &Path, deadlines: Deadlines<'_>) -> Ran {
+        self.run_in(None, lesson, check, scratch, deadlines)
     }
 
     /// A session of this launcher, to run checks one after the other (see [`Session`]).
@@ -191,13 +191,13 @@ impl Launcher {
     fn run_in(
         &self,
         server: Option<&mut ServerSlot>,
-        group: &str,
+        lesson: &str,
         check: &str,
         scratch: &Path,
         deadlines: Deadlines<'_>,
     ) -> Ran {
-        let job = [OsStr::new(group), OsStr::new("check"), OsStr::new(check)];
-        let input = (self.input)(group, check);
+        let job = [OsStr::new(lesson), OsStr::new("check"), OsStr::new(check)];
+        let input = (self.input)(lesson, check);
         match self.run_job_in(server, &job, input, scratch, deadlines) {
             JobEnd::Reported {
                 report,
@@ -516,13 +516,13 @@ impl Session<'_> {
     /// [`Launcher::run`], in this session.
     pub(crate) fn run(
         &mut self,
-        group: &str,
+        lesson: &str,
         check: &str,
         scratch: &Path,
         deadlines: Deadlines<'_>,
     ) -> Ran {
         self.launcher
-            .run_in(Some(&mut self.server), group, check, scratch, deadlines)
+            .run_in(Some(&mut self.server), lesson, check, scratch, deadlines)
     }
 }
 

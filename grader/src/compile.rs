@@ -210,16 +210,16 @@ impl BuildPlace {
     }
 }
 
-/// Builds the harness of the kit at `root` for lesson `group` and returns a private link to
+/// Builds the harness of the kit at `root` for `lesson` and returns a private link to
 /// its executable. The compiler's messages are written to `messages` as cargo renders them
 /// (with colour when `color` is on).
 pub(crate) fn build_harness(
     root: &Path,
-    group: &str,
+    lesson: &str,
     color: bool,
     messages: &mut dyn Write,
 ) -> Result<Built, BuildError> {
-    build_harness_at(&BuildPlace::kit(root), group, color, messages)
+    build_harness_at(&BuildPlace::kit(root), lesson, color, messages)
 }
 
 /// Waits for, then holds until dropped, the lock the grader takes around every build into
@@ -235,7 +235,7 @@ pub fn lock_builds(target: &Path) -> std::io::Result<File> {
 /// `build_harness` at a given [`BuildPlace`].
 pub fn build_harness_at(
     place: &BuildPlace,
-    group: &str,
+    lesson: &str,
     color: bool,
     messages: &mut dyn Write,
 ) -> Result<Built, BuildError> {
@@ -247,9 +247,9 @@ pub fn build_harness_at(
     };
     let lock = lock_builds(&target).map_err(private_err)?;
     // Nothing changed since the last build of this lesson: no cargo at all.
-    let (fingerprint, key) = cache::fingerprints(root, group);
+    let (fingerprint, key) = cache::fingerprints(root, lesson);
     let fast = crate::fast::FastPaths::from_env();
-    if let Some(entry) = cache::load::<BuildEntry>(&cache_dir, &entry_name(group)) {
+    if let Some(entry) = cache::load::<BuildEntry>(&cache_dir, &entry_name(lesson)) {
         // A replayed build is not kept for a run that does not replay.
         let present = (fast.replay || entry.library.is_none())
             && entry.executable.is_file()
@@ -259,7 +259,7 @@ pub fn build_harness_at(
                 .as_ref()
                 .is_none_or(|library| library.is_file());
         if entry.fingerprint == fingerprint && present {
-            crate::check_input::prepare(group, &cache_dir, false);
+            crate::check_input::prepare(lesson, &cache_dir, false);
             for text in &entry.messages {
                 let _ = write!(messages, "{text}");
             }
@@ -268,9 +268,9 @@ pub fn build_harness_at(
     }
     // The compiler runs from here on and leaves a core free: the checks' input is made now
     // (if it was never kept), if the command will run the check that reads it.
-    crate::check_input::prepare(group, &cache_dir, true);
+    crate::check_input::prepare(lesson, &cache_dir, true);
     // Only the learner's code changed since cargo last showed its commands: run them.
-    let recipe_name = format!("replay-{group}.json");
+    let recipe_name = format!("replay-{lesson}.json");
     let kept = cache::load::<Recipe>(&cache_dir, &recipe_name);
     let misfit = match &kept {
         _ if !fast.replay => Some("the fast paths are off (GRADER_FAST_PATHS=off)"),
@@ -300,16 +300,16 @@ pub fn build_harness_at(
         Ok(done) => replayed_entry(done, fingerprint, color, messages),
         Err(replay::Unreplayed::Cargo) => {
             let cargo = cargo_program();
-            let built = build_with_cargo(place, group, color, &cargo, fingerprint, messages)?;
+            let built = build_with_cargo(place, lesson, color, &cargo, fingerprint, messages)?;
             // A recipe is made once per kit state; where none can be (no unix, a compiler
             // this cannot read), that is remembered too, so cargo runs once per build.
-            let unmade_name = format!("no-replay-{group}.json");
+            let unmade_name = format!("no-replay-{lesson}.json");
             let tried = cache::load::<cache::Fingerprint>(&cache_dir, &unmade_name);
             if (fast.replay || place.loaded_only)
                 && recipe.is_none()
                 && tried.as_ref() != Some(&key)
             {
-                let made = show_commands(place, group, color, &cargo).and_then(|steps| {
+                let made = show_commands(place, lesson, color, &cargo).and_then(|steps| {
                     replay::make(&steps, key.clone(), (root, &target), color, &cache_dir)
                 });
                 match made {
@@ -345,7 +345,7 @@ pub fn build_harness_at(
             }
         }
     };
-    let built = private_copy(&target, &keep(&cache_dir, group, harness));
+    let built = private_copy(&target, &keep(&cache_dir, lesson, harness));
     drop(lock);
     built
 }
@@ -390,13 +390,13 @@ fn replayed_entry(
 /// [`CompileLimits::output`] bytes of messages are kept.
 fn build_with_cargo(
     place: &BuildPlace,
-    group: &str,
+    lesson: &str,
     color: bool,
     cargo: &str,
     fingerprint: cache::Fingerprint,
     messages: &mut dyn Write,
 ) -> Result<BuildEntry, BuildError> {
-    let mut command = cargo_build(place, group, color, cargo);
+    let mut command = cargo_build(place, lesson, color, cargo);
     if place.limits.confine {
         crate::bounded::confine(&mut command, &place.root, &place.target);
     }
@@ -561,14 +561,14 @@ fn status_line(line: &str) -> Option<(&str, &str)> {
     is_status.then_some((word, rest))
 }
 
-/// `cargo build` of lesson `group`'s harness at `place`, its messages as JSON on standard
+/// `cargo build` of `lesson`'s harness at `place`, its messages as JSON on standard
 /// output; the caller adds how verbose.
-fn cargo_build(place: &BuildPlace, group: &str, color: bool, cargo: &str) -> Command {
+fn cargo_build(place: &BuildPlace, lesson: &str, color: bool, cargo: &str) -> Command {
     let mut command = Command::new(cargo);
     command
         .arg("build")
         .args(["--package", PRACTICE_HARNESS])
-        .args(["--features", &format!("{PRACTICE_HARNESS}/{group}")]);
+        .args(["--features", &format!("{PRACTICE_HARNESS}/{lesson}")]);
     // `cargo run -p grader` resolved the shared crates' features for the grader alone;
     // building the harness alone would resolve some differently (the grader's dependencies
     // enable more) and compile kit-types, reference and the checks a second time. With the
@@ -609,7 +609,7 @@ fn cargo_build(place: &BuildPlace, group: &str, color: bool, cargo: &str) -> Com
 /// commands cannot be read; the grader then goes on using cargo.
 fn show_commands(
     place: &BuildPlace,
-    group: &str,
+    lesson: &str,
     color: bool,
     cargo: &str,
 ) -> Option<[replay::Step; 2]> {
@@ -628,7 +628,7 @@ fn show_commands(
     // the clock runs from the start all the same, and a bound reached means no recipe.
     let mut stderr = Vec::new();
     let mut kept = Kept::new(SHOWN_COMMANDS_KEPT);
-    let mut command = cargo_build(place, group, color, cargo);
+    let mut command = cargo_build(place, lesson, color, cargo);
     if place.limits.confine {
         crate::bounded::confine(&mut command, &place.root, &place.target);
     }
@@ -658,7 +658,7 @@ const SHOWN_COMMANDS_KEPT: usize = 4 << 20;
 /// nothing changed: files of their own in the cache, which no other build overwrites,
 /// recorded with what they were built from. What was kept, or `built` itself where it could
 /// not be kept (which only costs time later).
-fn keep(cache_dir: &Path, group: &str, built: BuildEntry) -> BuildEntry {
+fn keep(cache_dir: &Path, lesson: &str, built: BuildEntry) -> BuildEntry {
     let kept = |from: &Path, name: String, copy: bool| -> Option<PathBuf> {
         let to = cache_dir.join(name);
         std::fs::create_dir_all(cache_dir).ok()?;
@@ -673,19 +673,19 @@ fn keep(cache_dir: &Path, group: &str, built: BuildEntry) -> BuildEntry {
     };
     // The entry goes first: a half-kept build must never be found under the old one's
     // fingerprint.
-    let _ = std::fs::remove_file(cache_dir.join(entry_name(group)));
-    let Some(executable) = kept(&built.executable, format!("harness-{group}"), false) else {
+    let _ = std::fs::remove_file(cache_dir.join(entry_name(lesson)));
+    let Some(executable) = kept(&built.executable, format!("harness-{lesson}"), false) else {
         return built;
     };
     let library = match &built.library {
-        Some(library) => match kept(library, format!("learner-{group}.so"), true) {
+        Some(library) => match kept(library, format!("learner-{lesson}.so"), true) {
             Some(library) => Some(library),
             None => return built,
         },
         None => None,
     };
     let runner = match &built.runner {
-        Some(runner) => match kept(runner, format!("runner-{group}"), false) {
+        Some(runner) => match kept(runner, format!("runner-{lesson}"), false) {
             Some(runner) => Some(runner),
             None => return built,
         },
@@ -695,7 +695,7 @@ fn keep(cache_dir: &Path, group: &str, built: BuildEntry) -> BuildEntry {
     // compile in this folder (one that fails too, which keeps no entry) writes over the
     // original, and what a cached build is checked against must be what built it.
     let dep_info = match &built.dep_info {
-        Some(dep_info) => match kept(dep_info, format!("dep-info-{group}.d"), true) {
+        Some(dep_info) => match kept(dep_info, format!("dep-info-{lesson}.d"), true) {
             Some(dep_info) => Some(dep_info),
             None => return built,
         },
@@ -708,7 +708,7 @@ fn keep(cache_dir: &Path, group: &str, built: BuildEntry) -> BuildEntry {
         dep_info,
         ..built
     };
-    cache::store(cache_dir, &entry_name(group), &entry);
+    cache::store(cache_dir, &entry_name(lesson), &entry);
     entry
 }
 
@@ -760,9 +760,9 @@ pub(crate) fn forget_learners_builds(place: &BuildPlace) {
     }
 }
 
-/// The cache entry of lesson `group`'s last build.
-fn entry_name(group: &str) -> String {
-    format!("build-{group}.json")
+/// The cache entry of `lesson`'s last build.
+fn entry_name(lesson: &str) -> String {
+    format!("build-{lesson}.json")
 }
 
 /// The compiler's errors as plain text for a report, its first line the gist:
@@ -822,10 +822,10 @@ struct BuildEntry {
     replayed: bool,
 }
 
-/// Whether the last build of lesson `group` in the cache folder `cache_dir` ran the compiler
+/// Whether the last build of `lesson` in the cache folder `cache_dir` ran the compiler
 /// without cargo (`replay`); `None` when there is no record of one.
-pub fn last_build_replayed(cache_dir: &Path, group: &str) -> Option<bool> {
-    cache::load::<BuildEntry>(cache_dir, &entry_name(group)).map(|e| e.replayed)
+pub fn last_build_replayed(cache_dir: &Path, lesson: &str) -> Option<bool> {
+    cache::load::<BuildEntry>(cache_dir, &entry_name(lesson)).map(|e| e.replayed)
 }
 
 /// Private links to what `built` names (in a folder of their own under the target folder),

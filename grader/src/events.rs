@@ -23,14 +23,14 @@ pub enum Event<'a> {
     /// `--list`: the selected checks, and that nothing runs.
     Listed {
         /// The lesson.
-        group: &'a Lesson,
+        lesson: &'a Lesson,
         /// The checks selected, in the lesson's order.
         checks: &'a [&'static CheckInfo],
     },
-    /// The run begins: `checks` of `group` will run against `settings.against`.
+    /// The run begins: `checks` of `lesson` will run against `settings.against`.
     Started {
         /// The lesson.
-        group: &'a Lesson,
+        lesson: &'a Lesson,
         /// The run's settings.
         settings: &'a RunSettings,
         /// How many checks were selected.
@@ -49,7 +49,7 @@ pub enum Event<'a> {
     /// The run ended: every result, and how many checks `--fail-fast` left unrun.
     Finished {
         /// The lesson.
-        group: &'a Lesson,
+        lesson: &'a Lesson,
         /// The run's settings.
         settings: &'a RunSettings,
         /// The results.
@@ -81,8 +81,11 @@ pub(crate) struct OnFinished<F: FnMut(&Lesson, &Summary)>(pub F);
 
 impl<F: FnMut(&Lesson, &Summary)> Reporter for OnFinished<F> {
     fn report(&mut self, event: &Event<'_>) -> io::Result<()> {
-        if let Event::Finished { group, summary, .. } = event {
-            (self.0)(group, summary);
+        if let Event::Finished {
+            lesson, summary, ..
+        } = event
+        {
+            (self.0)(lesson, summary);
         }
         Ok(())
     }
@@ -129,10 +132,10 @@ pub struct CheckRun {
     pub output: String,
 }
 
-/// The result of running a group.
+/// The result of running a lesson.
 #[derive(Debug, Clone, Default)]
 pub struct Summary {
-    /// The checks that ran, in the group's order.
+    /// The checks that ran, in the lesson's order.
     pub runs: Vec<CheckRun>,
     /// How many checks the filter left out.
     pub(crate) filtered_out: usize,

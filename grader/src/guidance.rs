@@ -7,7 +7,7 @@
 //! parse back:
 //!
 //! ```text
-//! | seq | time (UTC) | lesson | kind | detail |
+//! | seq | time (UTC) | group | kind | detail |
 //! |---|---|---|---|---|
 //! | 1 | 2026-11-30T16:49:15Z | build3 | help | level 1: refresher |
 //! ```
@@ -112,8 +112,8 @@ pub struct Record {
     pub seq: u64,
     /// RFC 3339 UTC time, to the second.
     pub(crate) time: String,
-    /// The lesson, or `-` for the log itself.
-    pub group: String,
+    /// The lesson (the table's `group` column), or `-` for the log itself.
+    pub lesson: String,
     /// What kind of guidance.
     pub kind: Kind,
     /// What was shown or noted, on one line.
@@ -127,7 +127,7 @@ impl Record {
             "| {} | {} | {} | {} | {} |\n",
             self.seq,
             self.time,
-            escape(&self.group),
+            escape(&self.lesson),
             self.kind,
             escape(&self.detail)
         )
@@ -137,13 +137,13 @@ impl Record {
     pub(crate) fn parse_row(line: &str) -> Option<Record> {
         let inner = line.strip_prefix("| ")?.strip_suffix(" |")?;
         let cells = split_cells(inner);
-        let [seq, time, group, kind, detail] = <[String; 5]>::try_from(cells).ok()?;
+        let [seq, time, lesson, kind, detail] = <[String; 5]>::try_from(cells).ok()?;
         let seq: u64 = seq.parse().ok().filter(|n| *n > 0)?;
         humantime::parse_rfc3339(&time).ok()?;
         Some(Record {
             seq,
             time,
-            group,
+            lesson,
             kind: Kind::parse(&kind)?,
             detail,
         })
@@ -213,51 +213,51 @@ pub struct Contents {
 }
 
 impl Contents {
-    /// How many records of `kind` there are for `group`.
-    pub fn count(&self, group: &str, kind: Kind) -> usize {
+    /// How many records of `kind` there are for `lesson`.
+    pub fn count(&self, lesson: &str, kind: Kind) -> usize {
         self.records
             .iter()
-            .filter(|r| r.group == group && r.kind == kind)
+            .filter(|r| r.lesson == lesson && r.kind == kind)
             .count()
     }
 
-    /// "2 help records, 1 reference run" for `group`, or `None` when it has none.
+    /// "2 help records, 1 reference run" for `lesson`, or `None` when it has none.
     ///
     /// Only the guidance recorded before the lesson's first pass ([`Kind::FirstPass`]) counts:
     /// what a pass was reached with. [`Contents::after_first_pass`] says the rest.
-    pub(crate) fn summary(&self, group: &str) -> Option<String> {
-        let first_pass = self.first_pass(group).unwrap_or(self.records.len());
-        summarise(&self.records[..first_pass], group)
+    pub(crate) fn summary(&self, lesson: &str) -> Option<String> {
+        let first_pass = self.first_pass(lesson).unwrap_or(self.records.len());
+        summarise(&self.records[..first_pass], lesson)
     }
 
-    /// The guidance recorded for `group` after its first pass ("1 help record"), or `None`
+    /// The guidance recorded for `lesson` after its first pass ("1 help record"), or `None`
     /// when there is none (or no pass yet).
-    pub(crate) fn after_first_pass(&self, group: &str) -> Option<String> {
-        let first_pass = self.first_pass(group)?;
-        summarise(&self.records[first_pass + 1..], group)
+    pub(crate) fn after_first_pass(&self, lesson: &str) -> Option<String> {
+        let first_pass = self.first_pass(lesson)?;
+        summarise(&self.records[first_pass + 1..], lesson)
     }
 
-    /// Whether `group` has passed every check of the learner's own code once.
-    pub(crate) fn has_passed(&self, group: &str) -> bool {
-        self.first_pass(group).is_some()
+    /// Whether `lesson` has passed every check of the learner's own code once.
+    pub(crate) fn has_passed(&self, lesson: &str) -> bool {
+        self.first_pass(lesson).is_some()
     }
 
-    /// The index, in [`Contents::records`], of `group`'s first-pass row.
-    fn first_pass(&self, group: &str) -> Option<usize> {
+    /// The index, in [`Contents::records`], of `lesson`'s first-pass row.
+    fn first_pass(&self, lesson: &str) -> Option<usize> {
         self.records
             .iter()
-            .position(|r| r.group == group && r.kind == Kind::FirstPass)
+            .position(|r| r.lesson == lesson && r.kind == Kind::FirstPass)
     }
 }
 
-/// "2 help records, 1 reference run" for the guidance of `group` among `records`.
-fn summarise(records: &[Record], group: &str) -> Option<String> {
+/// "2 help records, 1 reference run" for the guidance of `lesson` among `records`.
+fn summarise(records: &[Record], lesson: &str) -> Option<String> {
     let parts: Vec<String> = [Kind::Help, Kind::ReferenceRun, Kind::Note]
         .into_iter()
         .map(|k| {
             let n = records
                 .iter()
-                .filter(|r| r.group == group && r.kind == k)
+                .filter(|r| r.lesson == lesson && r.kind == k)
                 .count();
             (k, n)
         })
@@ -286,14 +286,14 @@ impl GuidanceLog {
         &self.path
     }
 
-    /// Records `group`'s first pass of every check ([`Kind::FirstPass`]) unless the log has
+    /// Records `lesson`'s first pass of every check ([`Kind::FirstPass`]) unless the log has
     /// one already. Returns whether it wrote one.
-    pub(crate) fn mark_first_pass(&self, group: &str) -> Result<bool, GuidanceError> {
-        if self.read()?.has_passed(group) {
+    pub(crate) fn mark_first_pass(&self, lesson: &str) -> Result<bool, GuidanceError> {
+        if self.read()?.has_passed(lesson) {
             return Ok(false);
         }
         self.append(
-            group,
+            lesson,
             Kind::FirstPass,
             "every check of the learner's own code passed: guidance after this row came after \
              the pass",
@@ -307,7 +307,7 @@ impl GuidanceLog {
     /// Creating the file, writing its header and appending the row all happen under one
     /// exclusive lock on one open file, so two writers at once on a missing log cannot
     /// write over each other.
-    pub fn append(&self, group: &str, kind: Kind, detail: &str) -> Result<Record, GuidanceError> {
+    pub fn append(&self, lesson: &str, kind: Kind, detail: &str) -> Result<Record, GuidanceError> {
         let write_err = |source| GuidanceError::Write {
             path: self.path.clone(),
             source,
@@ -326,7 +326,7 @@ impl GuidanceLog {
             let note = Record {
                 seq: last,
                 time: now.clone(),
-                group: "-".into(),
+                lesson: "-".into(),
                 kind: Kind::LogRecreated,
                 detail: "the log was missing; started again with its header".into(),
             };
@@ -342,7 +342,7 @@ impl GuidanceLog {
         let record = Record {
             seq: last + 1,
             time: now,
-            group: group.to_string(),
+            lesson: lesson.to_string(),
             kind,
             detail: detail.to_string(),
         };
@@ -500,7 +500,7 @@ mod tests {
         let record = Record {
             seq: 12,
             time: "2026-11-30T16:49:15Z".into(),
-            group: "build3".into(),
+            lesson: "build3".into(),
             kind: Kind::Note,
             detail: "read reference/src/retry.rs | lines 1\\2\nand a tab\there".into(),
         };

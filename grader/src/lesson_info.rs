@@ -22,7 +22,7 @@ pub(crate) const INFO_FILE: &str = "info.toml";
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LessonInfo {
-    /// The lesson's name on the command line.
+    /// The lesson's name on the command line (info.toml's `group` key).
     pub group: String,
     /// The lesson's title.
     pub title: String,
@@ -94,8 +94,8 @@ struct ReviewTable {
     review: Option<Review>,
 }
 
-fn info_path(root: &Path, group: &str) -> PathBuf {
-    root.join("exercises").join(group).join(INFO_FILE)
+fn info_path(root: &Path, lesson: &str) -> PathBuf {
+    root.join("exercises").join(lesson).join(INFO_FILE)
 }
 
 fn parse_error(path: &Path, e: &toml::de::Error) -> LessonInfoError {
@@ -108,16 +108,16 @@ fn parse_error(path: &Path, e: &toml::de::Error) -> LessonInfoError {
 impl Review {
     /// Reads the `[review]` table of `ROOT/exercises/LESSON/info.toml`; `None` when the
     /// lesson has none.
-    pub(crate) fn load(root: &Path, group: &str) -> Result<Option<Review>, LessonInfoError> {
-        let path = info_path(root, group);
+    pub(crate) fn load(root: &Path, lesson: &str) -> Result<Option<Review>, LessonInfoError> {
+        let path = info_path(root, lesson);
         crate::toml_file::read::<ReviewTable>(&path).map(|t| t.review)
     }
 }
 
 impl LessonInfo {
     /// Reads `ROOT/exercises/LESSON/info.toml`, all but its `[review]` table (`Review`).
-    pub fn load(root: &Path, group: &str) -> Result<LessonInfo, LessonInfoError> {
-        let path = info_path(root, group);
+    pub fn load(root: &Path, lesson: &str) -> Result<LessonInfo, LessonInfoError> {
+        let path = info_path(root, lesson);
         let text = std::fs::read_to_string(&path).map_err(|source| {
             crate::toml_file::TomlFileError::Read {
                 path: path.clone(),
@@ -225,41 +225,45 @@ mod tests {
         assert_eq!(signature_in(stub, "fetch"), None);
         // Every lesson's stub has one.
         let root = build_root();
-        for group in LESSONS {
-            let exercise = LessonInfo::load(&root, group.name).unwrap();
+        for lesson in LESSONS {
+            let exercise = LessonInfo::load(&root, lesson.name).unwrap();
             let signature = exercise.stub_signature(&root).unwrap();
-            assert!(signature.starts_with(&format!("pub fn {}", group.function)));
+            assert!(signature.starts_with(&format!("pub fn {}", lesson.function)));
             assert!(signature.contains(") ->"), "{signature}");
         }
     }
 
     /// Every lesson the grader knows has a complete exercise folder that agrees with it.
     #[test]
-    fn every_group_has_a_consistent_exercise_folder() {
+    fn every_lesson_has_a_consistent_exercise_folder() {
         let root = build_root();
-        for group in LESSONS {
-            let exercise = LessonInfo::load(&root, group.name).unwrap();
-            assert_eq!(exercise.group, group.name);
-            assert_eq!(exercise.function, group.function);
-            assert_eq!(exercise.title, group.title);
+        for lesson in LESSONS {
+            let exercise = LessonInfo::load(&root, lesson.name).unwrap();
+            assert_eq!(exercise.group, lesson.name);
+            assert_eq!(exercise.function, lesson.function);
+            assert_eq!(exercise.title, lesson.title);
             let dir = exercise.dir(&root);
             let stub = std::fs::read_to_string(dir.join(&exercise.stub)).unwrap();
             assert!(
                 stub.contains("todo!("),
                 "{}: the stub must be unfinished",
-                group.name
+                lesson.name
             );
-            assert!(stub.contains(&format!("pub fn {}", group.function)));
+            assert!(stub.contains(&format!("pub fn {}", lesson.function)));
             assert!(dir.join(&exercise.lesson).is_file());
             let answer = exercise.answer.as_ref().expect("a reference answer");
             let answer = std::fs::read_to_string(root.join(answer)).unwrap();
             assert!(
-                answer.contains(&format!("pub fn {}", group.function)),
+                answer.contains(&format!("pub fn {}", lesson.function)),
                 "{}: the answer holds the function",
-                group.name
+                lesson.name
             );
             let review = exercise.self_review.as_ref().expect("a self-review");
-            assert!(dir.join(review).is_file(), "{}: no self-review", group.name);
+            assert!(
+                dir.join(review).is_file(),
+                "{}: no self-review",
+                lesson.name
+            );
             let help = Help::load(&dir).unwrap();
             assert_eq!(
                 help.levels

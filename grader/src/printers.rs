@@ -4,7 +4,7 @@
 //! libtest's shape). [`for_args`] picks the one the command line asks for.
 //!
 //! One mistake often fails many checks. The human output therefore prints the first failure
-//! (in the group's order) in full, and each further one as a single line with the command
+//! (in the lesson's order) in full, and each further one as a single line with the command
 //! that shows it in full.
 
 use crate::child::output_section;
@@ -68,14 +68,14 @@ impl Reporter for Human<'_> {
                 writeln!(self.out, "\n{} checks", checks.len())
             }
             Event::Started {
-                group,
+                lesson,
                 settings,
                 checks,
             } => writeln!(
                 self.out,
                 "\nrunning {checks} check{} of {} against {}",
                 if checks == 1 { "" } else { "s" },
-                group.name,
+                lesson.name,
                 settings.against
             ),
             Event::CheckStarted { .. } => Ok(()),
@@ -102,10 +102,10 @@ impl Reporter for Human<'_> {
                 )
             }
             Event::Finished {
-                group,
+                lesson,
                 settings,
                 summary,
-            } => self.finish(group, settings, summary),
+            } => self.finish(lesson, settings, summary),
         }
     }
 }
@@ -126,10 +126,10 @@ impl Reporter for JsonLines<'_> {
                 return Ok(());
             }
             Event::Started {
-                group,
+                lesson,
                 settings,
                 checks,
-            } => json!({"type": "suite", "event": "started", "group": group.name,
+            } => json!({"type": "suite", "event": "started", "group": lesson.name,
                         "against": settings.against, "test_count": checks}),
             // libtest's own JSON says nothing when a test starts; neither does this.
             Event::CheckStarted { .. } => return Ok(()),
@@ -179,7 +179,7 @@ fn first_line(message: &str) -> &str {
 impl Human<'_> {
     fn finish(
         &mut self,
-        group: &Lesson,
+        lesson: &Lesson,
         settings: &RunSettings,
         summary: &Summary,
     ) -> io::Result<()> {
@@ -190,9 +190,9 @@ impl Human<'_> {
         if self.terse {
             writeln!(self.out)?;
         }
-        self.failures(group, settings, summary)?;
+        self.failures(lesson, settings, summary)?;
         self.kit_bug_section(summary)?;
-        self.unfinished_section(group, settings, summary)?;
+        self.unfinished_section(lesson, settings, summary)?;
         let verdict = if summary.all_passed() {
             "ok".green()
         } else if bugs > 0 {
@@ -224,7 +224,7 @@ impl Human<'_> {
             writeln!(
                 self.out,
                 "No check matched the filter: `cargo run -p grader -- {} --list` shows their names.",
-                group.name
+                lesson.name
             )?;
         }
         Ok(())
@@ -244,7 +244,7 @@ impl Human<'_> {
     /// The first failure in full; the others one line each, with the command that shows one.
     fn failures(
         &mut self,
-        group: &Lesson,
+        lesson: &Lesson,
         settings: &RunSettings,
         summary: &Summary,
     ) -> io::Result<()> {
@@ -338,7 +338,7 @@ failed the same way as {} (above).
                 self.out,
                 "Show one in full: `cargo run -p grader -- {} --exact {}{against}`; \
                  all in full: add --all-failures.",
-                group.name, rest[0].name
+                lesson.name, rest[0].name
             )?;
         }
         Ok(())
@@ -367,7 +367,7 @@ failed the same way as {} (above).
 
     fn unfinished_section(
         &mut self,
-        group: &Lesson,
+        lesson: &Lesson,
         settings: &RunSettings,
         summary: &Summary,
     ) -> io::Result<()> {
@@ -398,7 +398,7 @@ failed the same way as {} (above).
             writeln!(
                 self.out,
                 "    {} reached {stub} at {at} ({count} check{})",
-                group.function,
+                lesson.function,
                 if *count == 1 { "" } else { "s" }
             )?;
         }
@@ -427,7 +427,7 @@ mod tests {
     /// One recorded run's events, fed to every reporter.
     fn feed(reporter: &mut dyn Reporter) {
         colored::control::set_override(false);
-        let group = grader_checks::lessons::lesson("build2").expect("build2 is registered");
+        let lesson = grader_checks::lessons::lesson("build2").expect("build2 is registered");
         let settings = RunSettings::new("practice", Duration::from_secs(3));
         let runs = [
             run("method::only_exact_get_is_sent", Outcome::Passed),
@@ -454,14 +454,14 @@ mod tests {
             elapsed: Duration::from_millis(120),
         };
         let mut events = vec![Event::Started {
-            group,
+            lesson,
             settings: &settings,
             checks: runs.len(),
         }];
         events.extend(runs.iter().map(|r| Event::CheckStarted { name: r.name }));
         events.extend(runs.iter().map(|run| Event::CheckFinished { run }));
         events.push(Event::Finished {
-            group,
+            lesson,
             settings: &settings,
             summary: &summary,
         });
@@ -482,9 +482,9 @@ mod tests {
             let mut p = Human::pretty(&mut pretty);
             let mut t = Human::terse(&mut terse);
             let mut j = JsonLines { out: &mut json };
-            let mut f = OnFinished(|group: &Lesson, summary: &Summary| {
+            let mut f = OnFinished(|lesson: &Lesson, summary: &Summary| {
                 finished.push((
-                    group.name,
+                    lesson.name,
                     summary.runs.len(),
                     summary.count(Status::Failed),
                 ));

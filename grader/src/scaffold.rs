@@ -1,10 +1,10 @@
 //! `dev new NAME`: a new lesson's whole slice, from the templates in `grader/src/scaffold/`:
 //! the exercise folder (info.toml, lesson, help levels, points, self-review, stub, worked
 //! trace), the practice file, the answer, the kit-types module, the runner's module and the
-//! checks' group with one example check, its scenario format and a test with a correct and a
-//! wrong implementation. The example lesson is deliberately trivial (double a number): it
-//! runs as it is, and an author replaces it piece by piece, with `dev check` saying what is
-//! still wrong.
+//! checks' module of the lesson with one example check, its scenario format and a test with
+//! a correct and a wrong implementation. The example lesson is deliberately trivial (double
+//! a number): it runs as it is, and an author replaces it piece by piece, with `dev check`
+//! saying what is still wrong.
 
 use std::path::{Path, PathBuf};
 use thiserror::Error;

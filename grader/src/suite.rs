@@ -51,8 +51,8 @@ impl From<&Arguments> for Selection {
     }
 }
 
-/// The checks of `group` that `args` selects, and how many it leaves out.
-pub fn select(group: &Lesson, args: &Selection) -> (Vec<&'static CheckInfo>, usize) {
+/// The checks of `lesson` that `args` selects, and how many it leaves out.
+pub fn select(lesson: &Lesson, args: &Selection) -> (Vec<&'static CheckInfo>, usize) {
     let matches = |name: &str, pattern: &str| {
         if args.exact {
             name == pattern
@@ -60,13 +60,13 @@ pub fn select(group: &Lesson, args: &Selection) -> (Vec<&'static CheckInfo>, usi
             name.contains(pattern)
         }
     };
-    let selected: Vec<&'static CheckInfo> = group
+    let selected: Vec<&'static CheckInfo> = lesson
         .checks
         .iter()
         .filter(|c| args.filter.as_deref().is_none_or(|f| matches(c.name, f)))
         .filter(|c| !args.skip.iter().any(|s| matches(c.name, s)))
         .collect();
-    let left_out = group.checks.len() - selected.len();
+    let left_out = lesson.checks.len() - selected.len();
     (selected, left_out)
 }
 
@@ -156,19 +156,19 @@ pub enum RunError {
     Io(#[from] io::Error),
 }
 
-/// Runs the selected checks of `group` with `launcher`, telling `reporter` what happens
+/// Runs the selected checks of `lesson` with `launcher`, telling `reporter` what happens
 /// ([`crate::events`]: the stream, and its order).
 pub fn run(
-    group: &Lesson,
+    lesson: &Lesson,
     launcher: &Launcher,
     args: &Selection,
     settings: &RunSettings,
     reporter: &mut dyn Reporter,
 ) -> Result<Summary, RunError> {
-    let (selected, filtered_out) = select(group, args);
+    let (selected, filtered_out) = select(lesson, args);
     if args.list {
         reporter.report(&Event::Listed {
-            group,
+            lesson,
             checks: &selected,
         })?;
         return Ok(Summary {
@@ -178,7 +178,7 @@ pub fn run(
         });
     }
     reporter.report(&Event::Started {
-        group,
+        lesson,
         settings,
         checks: selected.len(),
     })?;
@@ -188,8 +188,8 @@ pub fn run(
     let mut results: Vec<Option<CheckRun>> = vec![None; selected.len()];
     // The checks that may run long (a longer minimum timeout: the exhaustive comparisons)
     // start first, so that the short ones fill the other cores meanwhile rather than leave
-    // the long one running alone at the end. Results are still reported in the group's order.
-    // Under --fail-fast the checks start in the group's order instead, so that every check
+    // the long one running alone at the end. Results are still reported in the lesson's order.
+    // Under --fail-fast the checks start in the lesson's order instead, so that every check
     // before the first failure has started (and is waited for) when it is found: the first
     // failure shown is the same from run to run.
     let mut launch: Vec<usize> = (0..selected.len()).collect();
@@ -222,13 +222,13 @@ pub fn run(
                     let began = Instant::now();
                     let ran = match folder.ready() {
                         Ok(dir) => session.run(
-                            group.name,
+                            lesson.name,
                             check.name,
                             &dir,
                             crate::Deadlines {
                                 stall: settings.timeout,
                                 timeout,
-                                stop_hint: group.stop_hint,
+                                stop_hint: lesson.stop_hint,
                             },
                         ),
                         Err(message) => Ran {
@@ -252,10 +252,10 @@ pub fn run(
             });
         }
         drop(tx);
-        // Results are sent in the group's order: each as soon as every check before it is
+        // Results are sent in the lesson's order: each as soon as every check before it is
         // sent, so the stream is the same from run to run whatever finished first.
         let mut shown = 0;
-        // Under --fail-fast: the first failure in the group's order so far. What finished
+        // Under --fail-fast: the first failure in the lesson's order so far. What finished
         // after it in that order is dropped (not run), so the run reads the same every time.
         let mut first_failure = usize::MAX;
         for progress in rx {
@@ -302,7 +302,7 @@ pub fn run(
         elapsed: started.elapsed(),
     };
     reporter.report(&Event::Finished {
-        group,
+        lesson,
         settings,
         summary: &summary,
     })?;

@@ -577,7 +577,7 @@ mod tests {
     }
 
     #[test]
-    fn the_list_names_every_registered_group_in_order() {
+    fn the_list_names_every_registered_lesson_in_order() {
         let lessons = load(&kit()).unwrap();
         let listed: Vec<&str> = lessons.iter().map(|l| l.listed.name.as_str()).collect();
         let registered: Vec<&str> = grader_checks::lessons::LESSONS

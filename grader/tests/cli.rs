@@ -290,9 +290,12 @@ fn the_case_an_exhaustive_check_found_is_saved() {
 }
 
 /// A learner's loop that counts retries instead of attempts: one call too many.
-/// Whether the copy's last build of `group` ran the compiler without cargo.
-fn replayed(root: &std::path::Path, group: &str) -> Option<bool> {
-    grader::compile::last_build_replayed(&root.join("target").join(grader::cache::CACHE_DIR), group)
+/// Whether the copy's last build of `lesson` ran the compiler without cargo.
+fn replayed(root: &std::path::Path, lesson: &str) -> Option<bool> {
+    grader::compile::last_build_replayed(
+        &root.join("target").join(grader::cache::CACHE_DIR),
+        lesson,
+    )
 }
 
 #[test]
@@ -408,17 +411,17 @@ fn edits_after_a_build_are_compiled_without_cargo_and_graded_as_cargo_would() {
     assert_eq!(replayed(root, "build3"), Some(true));
 
     // The other lessons' functions are exported and loaded the same way.
-    for (group, body) in [("build2", CORRECT_BUILD2), ("stage8", CORRECT_STAGE8)] {
-        let total = grader::lessons::lesson(group).unwrap().checks.len();
+    for (lesson, body) in [("build2", CORRECT_BUILD2), ("stage8", CORRECT_STAGE8)] {
+        let total = grader::lessons::lesson(lesson).unwrap().checks.len();
         for edit in ["", "\n// edited\n"] {
-            write_learner(root, group, &format!("{}{edit}", stub_with(group, body)));
-            let stdout = grader_exits(root, &[group], 0);
+            write_learner(root, lesson, &format!("{}{edit}", stub_with(lesson, body)));
+            let stdout = grader_exits(root, &[lesson], 0);
             assert!(
                 stdout.contains(&format!("{total} passed; 0 failed")),
                 "{stdout}"
             );
         }
-        assert_eq!(replayed(root, group), Some(true), "{group}");
+        assert_eq!(replayed(root, lesson), Some(true), "{lesson}");
     }
     // One harness loads every lesson's library: built once for this kit state.
     let cache = root.join("target").join(grader::cache::CACHE_DIR);

@@ -12,13 +12,13 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
-/// Runs `group` in the copy at `root`, with the fast paths on or off, and returns its
+/// Runs `lesson` in the copy at `root`, with the fast paths on or off, and returns its
 /// report's checks: name, status, message.
-fn checks_of(root: &Path, group: &str, fast: bool) -> Value {
-    let report = root.join(format!("report-{group}.json"));
+fn checks_of(root: &Path, lesson: &str, fast: bool) -> Value {
+    let report = root.join(format!("report-{lesson}.json"));
     let _ = std::fs::remove_file(&report);
     let spec = format!("json:{}", report.display());
-    let mut command = grader_command(root, &[group, "--report", &spec]);
+    let mut command = grader_command(root, &[lesson, "--report", &spec]);
     command.stdout(Stdio::null()).stderr(Stdio::null());
     // The frames RUST_BACKTRACE=1 adds to a panic are read from the learner's library, which
     // only the fast path loads (the slow path links the learner's code into a runner the
@@ -29,7 +29,7 @@ fn checks_of(root: &Path, group: &str, fast: bool) -> Value {
     }
     let mut child = command.spawn().expect("the grader starts");
     let status = wait_within(&mut child, Duration::from_secs(600), "the run did not end");
-    assert!(status.code().is_some_and(|c| c < 2), "{group}: {status:?}");
+    assert!(status.code().is_some_and(|c| c < 2), "{lesson}: {status:?}");
     let text = std::fs::read_to_string(&report).expect("the report is written");
     let report: Value = serde_json::from_str(&text).expect("the report is JSON");
     report["checks"]
@@ -40,10 +40,10 @@ fn checks_of(root: &Path, group: &str, fast: bool) -> Value {
         .collect()
 }
 
-/// Whether the last build of `group` in the copy at `root` was replayed (the kit's record of
+/// Whether the last build of `lesson` in the copy at `root` was replayed (the kit's record of
 /// it says so).
-fn replayed(root: &Path, group: &str) -> bool {
-    let entry = root.join(format!("target/kit-cache/build-{group}.json"));
+fn replayed(root: &Path, lesson: &str) -> bool {
+    let entry = root.join(format!("target/kit-cache/build-{lesson}.json"));
     let text = std::fs::read_to_string(entry).expect("the build is recorded");
     let entry: Value = serde_json::from_str(&text).expect("the record is JSON");
     entry["replayed"] == true
@@ -60,8 +60,8 @@ fn every_lesson_gives_the_same_results_with_the_fast_paths_on_and_off() {
             .map(|_| {
                 scope.spawn(|| {
                     let kit = fresh_kit();
-                    while let Some(group) = next() {
-                        same_results_both_ways(kit.root(), group);
+                    while let Some(lesson) = next() {
+                        same_results_both_ways(kit.root(), lesson);
                     }
                 })
             })
@@ -74,33 +74,33 @@ fn every_lesson_gives_the_same_results_with_the_fast_paths_on_and_off() {
     });
 }
 
-/// Runs `group` in the copy at `root` with the fast paths on and off, and requires the same
+/// Runs `lesson` in the copy at `root` with the fast paths on and off, and requires the same
 /// checks, statuses and messages.
-fn same_results_both_ways(root: &Path, group: &grader::Lesson) {
+fn same_results_both_ways(root: &Path, lesson: &grader::Lesson) {
     // Unfinished everywhere, and failing everywhere with a panic of the learner's.
     for text in [
-        stub(group.name),
-        stub_with(group.name, r#"panic!("the learner's own panic")"#),
+        stub(lesson.name),
+        stub_with(lesson.name, r#"panic!("the learner's own panic")"#),
     ] {
-        write_learner(root, group.name, &text);
+        write_learner(root, lesson.name, &text);
         // cargo builds the first run, and keeps what it ran; an edit after it replays.
-        let first = checks_of(root, group.name, true);
-        let recipe = root.join(format!("target/kit-cache/replay-{}.json", group.name));
-        assert!(recipe.is_file(), "{}: no recipe to replay", group.name);
-        write_learner(root, group.name, &format!("{text}\n// an edit\n"));
-        let fast = checks_of(root, group.name, true);
+        let first = checks_of(root, lesson.name, true);
+        let recipe = root.join(format!("target/kit-cache/replay-{}.json", lesson.name));
+        assert!(recipe.is_file(), "{}: no recipe to replay", lesson.name);
+        write_learner(root, lesson.name, &format!("{text}\n// an edit\n"));
+        let fast = checks_of(root, lesson.name, true);
         assert!(
-            replayed(root, group.name),
+            replayed(root, lesson.name),
             "{}: the edit was not replayed",
-            group.name
+            lesson.name
         );
-        let slow = checks_of(root, group.name, false);
+        let slow = checks_of(root, lesson.name, false);
         assert!(
-            !replayed(root, group.name),
+            !replayed(root, lesson.name),
             "{}: replayed with the fast paths off",
-            group.name
+            lesson.name
         );
-        assert_eq!(fast, slow, "{}: the fast paths differ", group.name);
-        assert_eq!(first, slow, "{}: cargo's first run differs", group.name);
+        assert_eq!(fast, slow, "{}: the fast paths differ", lesson.name);
+        assert_eq!(first, slow, "{}: cargo's first run differs", lesson.name);
     }
 }

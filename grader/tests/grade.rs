@@ -43,7 +43,7 @@ fn rows(out: &Path) -> Vec<Value> {
 
 fn checks() -> usize {
     grader::lessons::lesson("build3")
-        .expect("build3 is a group")
+        .expect("build3 is a lesson")
         .checks
         .len()
 }

@@ -44,7 +44,7 @@ fn help_records_one_parseable_record_then_shows_the_text() {
     let recs = records(root);
     assert_eq!(recs.len(), 1);
     assert_eq!(
-        (recs[0].kind, recs[0].group.as_str()),
+        (recs[0].kind, recs[0].lesson.as_str()),
         (Kind::Help, "build3")
     );
     assert_eq!(recs[0].detail, "level 2: approach");
@@ -434,7 +434,7 @@ fn guidance_after_the_first_pass_is_said_apart_and_the_pass_counts_what_came_bef
     let marks = |root: &std::path::Path| {
         records(root)
             .iter()
-            .filter(|r| r.kind == Kind::FirstPass && r.group == "build3")
+            .filter(|r| r.kind == Kind::FirstPass && r.lesson == "build3")
             .count()
     };
     assert_eq!(marks(root), 1);

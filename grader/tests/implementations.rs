@@ -27,35 +27,35 @@ static LABEL: std::sync::OnceLock<String> = std::sync::OnceLock::new();
 
 /// Runs a job on the test implementation named by [`LABEL`]: in a runner (this
 /// program again, started as one), as a learner's is, unless [`IN_PROCESS_VAR`] is set.
-fn serve(group: &str, job: &grader_checks::Job) -> Option<grader_checks::Report> {
+fn serve(lesson: &str, job: &grader_checks::Job) -> Option<grader_checks::Report> {
     let label = LABEL.get()?;
     let runner = || {
         let me = std::env::current_exe().map_err(|source| kit_runner::SetupError::Start {
             program: "this test program".into(),
             source,
         })?;
-        kit_runner::remote::Runner::start(&me, group).map(std::sync::Arc::new)
+        kit_runner::remote::Runner::start(&me, lesson).map(std::sync::Arc::new)
     };
     let kit_bug = |error: kit_runner::SetupError| grader_checks::Report::KitBug {
         message: error.to_string(),
         location: None,
     };
-    match group {
-        "build2" if in_runner(group) => {
+    match lesson {
+        "build2" if in_runner(lesson) => {
             impls::build2(label)?;
             Some(runner().map_or_else(kit_bug, |runner| {
                 build2::run(job, &build2::Learner::Runner(runner))
             }))
         }
         "build2" => Some(build2::run(job, &impls::build2(label)?)),
-        "build3" if in_runner(group) => {
+        "build3" if in_runner(lesson) => {
             impls::build3(label)?;
             Some(runner().map_or_else(kit_bug, |runner| {
                 build3::run(job, &build3::Learner::Runner(runner))
             }))
         }
         "build3" => Some(build3::run(job, &impls::build3(label)?)),
-        "stage8" if in_runner(group) => {
+        "stage8" if in_runner(lesson) => {
             impls::stage8(label)?;
             Some(runner().map_or_else(kit_bug, |runner| {
                 stage8::run(job, &stage8::Learner::Runner(runner))
@@ -65,7 +65,7 @@ fn serve(group: &str, job: &grader_checks::Job) -> Option<grader_checks::Report>
         // A lesson that keeps its trials in its own folder.
         name => {
             let trials = lessons::lesson(name)?.trials?;
-            if in_runner(group) {
+            if in_runner(lesson) {
                 (trials.function)(label)?;
                 match runner() {
                     Ok(runner) => (trials.run)(label, job, Some(runner)),
@@ -91,9 +91,9 @@ const IN_PROCESS_VAR: &str = "GRADER_TEST_IN_PROCESS";
 /// in a harness cargo linked (in a runner, their parent would be the judge).
 const IN_PROCESS_LABELS: [&str; 3] = ["names_its_parent", "kills_its_parent", "stops_its_parent"];
 
-/// Whether this harness runs `group`'s learner's code in a runner.
-fn in_runner(group: &str) -> bool {
-    lessons::lesson(group).is_some()
+/// Whether this harness runs `lesson`'s learner's code in a runner.
+fn in_runner(lesson: &str) -> bool {
+    lessons::lesson(lesson).is_some()
         && std::env::var_os(IN_PROCESS_VAR).is_none()
         && !LABEL
             .get()
@@ -103,7 +103,7 @@ fn in_runner(group: &str) -> bool {
 /// The runner's side of this program: the test implementation's function, by lesson. It is
 /// called where a runner loads the learner's library: `threads_at_load` starts a thread
 /// there, as a library's constructor could.
-fn runner_function(group: &str) -> Result<kit_runner::runner::Function, kit_runner::SetupError> {
+fn runner_function(lesson: &str) -> Result<kit_runner::runner::Function, kit_runner::SetupError> {
     let label = LABEL.get().ok_or(kit_runner::SetupError::Unset {
         var: IMPL_VAR,
         what: "test implementation",
@@ -114,7 +114,7 @@ fn runner_function(group: &str) -> Result<kit_runner::runner::Function, kit_runn
             .is_ok();
         let _ = impls::THREAD_AT_LOAD.set(started);
     }
-    let function = match group {
+    let function = match lesson {
         "build2" => match impls::build2(label) {
             Some(build2::Learner::Here(f)) => Some(kit_runner::runner::Function::Build2(f)),
             _ => None,
@@ -132,7 +132,7 @@ fn runner_function(group: &str) -> Result<kit_runner::runner::Function, kit_runn
             .and_then(|trials| (trials.function)(label)),
     };
     function.ok_or_else(|| {
-        kit_runner::SetupError::UnknownLesson(format!("{group} (test implementation {label:?})"))
+        kit_runner::SetupError::UnknownLesson(format!("{lesson} (test implementation {label:?})"))
     })
 }
 
@@ -694,25 +694,25 @@ fn grade_unconfined(label: &str, filter: &str, timeout: f64) -> (Summary, String
 
 /// Runs the stage8 checks (those matching `filter`) against `label`.
 fn grade8(label: &str, filter: &str) -> (Summary, String) {
-    grade_group(&stage8::LESSON, label, filter, 10.0, FormatSetting::Pretty)
+    grade_lesson(&stage8::LESSON, label, filter, 10.0, FormatSetting::Pretty)
 }
 
 fn grade_with(label: &str, filter: &str, timeout: f64, format: FormatSetting) -> (Summary, String) {
-    grade_group(&build3::LESSON, label, filter, timeout, format)
+    grade_lesson(&build3::LESSON, label, filter, timeout, format)
 }
 
-fn grade_group(
-    group: &Lesson,
+fn grade_lesson(
+    lesson: &Lesson,
     label: &str,
     filter: &str,
     timeout: f64,
     format: FormatSetting,
 ) -> (Summary, String) {
     let me = std::env::current_exe().expect("the test binary knows its own path");
-    grade_launched(group, Launcher::new(me), label, filter, timeout, format)
+    grade_launched(lesson, Launcher::new(me), label, filter, timeout, format)
 }
 
-/// [`grade_group`] with the checks handed `input` on standard input.
+/// [`grade_lesson`] with the checks handed `input` on standard input.
 fn grade_handed(label: &str, filter: &str, input: fn(&str, &str) -> &'static [u8]) -> String {
     let me = std::env::current_exe().expect("the test binary knows its own path");
     let launcher = Launcher {
@@ -731,7 +731,7 @@ fn grade_handed(label: &str, filter: &str, input: fn(&str, &str) -> &'static [u8
 }
 
 fn grade_launched(
-    group: &Lesson,
+    lesson: &Lesson,
     launcher: Launcher,
     label: &str,
     filter: &str,
@@ -742,7 +742,7 @@ fn grade_launched(
         unfinished_hint: "Write its body.".into(),
         ..RunSettings::new(label, Duration::from_secs_f64(timeout))
     };
-    grade_settled(group, launcher, label, filter, format, &settings)
+    grade_settled(lesson, launcher, label, filter, format, &settings)
 }
 
 /// Runs the build3 checks (those matching `filter`) against `label` with every failure
@@ -764,7 +764,7 @@ fn grade_in_full(label: &str, filter: &str, timeout: f64) -> (Summary, String) {
 }
 
 fn grade_settled(
-    group: &Lesson,
+    lesson: &Lesson,
     launcher: Launcher,
     label: &str,
     filter: &str,
@@ -776,12 +776,12 @@ fn grade_settled(
         format: Some(format),
         ..Arguments::default()
     };
-    grade_with_args(group, launcher, label, &args, settings)
+    grade_with_args(lesson, launcher, label, &args, settings)
 }
 
-/// Runs `group`'s checks that `args` select against `label`.
+/// Runs `lesson`'s checks that `args` select against `label`.
 fn grade_with_args(
-    group: &Lesson,
+    lesson: &Lesson,
     launcher: Launcher,
     label: &str,
     args: &Arguments,
@@ -790,7 +790,7 @@ fn grade_with_args(
     let launcher = launcher.env(IMPL_VAR, label);
     let mut out = Vec::new();
     let summary = suite::run(
-        group,
+        lesson,
         &launcher,
         &args.into(),
         settings,
@@ -947,7 +947,7 @@ fn stage8_trials() -> Vec<Trial> {
                     })
                     .ok_or("the space has no such case")?;
                 ensure(late > 1024, || format!("case {late} is not past a stretch"))?;
-                let (summary, out) = grade_group(
+                let (summary, out) = grade_lesson(
                     &stage8::LESSON,
                     "spins_on_a_late_case",
                     "exhaustive::",
@@ -989,7 +989,7 @@ fn stage8_trials() -> Vec<Trial> {
                     out.clone()
                 })?;
                 for run in &all.runs {
-                    let (alone, alone_out) = grade_group(
+                    let (alone, alone_out) = grade_lesson(
                         &stage8::LESSON,
                         "counts_across_checks",
                         run.name,
@@ -1052,7 +1052,7 @@ fn stage8_trials() -> Vec<Trial> {
                 ("exits_zero", FailureKind::Crash),
                 ("panics", FailureKind::Panic),
             ] {
-                let (summary, out) = grade_group(
+                let (summary, out) = grade_lesson(
                     &stage8::LESSON,
                     label,
                     "facts::fixture",
@@ -1463,17 +1463,17 @@ fn trials() -> Vec<Trial> {
             Ok(())
         }),
         Trial::test("a_bug_in_the_kit_is_reported_as_the_kits", || {
-            // The grader asks for a check the group does not have: the kit's fault, not the
+            // The grader asks for a check the lesson does not have: the kit's fault, not the
             // learner's, whatever their code does.
             static CHECKS: &[grader_checks::CheckInfo] = &[grader_checks::CheckInfo {
                 name: "fixtures::no_such_check",
                 min_timeout: Duration::ZERO,
             }];
-            let group = Lesson {
+            let lesson = Lesson {
                 checks: CHECKS,
                 ..build3::LESSON
             };
-            let (summary, out) = grade_group(&group, "correct", "", 10.0, FormatSetting::Pretty);
+            let (summary, out) = grade_lesson(&lesson, "correct", "", 10.0, FormatSetting::Pretty);
             ensure(
                 summary.kit_bugs() == 1 && summary.count(Status::Failed) == 0,
                 || out.clone(),
@@ -1570,7 +1570,7 @@ fn trials() -> Vec<Trial> {
             },
         ),
         Trial::test(
-            "fail_fast_shows_the_first_failure_in_the_groups_order_every_time",
+            "fail_fast_shows_the_first_failure_in_the_lessons_order_every_time",
             || {
                 // extra_attempt fails several checks (and the exhaustive one, which starts
                 // first without --fail-fast): with four threads the first to finish varies,
@@ -1605,7 +1605,7 @@ fn trials() -> Vec<Trial> {
                     ensure(failed == ["fixtures::capped_exhaustion"], || {
                         format!("failed {failed:?}:\n{out}")
                     })?;
-                    // Every check shown comes before it in the group's order, in that order.
+                    // Every check shown comes before it in the lesson's order, in that order.
                     let shown: Vec<&str> = out
                         .lines()
                         .filter_map(|l| {
@@ -1659,14 +1659,14 @@ fn trials() -> Vec<Trial> {
                 || out.clone(),
             )
         }),
-        Trial::test("every_group_has_unique_check_names", || {
-            for group in lessons::LESSONS {
-                let mut names: Vec<&str> = group.checks.iter().map(|c| c.name).collect();
+        Trial::test("every_lesson_has_unique_check_names", || {
+            for lesson in lessons::LESSONS {
+                let mut names: Vec<&str> = lesson.checks.iter().map(|c| c.name).collect();
                 names.sort_unstable();
                 let before = names.len();
                 names.dedup();
                 ensure(before == names.len(), || {
-                    format!("{} repeats a check name", group.name)
+                    format!("{} repeats a check name", lesson.name)
                 })?;
             }
             Ok(())
@@ -1676,7 +1676,7 @@ fn trials() -> Vec<Trial> {
 
 /// Runs the build2 checks (those matching `filter`) against `label`.
 fn grade2(label: &str, filter: &str) -> (Summary, String) {
-    grade_group(&build2::LESSON, label, filter, 10.0, FormatSetting::Pretty)
+    grade_lesson(&build2::LESSON, label, filter, 10.0, FormatSetting::Pretty)
 }
 
 /// Every registered lesson, with no list to extend: the reference and the correct test
@@ -1684,13 +1684,14 @@ fn grade2(label: &str, filter: &str) -> (Summary, String) {
 /// spins, panics or aborts never passes, each named for what it did.
 fn lesson_trials() -> Vec<Trial> {
     let mut trials = Vec::new();
-    for group in lessons::LESSONS {
-        let total = group.checks.len();
+    for lesson in lessons::LESSONS {
+        let total = lesson.checks.len();
         trials.push(Trial::test(
-            format!("{}_reference_and_correct_pass_every_check", group.name),
+            format!("{}_reference_and_correct_pass_every_check", lesson.name),
             move || {
                 for label in ["reference", "correct"] {
-                    let (summary, out) = grade_group(group, label, "", 30.0, FormatSetting::Pretty);
+                    let (summary, out) =
+                        grade_lesson(lesson, label, "", 30.0, FormatSetting::Pretty);
                     ensure(summary.all_passed() && summary.runs.len() == total, || {
                         format!("{label}:\n{out}")
                     })?;
@@ -1704,27 +1705,27 @@ fn lesson_trials() -> Vec<Trial> {
             },
         ));
         trials.push(Trial::test(
-            format!("{}_stub_is_unfinished_everywhere", group.name),
+            format!("{}_stub_is_unfinished_everywhere", lesson.name),
             move || {
-                let (summary, out) = grade_group(group, "stub", "", 30.0, FormatSetting::Pretty);
+                let (summary, out) = grade_lesson(lesson, "stub", "", 30.0, FormatSetting::Pretty);
                 ensure(summary.count(Status::Unfinished) == total, || out.clone())?;
                 ensure(
-                    out.contains(&format!("{} reached todo!() at ", group.function)),
+                    out.contains(&format!("{} reached todo!() at ", lesson.function)),
                     || out.clone(),
                 )
             },
         ));
         trials.push(Trial::test(
-            format!("{}_hostile_code_never_passes", group.name),
+            format!("{}_hostile_code_never_passes", lesson.name),
             move || {
-                let first = group.checks[0].name;
+                let first = lesson.checks[0].name;
                 for (label, kind) in [
                     ("spins", FailureKind::Timeout),
                     ("aborts", FailureKind::Crash),
                     ("panics", FailureKind::Panic),
                 ] {
                     let (summary, out) =
-                        grade_group(group, label, first, 0.5, FormatSetting::Pretty);
+                        grade_lesson(lesson, label, first, 0.5, FormatSetting::Pretty);
                     expect_failed(&summary, first, kind, &[]).map_err(|e| {
                         format!("{label}: {}\n{out}", e.message().unwrap_or_default())
                     })?;
@@ -1741,11 +1742,11 @@ fn lesson_trials() -> Vec<Trial> {
 fn lesson_mistake_trials() -> Vec<Trial> {
     lessons::LESSONS
         .iter()
-        .filter_map(|group| Some((*group, group.trials?)))
-        .flat_map(|(group, trials)| {
+        .filter_map(|lesson| Some((*lesson, lesson.trials?)))
+        .flat_map(|(lesson, trials)| {
             trials.mistakes.iter().map(move |m| {
                 let row: &'static Mistake = Box::leak(Box::new(Mistake {
-                    group,
+                    lesson,
                     label: m.label,
                     first: (m.first, m.says),
                     also: &[],
@@ -1860,10 +1861,10 @@ fn processes_with_arg(arg: &str) -> Vec<String> {
 
 /// A realistic mistake, and what the grader must say about it.
 struct Mistake {
-    group: &'static Lesson,
+    lesson: &'static Lesson,
     /// The test implementation that makes it (`support/impls.rs`).
     label: &'static str,
-    /// The first check, in the group's order, that fails; and words its message must hold.
+    /// The first check, in the lesson's order, that fails; and words its message must hold.
     first: (&'static str, &'static [&'static str]),
     /// Further checks that fail too: words their message must hold, and words it must not
     /// (they would name the wrong cause).
@@ -1879,7 +1880,7 @@ struct Mistake {
 const MISTAKES: &[Mistake] = &[
     // build3
     Mistake {
-        group: &build3::LESSON,
+        lesson: &build3::LESSON,
         label: "extra_attempt",
         first: (
             "fixtures::capped_exhaustion",
@@ -1914,7 +1915,7 @@ const MISTAKES: &[Mistake] = &[
         ],
     },
     Mistake {
-        group: &build3::LESSON,
+        lesson: &build3::LESSON,
         label: "sleep_after_last",
         first: (
             "fixtures::capped_exhaustion",
@@ -1927,7 +1928,7 @@ const MISTAKES: &[Mistake] = &[
         )],
     },
     Mistake {
-        group: &build3::LESSON,
+        lesson: &build3::LESSON,
         label: "clamp_server_wait",
         first: (
             "fixtures::delay_budget_stop",
@@ -1939,7 +1940,7 @@ const MISTAKES: &[Mistake] = &[
         ],
     },
     Mistake {
-        group: &build3::LESSON,
+        lesson: &build3::LESSON,
         label: "retry_permanent",
         first: (
             "fixtures::permanent_error",
@@ -1948,7 +1949,7 @@ const MISTAKES: &[Mistake] = &[
         also: &[("outcomes::every_permanent_kind", &[], &[])],
     },
     Mistake {
-        group: &build3::LESSON,
+        lesson: &build3::LESSON,
         label: "validate_after_first_call",
         first: (
             "fixtures::input_refusal",
@@ -1960,7 +1961,7 @@ const MISTAKES: &[Mistake] = &[
         also: &[("validation::method_must_be_exactly_get", &[], &[])],
     },
     Mistake {
-        group: &build3::LESSON,
+        lesson: &build3::LESSON,
         label: "no_validation",
         first: ("fixtures::input_refusal", &["validate first"]),
         also: &[
@@ -1969,7 +1970,7 @@ const MISTAKES: &[Mistake] = &[
         ],
     },
     Mistake {
-        group: &build3::LESSON,
+        lesson: &build3::LESSON,
         label: "nan_wait_stops",
         first: (
             "server_wait::nan_is_ignored",
@@ -1982,7 +1983,7 @@ const MISTAKES: &[Mistake] = &[
         also: &[],
     },
     Mistake {
-        group: &build3::LESSON,
+        lesson: &build3::LESSON,
         label: "prints_detail",
         first: (
             "privacy::detail_is_never_printed",
@@ -1995,7 +1996,7 @@ const MISTAKES: &[Mistake] = &[
         also: &[],
     },
     Mistake {
-        group: &build3::LESSON,
+        lesson: &build3::LESSON,
         label: "stops_at_equal_budget",
         first: (
             "server_wait::equal_to_budget_is_honoured",
@@ -2016,7 +2017,7 @@ const MISTAKES: &[Mistake] = &[
         )],
     },
     Mistake {
-        group: &build3::LESSON,
+        lesson: &build3::LESSON,
         label: "sleep_before_log",
         first: ("fixtures::log_panics", &["log the event first, then sleep"]),
         also: &[(
@@ -2026,7 +2027,7 @@ const MISTAKES: &[Mistake] = &[
         )],
     },
     Mistake {
-        group: &build3::LESSON,
+        lesson: &build3::LESSON,
         label: "permanent_becomes_success",
         first: (
             "fixtures::permanent_error",
@@ -2035,7 +2036,7 @@ const MISTAKES: &[Mistake] = &[
         also: &[],
     },
     Mistake {
-        group: &build3::LESSON,
+        lesson: &build3::LESSON,
         label: "swallows_panics",
         first: ("fixtures::sleep_panics", &["let it propagate"]),
         also: &[
@@ -2044,7 +2045,7 @@ const MISTAKES: &[Mistake] = &[
         ],
     },
     Mistake {
-        group: &build3::LESSON,
+        lesson: &build3::LESSON,
         label: "never_stops",
         first: (
             "fixtures::third_attempt_success",
@@ -2061,7 +2062,7 @@ const MISTAKES: &[Mistake] = &[
     },
     // stage8
     Mistake {
-        group: &stage8::LESSON,
+        lesson: &stage8::LESSON,
         label: "lookup_per_attempt",
         first: (
             "facts::fixture_503_503_200",
@@ -2070,7 +2071,7 @@ const MISTAKES: &[Mistake] = &[
         also: &[],
     },
     Mistake {
-        group: &stage8::LESSON,
+        lesson: &stage8::LESSON,
         label: "breaker_per_attempt",
         first: (
             "breaker::open_breaker_rejects_without_calling_the_provider",
@@ -2090,7 +2091,7 @@ const MISTAKES: &[Mistake] = &[
         ],
     },
     Mistake {
-        group: &stage8::LESSON,
+        lesson: &stage8::LESSON,
         label: "retry_429",
         first: (
             "facts::rate_limited_is_never_retried",
@@ -2103,7 +2104,7 @@ const MISTAKES: &[Mistake] = &[
         )],
     },
     Mistake {
-        group: &stage8::LESSON,
+        lesson: &stage8::LESSON,
         label: "ignore_deadline",
         first: (
             "budget::attempt_timeout_shrinks_with_the_budget",
@@ -2123,7 +2124,7 @@ const MISTAKES: &[Mistake] = &[
         ],
     },
     Mistake {
-        group: &stage8::LESSON,
+        lesson: &stage8::LESSON,
         label: "invent_availability",
         first: (
             "facts::at_most_max_attempts",
@@ -2136,7 +2137,7 @@ const MISTAKES: &[Mistake] = &[
         )],
     },
     Mistake {
-        group: &stage8::LESSON,
+        lesson: &stage8::LESSON,
         label: "subtract_global",
         first: (
             "counters::concurrent_lookups_add_up",
@@ -2148,7 +2149,7 @@ const MISTAKES: &[Mistake] = &[
         also: &[],
     },
     Mistake {
-        group: &stage8::LESSON,
+        lesson: &stage8::LESSON,
         label: "skip_breaker",
         first: (
             "breaker::open_breaker_rejects_without_calling_the_provider",
@@ -2157,7 +2158,7 @@ const MISTAKES: &[Mistake] = &[
         also: &[("breaker::half_open_lets_exactly_one_probe", &[], &[])],
     },
     Mistake {
-        group: &stage8::LESSON,
+        lesson: &stage8::LESSON,
         label: "pause_to_the_deadline",
         first: (
             "budget::a_pause_that_reaches_the_deadline_ends_the_lookup",
@@ -2166,7 +2167,7 @@ const MISTAKES: &[Mistake] = &[
         also: &[],
     },
     Mistake {
-        group: &stage8::LESSON,
+        lesson: &stage8::LESSON,
         label: "rejection_is_success",
         first: (
             "breaker::rejections_do_not_reset_the_count",
@@ -2179,7 +2180,7 @@ const MISTAKES: &[Mistake] = &[
         )],
     },
     Mistake {
-        group: &stage8::LESSON,
+        lesson: &stage8::LESSON,
         label: "rejection_is_failure",
         first: (
             "breaker::missing_and_rejections_do_not_count",
@@ -2188,7 +2189,7 @@ const MISTAKES: &[Mistake] = &[
         also: &[],
     },
     Mistake {
-        group: &stage8::LESSON,
+        lesson: &stage8::LESSON,
         label: "body_by_derive",
         first: (
             "facts::invalid_payloads",
@@ -2197,7 +2198,7 @@ const MISTAKES: &[Mistake] = &[
         also: &[],
     },
     Mistake {
-        group: &stage8::LESSON,
+        lesson: &stage8::LESSON,
         label: "clamps_the_pause",
         first: (
             "budget::a_pause_that_reaches_the_deadline_ends_the_lookup",
@@ -2206,7 +2207,7 @@ const MISTAKES: &[Mistake] = &[
         also: &[],
     },
     Mistake {
-        group: &stage8::LESSON,
+        lesson: &stage8::LESSON,
         label: "refuse_extra_fields",
         first: (
             "facts::extra_fields_are_ignored",
@@ -2218,7 +2219,7 @@ const MISTAKES: &[Mistake] = &[
         also: &[],
     },
     Mistake {
-        group: &stage8::LESSON,
+        lesson: &stage8::LESSON,
         label: "serialised_subtract_global",
         first: (
             "counters::concurrent_lookups_add_up",
@@ -2230,7 +2231,7 @@ const MISTAKES: &[Mistake] = &[
         also: &[],
     },
     Mistake {
-        group: &stage8::LESSON,
+        lesson: &stage8::LESSON,
         label: "rejection_frees_the_probe",
         first: (
             "breaker::half_open_lets_exactly_one_probe",
@@ -2242,7 +2243,7 @@ const MISTAKES: &[Mistake] = &[
         also: &[],
     },
     Mistake {
-        group: &stage8::LESSON,
+        lesson: &stage8::LESSON,
         label: "gives_up_on_retry_after",
         first: (
             "retry_after::a_retry_after_that_fits_is_honoured",
@@ -2255,7 +2256,7 @@ const MISTAKES: &[Mistake] = &[
         also: &[],
     },
     Mistake {
-        group: &stage8::LESSON,
+        lesson: &stage8::LESSON,
         label: "retry_after_over_backoff",
         first: (
             "retry_after::the_longer_of_backoff_and_retry_after",
@@ -2267,7 +2268,7 @@ const MISTAKES: &[Mistake] = &[
         also: &[],
     },
     Mistake {
-        group: &stage8::LESSON,
+        lesson: &stage8::LESSON,
         label: "retry_after_any_number",
         first: (
             "retry_after::only_delay_seconds_count",
@@ -2279,7 +2280,7 @@ const MISTAKES: &[Mistake] = &[
         also: &[],
     },
     Mistake {
-        group: &stage8::LESSON,
+        lesson: &stage8::LESSON,
         label: "retry_after_only_on_503",
         first: (
             "exhaustive::matches_reference_on_every_case",
@@ -2299,7 +2300,7 @@ const MISTAKES: &[Mistake] = &[
     },
     // build2
     Mistake {
-        group: &build2::LESSON,
+        lesson: &build2::LESSON,
         label: "trims_all_whitespace",
         first: (
             "retry_after::only_spaces_and_tabs_are_trimmed",
@@ -2311,7 +2312,7 @@ const MISTAKES: &[Mistake] = &[
         also: &[],
     },
     Mistake {
-        group: &build2::LESSON,
+        lesson: &build2::LESSON,
         label: "cuts_bytes",
         first: (
             "privacy::the_excerpt_ends_on_a_character_boundary",
@@ -2324,7 +2325,7 @@ const MISTAKES: &[Mistake] = &[
         also: &[],
     },
     Mistake {
-        group: &build2::LESSON,
+        lesson: &build2::LESSON,
         label: "treats_429_as_permanent",
         first: (
             "retry_after::read_on_429_as_delay_seconds",
@@ -2333,7 +2334,7 @@ const MISTAKES: &[Mistake] = &[
         also: &[],
     },
     Mistake {
-        group: &build2::LESSON,
+        lesson: &build2::LESSON,
         label: "treats_500_as_transient",
         first: (
             "statuses::everything_else_is_unexpected",
@@ -2342,7 +2343,7 @@ const MISTAKES: &[Mistake] = &[
         also: &[],
     },
     Mistake {
-        group: &build2::LESSON,
+        lesson: &build2::LESSON,
         label: "reads_retry_after_on_503",
         first: (
             "retry_after::only_429_reads_it",
@@ -2351,7 +2352,7 @@ const MISTAKES: &[Mistake] = &[
         also: &[],
     },
     Mistake {
-        group: &build2::LESSON,
+        lesson: &build2::LESSON,
         label: "accepts_any_case_get",
         first: (
             "method::only_exact_get_is_sent",
@@ -2363,7 +2364,7 @@ const MISTAKES: &[Mistake] = &[
         also: &[],
     },
     Mistake {
-        group: &build2::LESSON,
+        lesson: &build2::LESSON,
         label: "non_json_200_is_null",
         first: (
             "body::other_200_is_malformed",
@@ -2372,7 +2373,7 @@ const MISTAKES: &[Mistake] = &[
         also: &[],
     },
     Mistake {
-        group: &build2::LESSON,
+        lesson: &build2::LESSON,
         label: "date_retry_after_is_zero",
         first: (
             "retry_after::unsupported_values_give_none",
@@ -2381,7 +2382,7 @@ const MISTAKES: &[Mistake] = &[
         also: &[],
     },
     Mistake {
-        group: &build2::LESSON,
+        lesson: &build2::LESSON,
         label: "parses_fractions",
         first: (
             "retry_after::unsupported_values_give_none",
@@ -2395,7 +2396,7 @@ const MISTAKES: &[Mistake] = &[
         )],
     },
     Mistake {
-        group: &build2::LESSON,
+        lesson: &build2::LESSON,
         label: "case_sensitive_header",
         first: (
             "retry_after::names_compare_case_insensitively",
@@ -2404,13 +2405,13 @@ const MISTAKES: &[Mistake] = &[
         also: &[],
     },
     Mistake {
-        group: &build2::LESSON,
+        lesson: &build2::LESSON,
         label: "last_header_wins",
         first: ("retry_after::first_header_wins", &["the first one counts"]),
         also: &[],
     },
     Mistake {
-        group: &build2::LESSON,
+        lesson: &build2::LESSON,
         label: "no_trim",
         first: (
             "retry_after::spaces_and_tabs_around_are_allowed",
@@ -2419,7 +2420,7 @@ const MISTAKES: &[Mistake] = &[
         also: &[],
     },
     Mistake {
-        group: &build2::LESSON,
+        lesson: &build2::LESSON,
         label: "whole_body_in_detail",
         first: (
             "privacy::detail_keeps_at_most_200_characters_of_body",
@@ -2428,13 +2429,13 @@ const MISTAKES: &[Mistake] = &[
         also: &[],
     },
     Mistake {
-        group: &build2::LESSON,
+        lesson: &build2::LESSON,
         label: "any_2xx_is_data",
         first: ("statuses::everything_else_is_unexpected", &["no other 2xx"]),
         also: &[],
     },
     Mistake {
-        group: &build2::LESSON,
+        lesson: &build2::LESSON,
         label: "transport_before_method",
         first: (
             "method::only_exact_get_is_sent",
@@ -2448,7 +2449,7 @@ fn mistake_trial(m: &'static Mistake) -> Trial {
     Trial::test(
         format!(
             "{}_{}_is_caught_first_by_{}",
-            m.group.name,
+            m.lesson.name,
             m.label,
             m.first.0.replace("::", "_")
         ),
@@ -2459,7 +2460,7 @@ fn mistake_trial(m: &'static Mistake) -> Trial {
                 .chain(m.also.iter().map(|(check, _, _)| *check))
                 .any(|check| check.starts_with("exhaustive::"));
             let (summary, out) = if named {
-                grade_group(m.group, m.label, "", 10.0, FormatSetting::Pretty)
+                grade_lesson(m.lesson, m.label, "", 10.0, FormatSetting::Pretty)
             } else {
                 let me = std::env::current_exe().expect("the test binary knows its own path");
                 let args = Arguments {
@@ -2471,7 +2472,7 @@ fn mistake_trial(m: &'static Mistake) -> Trial {
                     unfinished_hint: "Write its body.".into(),
                     ..RunSettings::new(m.label, Duration::from_secs(10))
                 };
-                grade_with_args(m.group, Launcher::new(me), m.label, &args, &settings)
+                grade_with_args(m.lesson, Launcher::new(me), m.label, &args, &settings)
             };
             let failing: Vec<&str> = summary
                 .runs
@@ -2537,8 +2538,8 @@ fn exhaustive_check_uses_the_reference_runs_the_grader_hands_it() -> Result<(), 
     let label = "nan_wait_stops";
     let without = grade_handed(label, "exhaustive::", |_, _| &[]);
     let first = case_reported(&without).ok_or_else(|| format!("no case named:\n{without}"))?;
-    let real = |group: &str, check: &str| {
-        let input = grader::check_input::for_check(group, check);
+    let real = |lesson: &str, check: &str| {
+        let input = grader::check_input::for_check(lesson, check);
         assert!(check != CHECK || !input.is_empty(), "made before the run");
         input
     };

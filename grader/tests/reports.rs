@@ -25,7 +25,7 @@ fn report(checks: Vec<CheckReport>) -> RunReport {
     let points_possible = checks.iter().map(|c| c.weight).sum();
     RunReport {
         kit_version: "0.1.0".into(),
-        group: "build3".into(),
+        lesson: "build3".into(),
         title: "Retry transient failures".into(),
         against: "practice".into(),
         learner_file: Some("practice/src/lib.rs".into()),
@@ -309,7 +309,7 @@ fn assert_exercism_matches(text: &str, report: &RunReport) {
         }
         let code = format!(
             "cargo run -p grader -- {} --exact {}",
-            report.group, check.name
+            report.lesson, check.name
         );
         assert_eq!(t["test_code"], code.as_str());
         assert!(
@@ -793,7 +793,7 @@ fn gradescope_compile_error_scores_zero_and_never_above_max() {
         "nor in the kit's JSON"
     );
 
-    // With the group's checks listed, the compile test stands for all their points.
+    // With the lesson's checks listed, the compile test stands for all their points.
     let mut listed = all_passed();
     listed.not_run = r.not_run.clone();
     let text = ReportFormat::Gradescope.render(&listed);
@@ -1322,7 +1322,7 @@ fn assert_junit_matches(doc: &str, report: &RunReport) {
     assert_eq!(root.attr("name"), Some("retry-kit"));
     let suites: Vec<&Element> = root.elements().collect();
     assert_eq!(suites.len(), 1, "one testsuite per run");
-    assert_eq!(suites[0].attr("name"), Some(report.group.as_str()));
+    assert_eq!(suites[0].attr("name"), Some(report.lesson.as_str()));
     assert_eq!(suites[0].attr("skipped"), Some("0"));
     let cases = testcases(&root);
     if report.not_run.is_some() {
@@ -1344,9 +1344,9 @@ fn assert_junit_matches(doc: &str, report: &RunReport) {
     for (case, check) in cases.iter().zip(&report.checks) {
         let m = module(&check.name);
         let classname = if m.is_empty() {
-            report.group.clone()
+            report.lesson.clone()
         } else {
-            format!("{}.{}", report.group, m)
+            format!("{}.{}", report.lesson, m)
         };
         assert_eq!(case.attr("classname"), Some(classname.as_str()));
         let failure = case.child("failure");
@@ -1933,7 +1933,7 @@ fn kit_json_keeps_every_field_exactly() {
 }
 
 // ======================================================================================
-// Weights (exercises/GROUP/grading.toml)
+// Weights (exercises/LESSON/grading.toml)
 // ======================================================================================
 
 fn kit_root() -> std::path::PathBuf {
@@ -1959,32 +1959,32 @@ fn weights_without_a_file_are_one() {
 
 #[test]
 fn weights_of_the_kit_exercises() {
-    for group in grader::lessons::LESSONS {
-        let w = weights::load(&kit_root().join("exercises").join(group.name))
-            .unwrap_or_else(|e| panic!("{}: {e}", group.name));
+    for lesson in grader::lessons::LESSONS {
+        let w = weights::load(&kit_root().join("exercises").join(lesson.name))
+            .unwrap_or_else(|e| panic!("{}: {e}", lesson.name));
         for (name, _) in w.named() {
             assert!(
-                group.check(name).is_some(),
+                lesson.check(name).is_some(),
                 "{}: no check {name}",
-                group.name
+                lesson.name
             );
         }
-        for check in group.checks {
+        for check in lesson.checks {
             let want = if check.name == "exhaustive::matches_reference_on_every_case" {
                 5.0
             } else {
                 1.0
             };
-            assert_eq!(w.of(check.name), want, "{} {}", group.name, check.name);
+            assert_eq!(w.of(check.name), want, "{} {}", lesson.name, check.name);
         }
         assert!(
             kit_root()
                 .join("exercises")
-                .join(group.name)
+                .join(lesson.name)
                 .join("grading.toml")
                 .is_file(),
             "{} has no grading.toml",
-            group.name
+            lesson.name
         );
     }
     let build3 = weights::load(&kit_root().join("exercises/build3")).unwrap();

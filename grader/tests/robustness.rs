@@ -1,5 +1,5 @@
 //! What a learner does, or has done, never breaks the kit: a closed pipe, guidance recorded
-//! under the right group, files that are missing.
+//! under the right lesson, files that are missing.
 
 mod common;
 
@@ -73,7 +73,7 @@ fn records(root: &Path) -> Vec<grader::guidance::Record> {
 }
 
 #[test]
-fn a_scenario_run_is_recorded_under_its_own_group() {
+fn a_scenario_run_is_recorded_under_its_own_lesson() {
     let kit = fresh_kit();
     let root = kit.root();
     let file = root.join("exercises/stage8/scenarios/slow-provider.toml");
@@ -91,7 +91,7 @@ fn a_scenario_run_is_recorded_under_its_own_group() {
     assert_eq!(recs.len(), 2);
     assert!(
         recs.iter()
-            .all(|r| r.group == "stage8" && r.kind == Kind::ReferenceRun),
+            .all(|r| r.lesson == "stage8" && r.kind == Kind::ReferenceRun),
         "{recs:?}"
     );
     let out = grader(root, &["list"]);

@@ -8,10 +8,10 @@ use common::{fresh_kit, grader_exits, write_learner};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
-/// The files the last build of `group` in the copy at `root` ran: the harness (the judge,
+/// The files the last build of `lesson` in the copy at `root` ran: the harness (the judge,
 /// when the build was replayed) and its runner.
-fn built(root: &Path, group: &str) -> (PathBuf, Option<PathBuf>) {
-    let entry = root.join(format!("target/kit-cache/build-{group}.json"));
+fn built(root: &Path, lesson: &str) -> (PathBuf, Option<PathBuf>) {
+    let entry = root.join(format!("target/kit-cache/build-{lesson}.json"));
     let text = std::fs::read_to_string(entry).expect("the build is recorded");
     let entry: Value = serde_json::from_str(&text).expect("the record is JSON");
     let path = |v: &Value| v.as_str().map(PathBuf::from);

@@ -1,16 +1,16 @@
-//! One lesson, one slice, end to end: each group compiles only its own learner file, the
+//! One lesson, one slice, end to end: each lesson compiles only its own learner file, the
 //! grader refuses a practice crate that reaches the kit's answers, build2 works like the
-//! others, and `all` reruns every started group.
+//! others, and `all` reruns every started lesson.
 
 mod common;
 
 use common::*;
 use std::path::Path;
 
-fn row(stdout: &str, group: &str) -> String {
+fn row(stdout: &str, lesson: &str) -> String {
     stdout
         .lines()
-        .find(|l| l.starts_with(group))
+        .find(|l| l.starts_with(lesson))
         .unwrap_or_default()
         .to_string()
 }
@@ -164,7 +164,7 @@ fn build2_from_a_fresh_kit() {
 }
 
 #[test]
-fn a_broken_file_blocks_only_its_own_group() {
+fn a_broken_file_blocks_only_its_own_lesson() {
     let kit = fresh_kit();
     let root = kit.root();
     write_learner(root, "build3", &stub_with("build3", CORRECT_BUILD3));
@@ -209,7 +209,7 @@ fn a_broken_file_blocks_only_its_own_group() {
 }
 
 #[test]
-fn all_reruns_the_started_groups() {
+fn all_reruns_the_started_lessons() {
     let kit = fresh_kit();
     let root = kit.root();
 
@@ -220,7 +220,7 @@ fn all_reruns_the_started_groups() {
     assert!(stdout.contains("No lesson started yet"), "{stdout}");
     assert!(!stdout.contains("passed;"), "{stdout}");
 
-    // One finished group: its line, the total, and the others skipped. It is build2: `all`
+    // One finished lesson: its line, the total, and the others skipped. It is build2: `all`
     // runs build3's exhaustive check without the reference's runs made ahead (a run of
     // build3 itself has them), about twenty seconds of the judge's time in a debug build,
     // which the mix below pays once for build3.
@@ -249,7 +249,7 @@ fn all_reruns_the_started_groups() {
         "{stdout}"
     );
 
-    // A mix: a passing group, a failing one, and one that does not compile.
+    // A mix: a passing lesson, a failing one, and one that does not compile.
     write_learner(root, "build3", &stub_with("build3", CORRECT_BUILD3));
     write_learner(
         root,

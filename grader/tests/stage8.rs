@@ -102,7 +102,7 @@ fn stage8_from_a_fresh_kit() {
         "{ let _ = (policy, sleep, log); let mut request = request; request().map_err(|_| RetryError::InvalidPolicy(PolicyError::AttemptsOutOfRange(0))) }",
     );
     write_learner(root, "build3", &wrong);
-    // list runs nothing: until the group runs again, it says the file changed.
+    // list runs nothing: until the lesson runs again, it says the file changed.
     let out = grader(root, &["list"]);
     assert!(
         text(&out.stdout).lines().any(|l| l.starts_with("build3")

@@ -1,4 +1,4 @@
-//! A failure message, laid out the same way for every group: a one-line summary, then the
+//! A failure message, laid out the same way for every lesson: a one-line summary, then the
 //! input, what the learner's code did, what the rule expects, and where they first part.
 //!
 //! ```text

@@ -33,7 +33,7 @@ pub const SERVER_ARG: &str = "__fork-server";
 /// folder, and environment variables to set for it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Request {
-    /// `GROUP check NAME REPORT-PATH` or `GROUP scenario FILE REPORT-PATH`.
+    /// `LESSON check NAME REPORT-PATH` or `LESSON scenario FILE REPORT-PATH`.
     pub args: Vec<String>,
     /// The child's working folder.
     pub cwd: PathBuf,

@@ -8,7 +8,7 @@
 //! prints can pass for one; and it carries a token the parent sends on standard input before
 //! any code under test runs, so that a file the code under test writes cannot either.
 //!
-//! Arguments: `GROUP check NAME REPORT-PATH` or `GROUP scenario FILE REPORT-PATH`.
+//! Arguments: `LESSON check NAME REPORT-PATH` or `LESSON scenario FILE REPORT-PATH`.
 
 use crate::lesson::{Check, Job};
 use crate::panics::{self, Caught};
@@ -87,7 +87,7 @@ pub fn main_with(args: &[String], served: Served) -> ExitCode {
 /// [`main`] for one job: returns the exit status when it does not exit itself.
 pub(crate) fn run_job_args(args: &[String], served: Served) -> u8 {
     let Served { run, in_runner } = served;
-    let [group, kind, what, report_path] = args else {
+    let [lesson, kind, what, report_path] = args else {
         eprintln!(
             "usage: LESSON check NAME REPORT-PATH | LESSON scenario FILE REPORT-PATH\n\
              This program is started by the grader: run `cargo run -p grader -- --help`."
@@ -130,7 +130,7 @@ pub(crate) fn run_job_args(args: &[String], served: Served) -> u8 {
     // The last step before any code under test runs (the learner's library is loaded by
     // `run`): from here on this process reads, writes and starts nothing it was not given.
     let mode = limits.map_or(crate::sandbox::Mode::default(), |l| l.sandbox);
-    if mode != crate::sandbox::Mode::Off && !in_runner(group) {
+    if mode != crate::sandbox::Mode::Off && !in_runner(lesson) {
         // What it may still read: the learner's library (which it loads, and which a
         // backtrace reads for the learner's file and line) and a scenario job's file. Not
         // its own program: the symbol table there leads to the reference's functions,
@@ -149,10 +149,10 @@ pub(crate) fn run_job_args(args: &[String], served: Served) -> u8 {
             return crate::sandbox::EXIT_UNCONFINED;
         }
     }
-    match run(group, &job) {
+    match run(lesson, &job) {
         Some(report) => finish(&report),
         None => {
-            eprintln!("this harness does not serve lesson {group:?}");
+            eprintln!("this harness does not serve lesson {lesson:?}");
             EXIT_USAGE
         }
     }

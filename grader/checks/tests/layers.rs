@@ -1,4 +1,4 @@
-//! The crate's modules depend downward only: the leaves every group uses depend on nothing
+//! The crate's modules depend downward only: the leaves every lesson uses depend on nothing
 //! above them, and no two modules depend on each other, here or in the grader's crate.
 //!
 //! A module depends on another when its code (not its comments) names `crate::other`.

@@ -10,15 +10,15 @@
 use grader_checks::lessons::{build2, build3, stage8};
 use grader_checks::{Job, Lesson, Report};
 
-/// The named checks of `group` that fail on `run`, each with its report.
-fn failures(group: &Lesson, run: impl Fn(&Job) -> Report) -> Vec<String> {
-    let named: Vec<&str> = group
+/// The named checks of `lesson` that fail on `run`, each with its report.
+fn failures(lesson: &Lesson, run: impl Fn(&Job) -> Report) -> Vec<String> {
+    let named: Vec<&str> = lesson
         .checks
         .iter()
         .map(|c| c.name)
         .filter(|name| !name.starts_with("exhaustive::"))
         .collect();
-    assert!(!named.is_empty(), "{} has no named checks", group.name);
+    assert!(!named.is_empty(), "{} has no named checks", lesson.name);
     named
         .into_iter()
         .filter_map(|name| match run(&Job::Check(name.to_string())) {
@@ -40,16 +40,16 @@ fn selected(lesson: &str) -> bool {
     chosen
 }
 
-fn assert_all_pass(group: &Lesson, run: impl Fn(&Job) -> Report) {
-    if !selected(group.name) {
+fn assert_all_pass(lesson: &Lesson, run: impl Fn(&Job) -> Report) {
+    if !selected(lesson.name) {
         return;
     }
-    let failed = failures(group, run);
+    let failed = failures(lesson, run);
     assert!(
         failed.is_empty(),
         "{} named check(s) of {} failed:\n{}",
         failed.len(),
-        group.name,
+        lesson.name,
         failed.join("\n")
     );
 }

@@ -24,13 +24,13 @@ mod runner {
     use kit_runner::library::Library;
     use kit_runner::runner::Function;
 
-    pub fn load(group: &str) -> Result<Function, kit_runner::SetupError> {
+    pub fn load(lesson: &str) -> Result<Function, kit_runner::SetupError> {
         // SAFETY: the library is the learner's code, loaded in the runner after its limits
         // and its sandbox are set; each lesson's symbol is a static of that lesson's graded
         // type (practice/src/root.rs); and the grader compiles the library with the compiler
         // and the kit-types that built this program (one recipe, which checks the files the
         // library links).
-        unsafe { Function::load(&Library::from_env()?, group) }
+        unsafe { Function::load(&Library::from_env()?, lesson) }
     }
 }
 
@@ -42,10 +42,10 @@ use grader_checks::{Job, Report};
 /// with the lesson's feature on; or in a runner, in the judge the grader builds).
 macro_rules! lessons {
     ($($name:ident $feature:literal => $linked:expr,)*) => {
-        /// Runs `job` of `group` on the learner's function, if this build serves that lesson.
+        /// Runs `job` of `lesson` on the learner's function, if this build serves that lesson.
         #[cfg(not(kit_runner))]
-        fn run(group: &str, #[allow(unused_variables)] job: &Job) -> Option<Report> {
-            match group {
+        fn run(lesson: &str, #[allow(unused_variables)] job: &Job) -> Option<Report> {
+            match lesson {
                 $(
                     #[cfg(any(kit_dynamic, feature = $feature))]
                     $feature => Some(
@@ -85,8 +85,8 @@ macro_rules! lessons {
             )*
 
             /// The lessons whose learner's code runs in a runner.
-            pub fn in_runner(group: &str) -> bool {
-                matches!(group, $($feature)|*)
+            pub fn in_runner(lesson: &str) -> bool {
+                matches!(lesson, $($feature)|*)
             }
         }
     };

@@ -86,7 +86,7 @@ impl Library {
         Err(SetupError::LibraryNeedsUnix(path.to_path_buf()))
     }
 
-    /// The function lesson `group` exports ([`kit_types::graded::symbol`]).
+    /// The function `lesson` exports ([`kit_types::graded::symbol`]).
     ///
     /// # Safety
     ///
@@ -94,10 +94,10 @@ impl Library {
     /// [`kit_types::graded`]), and the library must have been compiled by the same compiler
     /// against the same `kit-types` as this program.
     #[cfg(unix)]
-    pub(crate) unsafe fn function<F: Copy>(&self, group: &str) -> Result<F, SetupError> {
-        let symbol = kit_types::graded::symbol(group);
+    pub(crate) unsafe fn function<F: Copy>(&self, lesson: &str) -> Result<F, SetupError> {
+        let symbol = kit_types::graded::symbol(lesson);
         let name = std::ffi::CString::new(symbol.as_str())
-            .map_err(|_| SetupError::BadLessonName(group.to_string()))?;
+            .map_err(|_| SetupError::BadLessonName(lesson.to_string()))?;
         // SAFETY: the handle is open for the life of the process.
         let address = unsafe { libc::dlsym(self.handle, name.as_ptr()) };
         if address.is_null() {
@@ -110,14 +110,14 @@ impl Library {
         Ok(unsafe { *(address as *const F) })
     }
 
-    /// The function lesson `group` exports: only on Unix.
+    /// The function `lesson` exports: only on Unix.
     ///
     /// # Safety
     ///
     /// As on Unix.
     #[cfg(not(unix))]
-    pub(crate) unsafe fn function<F: Copy>(&self, group: &str) -> Result<F, SetupError> {
-        let _ = group;
+    pub(crate) unsafe fn function<F: Copy>(&self, lesson: &str) -> Result<F, SetupError> {
+        let _ = lesson;
         Err(SetupError::LibraryNeedsUnix(self.path.clone()))
     }
 }

@@ -153,8 +153,8 @@ pub(crate) const RUNNER_ENV: [&str; 4] = [
 const TEST_HOOKS_PREFIX: &str = "GRADER_TEST_";
 
 impl Runner {
-    /// Starts the runner [`PROGRAM_VAR`] names, for lesson `group`.
-    pub fn from_env(group: &str) -> Result<Runner, SetupError> {
+    /// Starts the runner [`PROGRAM_VAR`] names, for `lesson`.
+    pub fn from_env(lesson: &str) -> Result<Runner, SetupError> {
         let program =
             std::env::var_os(PROGRAM_VAR)
                 .map(PathBuf::from)
@@ -162,14 +162,14 @@ impl Runner {
                     var: PROGRAM_VAR,
                     what: "runner program",
                 })?;
-        Runner::start(&program, group)
+        Runner::start(&program, lesson)
     }
 
-    /// Starts `program` as the runner of lesson `group`: its standard input closed, its
+    /// Starts `program` as the runner of `lesson`: its standard input closed, its
     /// output and error this process's, the socket as `SOCKET_FD`,
     /// and no other descriptor (the standard library opens every file close-on-exec).
     #[cfg(unix)]
-    pub fn start(program: &Path, group: &str) -> Result<Runner, SetupError> {
+    pub fn start(program: &Path, lesson: &str) -> Result<Runner, SetupError> {
         use std::os::fd::AsRawFd;
         use std::os::unix::process::CommandExt;
         let (ours, theirs) = std::os::unix::net::UnixStream::pair().map_err(SetupError::Socket)?;
@@ -188,7 +188,7 @@ impl Runner {
             libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
         }
         let mut command = std::process::Command::new(program);
-        command.arg(group).stdin(std::process::Stdio::null());
+        command.arg(lesson).stdin(std::process::Stdio::null());
         // Only what a runner reads of its environment: the grader's may hold secrets (a
         // platform's token), and the learner's code must not see them.
         command
@@ -241,8 +241,8 @@ impl Runner {
 
     /// Starts a runner: only on Unix.
     #[cfg(not(unix))]
-    pub(crate) fn start(program: &Path, group: &str) -> Result<Runner, SetupError> {
-        let _ = group;
+    pub(crate) fn start(program: &Path, lesson: &str) -> Result<Runner, SetupError> {
+        let _ = lesson;
         Err(SetupError::RunnerNeedsUnix(program.to_path_buf()))
     }
 

@@ -47,17 +47,17 @@ macro_rules! lessons {
                 }
             }
 
-            /// How many threads besides the main one lesson `group`'s questions run the
+            /// How many threads besides the main one `lesson`'s questions run the
             /// function on. Known from the lesson's name alone, so that they start before
             /// the learner's library loads.
-            fn workers(group: &str) -> usize {
-                match group {
+            fn workers(lesson: &str) -> usize {
+                match lesson {
                     $(stringify!($name) => crate::$name::WORKERS,)*
                     _ => 1,
                 }
             }
 
-            /// Lesson `group`'s function in the learner's `library`.
+            /// `lesson`'s function in the learner's `library`.
             ///
             /// # Safety
             /// The library must be one the grader built from the practice crate with the
@@ -65,9 +65,9 @@ macro_rules! lessons {
             /// static of that lesson's graded type (`practice/src/root.rs`).
             pub unsafe fn load(
                 library: &crate::library::Library,
-                group: &str,
+                lesson: &str,
             ) -> Result<Function, crate::setup::SetupError> {
-                match group {
+                match lesson {
                     // SAFETY: as the caller promised.
                     $(stringify!($name) => Ok(Function::$variant(unsafe { library.function(stringify!($name))? })),)*
                     other => Err(crate::setup::SetupError::UnknownLesson(other.to_string())),
@@ -93,11 +93,11 @@ lessons! {
 }
 // END generated: lessons
 
-/// The runner's `main`: `load` finds lesson `group`'s function (from the learner's library,
+/// The runner's `main`: `load` finds `lesson`'s function (from the learner's library,
 /// or linked in), and is called only once the process is confined.
 pub fn main(load: fn(&str) -> Result<Function, crate::setup::SetupError>) -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let [group] = args.as_slice() else {
+    let [lesson] = args.as_slice() else {
         eprintln!("usage: LESSON\nThis program is started by the grader's checks.");
         return ExitCode::from(EXIT_USAGE);
     };
@@ -130,7 +130,7 @@ pub fn main(load: fn(&str) -> Result<Function, crate::setup::SetupError>) -> Exi
     if mode != Mode::Off {
         // The threads cases run on, started now; then no more, on any of them. Before the
         // library loads: its constructors run with threads already refused.
-        crate::cases::Workers::start(Function::workers(group));
+        crate::cases::Workers::start(Function::workers(lesson));
         if let Err(missing) = sandbox::refuse_threads() {
             if mode == Mode::Required {
                 eprintln!("the sandbox could not be set up: {missing}");
@@ -138,7 +138,7 @@ pub fn main(load: fn(&str) -> Result<Function, crate::setup::SetupError>) -> Exi
             }
         }
     }
-    let function = match load(group) {
+    let function = match load(lesson) {
         Ok(function) => function,
         Err(error) => {
             eprintln!("{error}");

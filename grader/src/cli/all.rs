@@ -1,5 +1,5 @@
-//! `all`: rerun every group the learner has started — the course's "rerun all implemented
-//! builds" — with one line per group and a total.
+//! `all`: rerun every lesson the learner has started — the course's "rerun all implemented
+//! builds" — with one line per lesson and a total.
 
 use super::output::say;
 use super::standing::{measure, Standing};
@@ -17,11 +17,11 @@ pub(crate) fn all(root: Option<PathBuf>, _args: AllArgs) -> CommandResult {
     let root = kit_root(root)?;
     let mut skipped = Vec::new();
     let (mut started, mut passing) = (0, 0);
-    for group in LESSONS {
-        let exercise = load_exercise(&root, group)?;
-        let (standing, summary) = measure(&root, group, &exercise)?;
+    for lesson in LESSONS {
+        let exercise = load_exercise(&root, lesson)?;
+        let (standing, summary) = measure(&root, lesson, &exercise)?;
         if let Standing::NotStarted = standing {
-            skipped.push(group.name);
+            skipped.push(lesson.name);
             continue;
         }
         started += 1;
@@ -37,10 +37,10 @@ pub(crate) fn all(root: Option<PathBuf>, _args: AllArgs) -> CommandResult {
             ),
             None => format!(
                 "nothing ran: `cargo run -p grader -- {}` shows why",
-                group.name
+                lesson.name
             ),
         };
-        say!("{:<8} {} {counts}", group.name, standing.show(30));
+        say!("{:<8} {} {counts}", lesson.name, standing.show(30));
     }
     if started == 0 {
         say!(

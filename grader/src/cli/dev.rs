@@ -142,7 +142,7 @@ fn check(root: &Path, args: &CheckArgs) -> CommandResult {
     let mut problems: Vec<Problem> = crate::authoring::problems(root);
     if let Some(only) = &args.lesson {
         if crate::lessons::lesson(only).is_none() {
-            return Err(super::resolve_group(only)
+            return Err(super::resolve_lesson(only)
                 .err()
                 .unwrap_or_else(|| CommandError::new(format!("there is no lesson {only:?}"))));
         }
@@ -157,12 +157,12 @@ fn check(root: &Path, args: &CheckArgs) -> CommandResult {
         show(problem);
     }
     // Not a problem (a scaffolded lesson runs), but not finished either.
-    for group in &lessons {
-        for (file, words) in scaffold_words(root, group.name) {
+    for lesson in &lessons {
+        for (file, words) in scaffold_words(root, lesson.name) {
             say!(
                 "{} {}: {file} still has the scaffold's words ({words:?}): replace them with the lesson's own",
                 "note".yellow().bold(),
-                group.name
+                lesson.name
             );
         }
     }
@@ -231,16 +231,16 @@ fn run_all(root: &Path, lessons: &[&crate::Lesson]) -> Result<Vec<Problem>, Comm
         }
     }
     let mut problems = Vec::new();
-    for group in lessons {
-        say!("running {} in {}", group.name, slot.root().display());
-        if let Err(what) = run_lesson(slot.root(), group) {
+    for lesson in lessons {
+        say!("running {} in {}", lesson.name, slot.root().display());
+        if let Err(what) = run_lesson(slot.root(), lesson) {
             problems.push(Problem {
-                lesson: Some(group.name.to_string()),
+                lesson: Some(lesson.name.to_string()),
                 what,
                 fix: format!(
                     "run it yourself there: `cd {} && cargo run -p grader -- {}`",
                     slot.root().display(),
-                    group.name
+                    lesson.name
                 ),
             });
         }
@@ -248,16 +248,16 @@ fn run_all(root: &Path, lessons: &[&crate::Lesson]) -> Result<Vec<Problem>, Comm
     Ok(problems)
 }
 
-fn run_lesson(root: &Path, group: &crate::Lesson) -> Result<(), String> {
-    let exercise = crate::LessonInfo::load(root, group.name).map_err(|e| e.to_string())?;
+fn run_lesson(root: &Path, lesson: &crate::Lesson) -> Result<(), String> {
+    let exercise = crate::LessonInfo::load(root, lesson.name).map_err(|e| e.to_string())?;
     let stub = std::fs::read_to_string(exercise.dir(root).join(&exercise.stub))
         .map_err(|e| e.to_string())?;
     let learner = root.join(&exercise.file);
     std::fs::write(&learner, &stub).map_err(|e| e.to_string())?;
-    let first = checks_of(root, group.name, &[], true)?;
+    let first = checks_of(root, lesson.name, &[], true)?;
     std::fs::write(&learner, format!("{stub}\n// an edit\n")).map_err(|e| e.to_string())?;
-    let fast = checks_of(root, group.name, &[], true)?;
-    let slow = checks_of(root, group.name, &[], false)?;
+    let fast = checks_of(root, lesson.name, &[], true)?;
+    let slow = checks_of(root, lesson.name, &[], false)?;
     std::fs::write(&learner, &stub).map_err(|e| e.to_string())?;
     if fast != slow || first != slow {
         return Err(format!(
@@ -279,7 +279,7 @@ fn run_lesson(root: &Path, group: &crate::Lesson) -> Result<(), String> {
             "on the stub, not every check is unfinished: {odd:?}"
         ));
     }
-    let reference = checks_of(root, group.name, &["--against", "reference"], true)?;
+    let reference = checks_of(root, lesson.name, &["--against", "reference"], true)?;
     let failed = not("ok", &reference);
     if !failed.is_empty() {
         return Err(format!(
@@ -289,16 +289,16 @@ fn run_lesson(root: &Path, group: &crate::Lesson) -> Result<(), String> {
     Ok(())
 }
 
-/// Runs `group` in the copy at `root` and returns its checks as `--format json` gives them:
+/// Runs `lesson` in the copy at `root` and returns its checks as `--format json` gives them:
 /// name, event (`ok`, `failed`, `unfinished`, …), message.
-fn checks_of(root: &Path, group: &str, extra: &[&str], fast: bool) -> Result<Value, String> {
+fn checks_of(root: &Path, lesson: &str, extra: &[&str], fast: bool) -> Result<Value, String> {
     let exe = std::env::current_exe().map_err(|e| format!("cannot find the grader: {e}"))?;
     let mut command = Command::new(exe);
     command
         .current_dir(root)
         .arg("--root")
         .arg(root)
-        .arg(group)
+        .arg(lesson)
         .args(extra)
         .args(["--format", "json"])
         .env("RUST_BACKTRACE", "0")

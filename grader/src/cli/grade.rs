@@ -4,7 +4,7 @@
 
 use super::output::{say, tell};
 use super::run::parse_timeout;
-use super::{kit_root, resolve_group, CommandError, CommandResult, EXIT_ERROR};
+use super::{kit_root, resolve_lesson, CommandError, CommandResult, EXIT_ERROR};
 use crate::compile::CompileLimits;
 use crate::grade::exports::Lms;
 use crate::grade::{self, Event, Row, RowStatus, Settings, Submission};
@@ -33,7 +33,7 @@ pub(crate) struct GradeArgs {
     submissions: PathBuf,
     /// Grade this lesson only (default: every lesson a submission holds a file for).
     #[arg(long = "lesson", visible_alias = "group", value_name = "LESSON")]
-    group: Option<String>,
+    lesson: Option<String>,
     /// How many submissions are graded at once (default: the number of cores).
     #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]
     jobs: Option<u16>,
@@ -100,7 +100,7 @@ fn parse_report(text: &str) -> Result<Report, String> {
 
 pub(crate) fn grade(root: Option<PathBuf>, args: GradeArgs) -> CommandResult {
     let root = kit_root(root)?;
-    let group = args.group.as_deref().map(resolve_group).transpose()?;
+    let lesson = args.lesson.as_deref().map(resolve_lesson).transpose()?;
     let path = &args.submissions;
     if !path.exists() {
         return Err(
@@ -187,7 +187,7 @@ pub(crate) fn grade(root: Option<PathBuf>, args: GradeArgs) -> CommandResult {
             ))
         })?;
     let settings = Settings {
-        group,
+        lesson,
         jobs: args.jobs.map_or_else(cores, usize::from),
         out: out.clone(),
         formats,
@@ -372,11 +372,11 @@ fn similar(pairs: &[grade::similarity::Pair], unread: &[String], out: &Path) {
         );
     }
     let clusters = grade::similarity::clusters(pairs, NAMED_FROM);
-    for (group, sets) in clusters {
+    for (lesson, sets) in clusters {
         for set in sets {
             let names: Vec<&str> = set.iter().map(String::as_str).collect();
             say!(
-                "similar:   {group}: {} (linked by pairs alike at {NAMED_FROM:.2} or more: a list \
+                "similar:   {lesson}: {} (linked by pairs alike at {NAMED_FROM:.2} or more: a list \
                  to look at, not a verdict)",
                 names.join(", ")
             );
@@ -431,7 +431,7 @@ impl Progress {
                 let line = format!(
                     "{} {}: {}{}",
                     row.submission,
-                    row.group,
+                    row.lesson,
                     row_words(row),
                     if *skipped {
                         " (unchanged, skipped)"

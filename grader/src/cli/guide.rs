@@ -2,7 +2,7 @@
 
 use super::output::{say, tell};
 use super::{
-    kit_root, load_exercise, resolve_group, CommandError, CommandResult, EXIT_NOT_ALL_PASSED,
+    kit_root, load_exercise, resolve_lesson, CommandError, CommandResult, EXIT_NOT_ALL_PASSED,
 };
 use crate::guidance::{GuidanceError, GuidanceLog, Kind};
 use crate::help::Help;
@@ -15,7 +15,7 @@ use std::process::ExitCode;
 pub(crate) struct HelpArgs {
     /// The lesson, e.g. build3. Without it: the grader's own usage (not recorded).
     #[arg(value_name = "LESSON")]
-    pub(crate) group: Option<String>,
+    pub(crate) lesson: Option<String>,
     /// 1: a refresher of the ideas; 2: an approach; 3: repair advice for typical failures.
     #[arg(long, default_value_t = 1, value_name = "N")]
     level: usize,
@@ -25,7 +25,7 @@ pub(crate) struct HelpArgs {
 pub(crate) struct NoteArgs {
     /// The lesson the guidance was for, e.g. build3.
     #[arg(value_name = "LESSON")]
-    group: String,
+    lesson: String,
     /// What you read or were told, e.g. "read reference/src/retry.rs".
     #[arg(required = true, num_args = 1.., trailing_var_arg = true, value_name = "TEXT")]
     text: Vec<String>,
@@ -35,7 +35,7 @@ pub(crate) struct NoteArgs {
 pub(crate) struct LogArgs {
     /// Only this lesson.
     #[arg(long = "lesson", visible_alias = "group", value_name = "LESSON")]
-    group: Option<String>,
+    lesson: Option<String>,
     /// Check the log: report gaps in the numbering and lines that are not records, and
     /// exit with status 1 if there are any.
     #[arg(long)]
@@ -50,14 +50,14 @@ fn record_failure(e: GuidanceError, what: &str) -> CommandError {
 }
 
 pub(crate) fn help(root: Option<PathBuf>, args: HelpArgs) -> CommandResult {
-    let name = args.group.unwrap_or_default();
-    let group = resolve_group(&name)?;
+    let name = args.lesson.unwrap_or_default();
+    let lesson = resolve_lesson(&name)?;
     let root = kit_root(root)?;
-    let exercise = load_exercise(&root, group)?;
+    let exercise = load_exercise(&root, lesson)?;
     let help = Help::load(&exercise.dir(&root)).map_err(|e| {
         CommandError::new(e.to_string()).hint(format!(
             "restore it from git: `git checkout -- exercises/{}`",
-            group.name
+            lesson.name
         ))
     })?;
     let level = help
@@ -65,7 +65,7 @@ pub(crate) fn help(root: Option<PathBuf>, args: HelpArgs) -> CommandResult {
         .map_err(|e| CommandError::new(e.to_string()))?;
     let record = GuidanceLog::in_kit(&root)
         .append(
-            group.name,
+            lesson.name,
             Kind::Help,
             &format!("level {}: {}", args.level, level.name),
         )
@@ -81,7 +81,7 @@ pub(crate) fn help(root: Option<PathBuf>, args: HelpArgs) -> CommandResult {
     let more = if args.level < help.levels.len() {
         format!(
             " More specific: `cargo run -p grader -- help {} --level {}`.",
-            group.name,
+            lesson.name,
             args.level + 1
         )
     } else {
@@ -95,7 +95,7 @@ pub(crate) fn help(root: Option<PathBuf>, args: HelpArgs) -> CommandResult {
 }
 
 pub(crate) fn note(root: Option<PathBuf>, args: NoteArgs) -> CommandResult {
-    let group = resolve_group(&args.group)?;
+    let lesson = resolve_lesson(&args.lesson)?;
     let text = args.text.join(" ");
     if text.trim().is_empty() {
         return Err(CommandError::new("the note is empty")
@@ -103,43 +103,43 @@ pub(crate) fn note(root: Option<PathBuf>, args: NoteArgs) -> CommandResult {
     }
     let root = kit_root(root)?;
     let record = GuidanceLog::in_kit(&root)
-        .append(group.name, Kind::Note, text.trim())
+        .append(lesson.name, Kind::Note, text.trim())
         .map_err(|e| record_failure(e, "the note was not recorded"))?;
     say!(
         "Recorded note #{} for {} in GUIDANCE_LOG.md.",
         record.seq,
-        group.name
+        lesson.name
     );
     Ok(ExitCode::SUCCESS)
 }
 
 pub(crate) fn log(root: Option<PathBuf>, args: LogArgs) -> CommandResult {
-    let only = args.group.as_deref().map(resolve_group).transpose()?;
+    let only = args.lesson.as_deref().map(resolve_lesson).transpose()?;
     let root = kit_root(root)?;
     let log = GuidanceLog::in_kit(&root);
     let contents = log.read().map_err(|e| CommandError::new(e.to_string()))?;
-    let shown = |group: &str| only.is_none_or(|g| g.name == group);
-    let mut per_group: BTreeMap<&str, BTreeMap<Kind, usize>> = BTreeMap::new();
-    for record in contents.records.iter().filter(|r| shown(&r.group)) {
-        *per_group
-            .entry(&record.group)
+    let shown = |lesson: &str| only.is_none_or(|g| g.name == lesson);
+    let mut per_lesson: BTreeMap<&str, BTreeMap<Kind, usize>> = BTreeMap::new();
+    for record in contents.records.iter().filter(|r| shown(&r.lesson)) {
+        *per_lesson
+            .entry(&record.lesson)
             .or_default()
             .entry(record.kind)
             .or_default() += 1;
     }
     if !args.check {
-        if per_group.is_empty() {
+        if per_lesson.is_empty() {
             say!(
                 "No guidance recorded{}.",
                 only.map(|g| format!(" for {}", g.name)).unwrap_or_default()
             );
         }
-        for (group, kinds) in &per_group {
+        for (lesson, kinds) in &per_lesson {
             let parts: Vec<String> = kinds.iter().map(|(k, n)| k.counted(*n)).collect();
-            let label = if *group == "-" {
+            let label = if *lesson == "-" {
                 "(the log itself)"
             } else {
-                group
+                lesson
             };
             say!("{label}: {}", parts.join(", "));
         }

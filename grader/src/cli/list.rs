@@ -16,10 +16,10 @@ pub(crate) fn list(root: Option<PathBuf>) -> CommandResult {
     let root = kit_root(root)?;
     let next = table(&root)?;
     match next {
-        Some(group) => say!(
+        Some(lesson) => say!(
             "\nNext, in course order: `cargo run -p grader -- {}` (lesson: exercises/{}/lesson.md).",
-            group.name,
-            group.name
+            lesson.name,
+            lesson.name
         ),
         None => say!("\nEvery lesson passes."),
     }
@@ -36,18 +36,18 @@ pub(crate) fn table(root: &Path) -> Result<Option<&'static Lesson>, CommandError
     let mut next = None;
     let guidance = GuidanceLog::in_kit(root).read().ok();
     say!("{:<8} {:<34} {:<32} guidance", "lesson", "title", "status");
-    for group in LESSONS {
-        let exercise = load_exercise(root, group)?;
-        let standing = remembered(root, group, &exercise)?;
+    for lesson in LESSONS {
+        let exercise = load_exercise(root, lesson)?;
+        let standing = remembered(root, lesson, &exercise)?;
         if next.is_none() && !matches!(standing, Standing::Passing) {
-            next = Some(*group);
+            next = Some(*lesson);
         }
         let used = match &guidance {
             Some(contents) => {
                 let before = contents
-                    .summary(group.name)
+                    .summary(lesson.name)
                     .unwrap_or_else(|| "none".into());
-                match contents.after_first_pass(group.name) {
+                match contents.after_first_pass(lesson.name) {
                     Some(after) => format!("{before} (then {after} after the first pass)"),
                     None => before,
                 }
@@ -56,7 +56,7 @@ pub(crate) fn table(root: &Path) -> Result<Option<&'static Lesson>, CommandError
         };
         say!(
             "{:<8} {:<34} {} {used}",
-            group.name,
+            lesson.name,
             exercise.title,
             standing.show(32)
         );

@@ -1,6 +1,6 @@
 //! The command line: argument types, dispatch, and turning errors into one line plus a hint.
 //!
-//! The groups are not written down here: each is a subcommand made from the registry
+//! The lessons are not written down here: each is a subcommand made from the registry
 //! (`grader_checks::lessons::LESSONS`), so a new lesson needs no change to the command line.
 
 mod all;
@@ -25,8 +25,11 @@ use colored::Colorize;
 use output::tell;
 use std::path::PathBuf;
 use std::process::ExitCode;
+// `resolve_lesson` under its older name, for the files that still call it so (`bundle`,
+// `scenario`); it goes when they are renamed.
+use resolve_lesson as resolve_group;
 
-/// Exit status when a group ran and not every check passed (and for `log --check` problems).
+/// Exit status when a lesson ran and not every check passed (and for `log --check` problems).
 const EXIT_NOT_ALL_PASSED: u8 = 1;
 /// Exit status for bad input and anything that kept a command from doing its work.
 const EXIT_ERROR: u8 = 2;
@@ -131,10 +134,10 @@ impl CommandError {
 
 type CommandResult = Result<ExitCode, CommandError>;
 
-/// The command line with one subcommand per group of the registry, in course order.
+/// The command line with one subcommand per lesson of the registry, in course order.
 fn command() -> clap::Command {
     let mut cmd = Cli::command();
-    // The groups come first in --help, in course order; the other commands after them.
+    // The lessons come first in --help, in course order; the other commands after them.
     let names: Vec<String> = cmd
         .get_subcommands()
         .map(|s| s.get_name().to_string())
@@ -142,13 +145,13 @@ fn command() -> clap::Command {
     for (j, name) in names.iter().enumerate() {
         cmd = cmd.mut_subcommand(name, |s| s.display_order(LESSONS.len() + j));
     }
-    for (i, group) in LESSONS.iter().enumerate() {
+    for (i, lesson) in LESSONS.iter().enumerate() {
         let about = format!(
             "Run the {} checks: {}, lesson \"{}\" (exercises/{}/lesson.md)",
-            group.name, group.function, group.title, group.name
+            lesson.name, lesson.function, lesson.title, lesson.name
         );
         cmd = cmd.subcommand(
-            run::GroupArgs::augment_args(clap::Command::new(group.name))
+            run::GroupArgs::augment_args(clap::Command::new(lesson.name))
                 .about(about)
                 .display_order(i),
         );
@@ -186,10 +189,10 @@ fn dispatch(matches: &clap::ArgMatches) -> CommandResult {
     crate::fast::set_verbose(matches.get_flag("verbose"));
     let bad_args = |e: clap::Error| CommandError::new(e.to_string().trim().to_string());
     if let Some((name, sub)) = matches.subcommand() {
-        if let Some(group) = crate::lessons::lesson(name) {
+        if let Some(lesson) = crate::lessons::lesson(name) {
             let root = matches.get_one::<PathBuf>("root").cloned();
             let args = run::GroupArgs::from_arg_matches(sub).map_err(bad_args)?;
-            return run::run_group(root, group, args);
+            return run::run_group(root, lesson, args);
         }
     }
     let cli = Cli::from_arg_matches(matches).map_err(bad_args)?;
@@ -204,7 +207,7 @@ fn dispatch(matches: &clap::ArgMatches) -> CommandResult {
             grader_checks::lessons::run_reference,
         )),
         Command::All(args) => all::all(root, args),
-        Command::Help(args) => match args.group {
+        Command::Help(args) => match args.lesson {
             Some(_) => guide::help(root, args),
             None => {
                 let mut out = output::Out;
@@ -253,7 +256,7 @@ fn unknown_command(error: clap::Error) -> ExitCode {
         (ErrorKind::InvalidSubcommand, Some(ContextValue::String(name))) => name.clone(),
         _ => error.exit(),
     };
-    let failure = match resolve_group(&invalid) {
+    let failure = match resolve_lesson(&invalid) {
         Ok(_) => error.exit(),
         Err(failure) => failure,
     };
@@ -290,9 +293,9 @@ fn needs_answers(what: &str) -> Result<(), CommandError> {
 
 /// The lesson called `name`, or an error that lists the lessons and the nearest name (or,
 /// for a command's name, where that command's help is).
-fn resolve_group(name: &str) -> Result<&'static Lesson, CommandError> {
-    if let Some(group) = crate::lessons::lesson(name) {
-        return Ok(group);
+fn resolve_lesson(name: &str) -> Result<&'static Lesson, CommandError> {
+    if let Some(lesson) = crate::lessons::lesson(name) {
+        return Ok(lesson);
     }
     let is_command = command()
         .get_subcommands()
@@ -324,11 +327,11 @@ fn resolve_group(name: &str) -> Result<&'static Lesson, CommandError> {
     Err(failure)
 }
 
-fn load_exercise(root: &std::path::Path, group: &Lesson) -> Result<LessonInfo, CommandError> {
-    LessonInfo::load(root, group.name).map_err(|e| {
+fn load_exercise(root: &std::path::Path, lesson: &Lesson) -> Result<LessonInfo, CommandError> {
+    LessonInfo::load(root, lesson.name).map_err(|e| {
         CommandError::new(e.to_string()).hint(format!(
             "restore the lesson's folder from git: `git checkout -- exercises/{}`",
-            group.name
+            lesson.name
         ))
     })
 }

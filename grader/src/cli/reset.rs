@@ -1,7 +1,7 @@
 //! `reset`: put the pristine stub back, keeping a backup; list and restore backups.
 
 use super::output::say;
-use super::{kit_root, load_exercise, resolve_group, CommandError, CommandResult};
+use super::{kit_root, load_exercise, resolve_lesson, CommandError, CommandResult};
 use crate::reset::{Done, ResetError, Resetter};
 use clap::Args;
 use std::io::{BufRead, IsTerminal, Write};
@@ -12,7 +12,7 @@ use std::process::ExitCode;
 pub(crate) struct ResetArgs {
     /// The lesson to reset, e.g. build3. Only that lesson's file is touched.
     #[arg(value_name = "LESSON")]
-    group: String,
+    lesson: String,
     /// Do not ask for confirmation.
     #[arg(long, short)]
     yes: bool,
@@ -45,9 +45,9 @@ fn failure(e: ResetError, root: &Path) -> CommandError {
 }
 
 pub(crate) fn reset(root: Option<PathBuf>, args: ResetArgs) -> CommandResult {
-    let group = resolve_group(&args.group)?;
+    let lesson = resolve_lesson(&args.lesson)?;
     let root = kit_root(root)?;
-    let exercise = load_exercise(&root, group)?;
+    let exercise = load_exercise(&root, lesson)?;
     let resetter = Resetter::new(&root, &exercise);
     let file = exercise.file.display();
 
@@ -63,7 +63,7 @@ pub(crate) fn reset(root: Option<PathBuf>, args: ResetArgs) -> CommandResult {
             say!(
                 "\nIn {}. Restore one with `cargo run -p grader -- reset {} --restore {}`.",
                 resetter.backup_dir().display(),
-                group.name,
+                lesson.name,
                 last.name
             );
         }
@@ -102,7 +102,7 @@ pub(crate) fn reset(root: Option<PathBuf>, args: ResetArgs) -> CommandResult {
                 (None, Some(backup)) => say!(
                     "Restored {file} to the pristine stub. GUIDANCE_LOG.md is untouched.\n\
                      Bring your work back with `cargo run -p grader -- reset {} --restore {}`.",
-                    group.name,
+                    lesson.name,
                     backup.file_name().map_or_else(
                         || backup.display().to_string(),
                         |n| n.to_string_lossy().into_owned()

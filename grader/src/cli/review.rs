@@ -9,7 +9,7 @@
 
 use super::output::say;
 use super::scenario::{build_learner, load, run_on_learner};
-use super::{kit_root, load_exercise, resolve_group, CommandError, CommandResult};
+use super::{kit_root, load_exercise, resolve_lesson, CommandError, CommandResult};
 use crate::lesson_info::{Review, SituationInfo};
 use crate::sanitise::escape_controls;
 use crate::{Lesson, LessonInfo};
@@ -23,7 +23,7 @@ use std::process::ExitCode;
 pub(crate) struct ReviewArgs {
     /// The lesson whose checklist to show, e.g. build3.
     #[arg(value_name = "LESSON")]
-    group: String,
+    lesson: String,
     /// Seconds your code may run on one scenario file before it is stopped as "did not
     /// finish".
     #[arg(long, value_name = "SECS", default_value_t = 3.0, value_parser = super::run::parse_timeout)]
@@ -57,42 +57,42 @@ struct Missing {
     unanswered: Vec<u32>,
 }
 
-/// Shows the checklist of `args.group`; exit status 0 whatever it finds missing.
+/// Shows the checklist of `args.lesson`; exit status 0 whatever it finds missing.
 pub(crate) fn review(root: Option<PathBuf>, args: ReviewArgs) -> CommandResult {
-    let group = resolve_group(&args.group).map_err(|f| match f.hint {
+    let lesson = resolve_lesson(&args.lesson).map_err(|f| match f.hint {
         Some(_) => f,
         None => f.hint("`cargo run -p grader -- list` shows every lesson"),
     })?;
     let root = kit_root(root)?;
-    let exercise = load_exercise(&root, group)?;
+    let exercise = load_exercise(&root, lesson)?;
     let restore = || {
         format!(
             "restore the lesson's folder from git: `git checkout -- exercises/{}`",
-            group.name
+            lesson.name
         )
     };
-    let review = Review::load(&root, group.name)
+    let review = Review::load(&root, lesson.name)
         .map_err(|e| CommandError::new(e.to_string()).hint(restore()))?
         .ok_or_else(|| {
             CommandError::new(format!(
                 "KIT BUG: exercises/{}/info.toml has no [review] table",
-                group.name
+                lesson.name
             ))
             .hint(restore())
         })?;
     say!(
         "{} — {}: a checklist of the lesson's last steps, not a grade.\n",
-        format!("review {}", group.name).bold(),
-        group.title
+        format!("review {}", lesson.name).bold(),
+        lesson.title
     );
     let mut missing = Missing::default();
-    let files = scenarios(&root, group, &review, args.timeout, &mut missing);
+    let files = scenarios(&root, lesson, &review, args.timeout, &mut missing);
     say!();
-    situations(group, &review, &files, &mut missing);
+    situations(lesson, &review, &files, &mut missing);
     say!();
-    self_review(&root, group, &exercise, &mut missing);
+    self_review(&root, lesson, &exercise, &mut missing);
     say!();
-    say!("{}", last_line(group, &review, &missing));
+    say!("{}", last_line(lesson, &review, &missing));
     Ok(ExitCode::SUCCESS)
 }
 
@@ -100,7 +100,7 @@ pub(crate) fn review(root: Option<PathBuf>, args: ReviewArgs) -> CommandResult {
 /// and what it covers.
 fn scenarios(
     root: &Path,
-    group: &'static Lesson,
+    lesson: &'static Lesson,
     review: &Review,
     timeout: f64,
     missing: &mut Missing,
@@ -126,7 +126,7 @@ fn scenarios(
         say!(
             "  {state}: put your scenario files there, one situation or more each (the \
              examples are in exercises/{}/scenarios/).",
-            group.name
+            lesson.name
         );
         missing.no_files = true;
         return Vec::new();
@@ -157,17 +157,17 @@ fn scenarios(
                         Ok(None)
                     )
                 });
-                if unnamed && group.name != grader_checks::lessons::build3::LESSON.name {
+                if unnamed && lesson.name != grader_checks::lessons::build3::LESSON.name {
                     say!(
                         "      it has no `exercise = \"{}\"` line, so it reads as a build3 \
                          scenario: add that line at its top; it did not run",
-                        group.name
+                        lesson.name
                     );
                 } else {
                     say!(
                         "      fix that line (a {} scenario has {}); it did not run",
-                        group.name,
-                        group.scenario_shape
+                        lesson.name,
+                        lesson.scenario_shape
                     );
                 }
                 missing.broken += 1;
@@ -175,11 +175,11 @@ fn scenarios(
                 continue;
             }
         };
-        if loaded.group.name != group.name {
+        if loaded.group.name != lesson.name {
             say!(
                 "  {} {shown}: {}; it did not run",
                 "✗".red(),
-                misplaced(root, group, loaded.group, loaded.names_exercise)
+                misplaced(root, lesson, loaded.group, loaded.names_exercise)
             );
             missing.broken += 1;
             results.push(result);
@@ -187,9 +187,9 @@ fn scenarios(
         }
         result.broken = false;
         result.covers = loaded.situations;
-        let built = built.get_or_insert_with(|| build_learner(root, group));
+        let built = built.get_or_insert_with(|| build_learner(root, lesson));
         let ended = match built {
-            Ok(built) => match run_on_learner(built, group, &path, timeout) {
+            Ok(built) => match run_on_learner(built, lesson, &path, timeout) {
                 Ok((run, _)) => run.ending,
                 Err(message) => message.lines().next().unwrap_or_default().to_string(),
             },
@@ -209,8 +209,8 @@ fn scenarios(
     results
 }
 
-/// Why a file of `group`'s folder is another lesson's (`theirs`), and what to do.
-fn misplaced(root: &Path, group: &Lesson, theirs: &Lesson, names_exercise: bool) -> String {
+/// Why a file of `lesson`'s folder is another lesson's (`theirs`), and what to do.
+fn misplaced(root: &Path, lesson: &Lesson, theirs: &Lesson, names_exercise: bool) -> String {
     let folder = Review::load(root, theirs.name)
         .ok()
         .flatten()
@@ -226,7 +226,7 @@ fn misplaced(root: &Path, group: &Lesson, theirs: &Lesson, names_exercise: bool)
         format!(
             "it has no `exercise = \"{}\"` line, so it reads as a {} scenario: add that line \
              at its top, or move it to {folder}",
-            group.name, theirs.name
+            lesson.name, theirs.name
         )
     }
 }
@@ -254,13 +254,13 @@ fn covered_words(review: &Review, ids: &[&str]) -> Vec<String> {
 }
 
 /// Each situation the lesson asks for, ticked with the files that cover it.
-fn situations(group: &Lesson, review: &Review, files: &[FileResult], missing: &mut Missing) {
+fn situations(lesson: &Lesson, review: &Review, files: &[FileResult], missing: &mut Missing) {
     say!(
         "{} (exercises/{}/lesson.md, \"Show it works on new inputs\")",
         "Situations the lesson asks for".bold(),
-        group.name
+        lesson.name
     );
-    let known = (group.situations)();
+    let known = (lesson.situations)();
     for (i, SituationInfo { id, words }) in review.situations.iter().enumerate() {
         let by: Vec<&str> = files
             .iter()
@@ -287,7 +287,7 @@ fn file_name(shown: &str) -> &str {
 }
 
 /// Whether each self-review question has an answer, or when the file appears.
-fn self_review(root: &Path, group: &Lesson, exercise: &LessonInfo, missing: &mut Missing) {
+fn self_review(root: &Path, lesson: &Lesson, exercise: &LessonInfo, missing: &mut Missing) {
     let file = exercise.review_file(root);
     let shown = file
         .strip_prefix(root)
@@ -303,8 +303,8 @@ fn self_review(root: &Path, group: &Lesson, exercise: &LessonInfo, missing: &mut
         say!(
             "  not handed out yet: it appears the first time every check of {} passes \
              (`cargo run -p grader -- {}`), with the questions to answer under each.",
-            group.name,
-            group.name
+            lesson.name,
+            lesson.name
         );
         missing.review_not_yet = true;
         return;
@@ -316,7 +316,7 @@ fn self_review(root: &Path, group: &Lesson, exercise: &LessonInfo, missing: &mut
         Err(e) => {
             say!(
                 "  KIT BUG: cannot read exercises/{}/{}: {e}",
-                group.name,
+                lesson.name,
                 questions.display()
             );
             return;
@@ -362,9 +362,9 @@ fn numbers<T: std::fmt::Display>(items: &[T]) -> String {
 
 /// The checklist's last line: what is missing and the next command, or that it is complete
 /// and the next lesson.
-fn last_line(group: &Lesson, review: &Review, missing: &Missing) -> String {
+fn last_line(lesson: &Lesson, review: &Review, missing: &Missing) -> String {
     let folder = review.scenarios.display();
-    let again = format!("`cargo run -p grader -- review {}`", group.name);
+    let again = format!("`cargo run -p grader -- review {}`", lesson.name);
     let mut items = Vec::new();
     if missing.broken > 0 {
         items.push(format!(
@@ -400,7 +400,7 @@ fn last_line(group: &Lesson, review: &Review, missing: &Missing) -> String {
     if items.is_empty() {
         let next = crate::lessons::LESSONS
             .iter()
-            .position(|g| g.name == group.name)
+            .position(|g| g.name == lesson.name)
             .and_then(|i| crate::lessons::LESSONS.get(i + 1));
         let next = match next {
             Some(next) => format!("the next lesson, `cargo run -p grader -- {}`", next.name),
@@ -408,20 +408,20 @@ fn last_line(group: &Lesson, review: &Review, missing: &Missing) -> String {
         };
         return format!(
             "{} Next: {next}.",
-            format!("The checklist of {} is complete.", group.name).green()
+            format!("The checklist of {} is complete.", lesson.name).green()
         );
     }
     let next = if missing.not_built {
         format!(
             "`cargo run -p grader -- {}` names the line to fix",
-            group.name
+            lesson.name
         )
     } else if missing.no_files || missing.broken > 0 || !missing.situations.is_empty() {
         format!("write or fix the files in {folder}/, then {again}")
     } else if missing.review_not_yet {
-        format!("`cargo run -p grader -- {}`", group.name)
+        format!("`cargo run -p grader -- {}`", lesson.name)
     } else {
-        format!("answer in practice/review/{}.md, then {again}", group.name)
+        format!("answer in practice/review/{}.md, then {again}", lesson.name)
     };
     format!(
         "{} {}. Next: {next}.",

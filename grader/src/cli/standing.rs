@@ -29,7 +29,7 @@ pub(crate) enum Standing {
 }
 
 impl Standing {
-    /// From a run of every check of a group.
+    /// From a run of every check of a lesson.
     pub(crate) fn of(summary: &Summary) -> Standing {
         let total = summary.runs.len();
         match (
@@ -93,10 +93,10 @@ pub(crate) fn started(root: &Path, exercise: &LessonInfo) -> Result<bool, Comman
         .map_err(|e| CommandError::new(e.to_string()))
 }
 
-/// Remembers how a run of every check of `group` ended, for `list`.
+/// Remembers how a run of every check of `lesson` ended, for `list`.
 pub(crate) fn remember(
     root: &Path,
-    group: &Lesson,
+    lesson: &Lesson,
     exercise: &LessonInfo,
     standing: &Standing,
     summary: Option<&Summary>,
@@ -110,41 +110,41 @@ pub(crate) fn remember(
     });
     let entry = LastResult {
         learner_hash: cache::learner_hash(root, &exercise.file),
-        fingerprint: cache::fingerprint(root, group.name),
+        fingerprint: cache::fingerprint(root, lesson.name),
         standing: standing.label(),
         counts,
         at: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
     };
-    cache::store(&cache::dir(root), &cache::result_name(group.name), &entry);
+    cache::store(&cache::dir(root), &cache::result_name(lesson.name), &entry);
 }
 
 /// Where the learner stands, from the last result the grader remembers: nothing is built
 /// or run. A file changed since then says so.
 pub(crate) fn remembered(
     root: &Path,
-    group: &Lesson,
+    lesson: &Lesson,
     exercise: &LessonInfo,
 ) -> Result<Standing, CommandError> {
     if !started(root, exercise)? {
         return Ok(Standing::NotStarted);
     }
-    let Some(last) = cache::load::<LastResult>(&cache::dir(root), &cache::result_name(group.name))
+    let Some(last) = cache::load::<LastResult>(&cache::dir(root), &cache::result_name(lesson.name))
     else {
         return Ok(Standing::NotRun);
     };
     if last.learner_hash != cache::learner_hash(root, &exercise.file)
-        || last.fingerprint != cache::fingerprint(root, group.name)
+        || last.fingerprint != cache::fingerprint(root, lesson.name)
     {
         return Ok(Standing::Changed);
     }
     Ok(Standing::from_label(&last.standing, last.counts))
 }
 
-/// Where the learner stands on `group`, found by building its lesson and running every check
+/// Where the learner stands on `lesson`, found by building its lesson and running every check
 /// quietly (and remembered). Not started when the file is the stub.
 pub(crate) fn measure(
     root: &Path,
-    group: &Lesson,
+    lesson: &Lesson,
     exercise: &LessonInfo,
 ) -> Result<(Standing, Option<Summary>), CommandError> {
     if !started(root, exercise)? {
@@ -152,27 +152,33 @@ pub(crate) fn measure(
     }
     let color = colored::control::SHOULD_COLORIZE.should_colorize();
     // The reference's runs that build3's exhaustive check compares with, made once and kept
-    // (as a run of the group does): otherwise the check makes them itself, every time.
-    crate::check_input::want(group.name);
-    // The compiler's messages are not repeated here: running the group shows them.
-    let Ok(built) = crate::compile::build_harness(root, group.name, color, &mut std::io::sink())
+    // (as a run of the lesson does): otherwise the check makes them itself, every time.
+    crate::check_input::want(lesson.name);
+    // The compiler's messages are not repeated here: running the lesson shows them.
+    let Ok(built) = crate::compile::build_harness(root, lesson.name, color, &mut std::io::sink())
     else {
-        remember(root, group, exercise, &Standing::DoesNotCompile, None);
+        remember(root, lesson, exercise, &Standing::DoesNotCompile, None);
         return Ok((Standing::DoesNotCompile, None));
     };
     if !crate::borrowed::inspect(root, built.practice_dep_info.as_deref())
         .map(|found| found.is_empty())
         .unwrap_or(false)
     {
-        remember(root, group, exercise, &Standing::Refused, None);
+        remember(root, lesson, exercise, &Standing::Refused, None);
         return Ok((Standing::Refused, None));
     }
     // What `list` shows next time is kept by a reporter of the run, as it ends.
-    let mut keep = crate::events::OnFinished(|group: &Lesson, summary: &crate::suite::Summary| {
-        remember(root, group, exercise, &Standing::of(summary), Some(summary));
+    let mut keep = crate::events::OnFinished(|lesson: &Lesson, summary: &crate::suite::Summary| {
+        remember(
+            root,
+            lesson,
+            exercise,
+            &Standing::of(summary),
+            Some(summary),
+        );
     });
     let summary = suite::run(
-        group,
+        lesson,
         &built.launcher(),
         &suite::Selection::default(),
         &RunSettings::new("practice", Duration::from_secs(3)),

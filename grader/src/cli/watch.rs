@@ -13,7 +13,7 @@
 use super::output::say;
 use super::run::{build_practice, guidance_line, next_steps, save_case, Against, NotBuilt};
 use super::standing::{remember, Standing};
-use super::{kit_root, load_exercise, resolve_group, CommandError, CommandResult};
+use super::{kit_root, load_exercise, resolve_lesson, CommandError, CommandResult};
 use crate::cache::learner_hash;
 use crate::guidance::{GuidanceLog, Kind};
 use crate::help::Help;
@@ -38,7 +38,7 @@ const DEBOUNCE: Duration = Duration::from_millis(50);
 pub(crate) struct WatchArgs {
     /// The lesson to start with, e.g. build3 (default: the first one you started).
     #[arg(value_name = "LESSON")]
-    group: Option<String>,
+    lesson: Option<String>,
     /// Do not watch the files: press r (or Enter) to run after each save. For file systems
     /// where watching does not work.
     #[arg(long)]
@@ -89,7 +89,7 @@ impl Running<'_> {
 
 /// One lesson of the kit, with its metadata.
 struct Watched {
-    group: &'static Lesson,
+    lesson: &'static Lesson,
     exercise: LessonInfo,
 }
 
@@ -97,10 +97,10 @@ pub(crate) fn watch(root: Option<PathBuf>, args: WatchArgs) -> CommandResult {
     let root = kit_root(root)?;
     let lessons: Vec<Watched> = LESSONS
         .iter()
-        .map(|group| load_exercise(&root, group).map(|exercise| Watched { group, exercise }))
+        .map(|lesson| load_exercise(&root, lesson).map(|exercise| Watched { lesson, exercise }))
         .collect::<Result<_, _>>()?;
-    let mut current = match &args.group {
-        Some(name) => resolve_group(name)?,
+    let mut current = match &args.lesson {
+        Some(name) => resolve_lesson(name)?,
         None => first_started(&root, &lessons),
     };
     let (tx, rx) = mpsc::channel();
@@ -125,15 +125,15 @@ pub(crate) fn watch(root: Option<PathBuf>, args: WatchArgs) -> CommandResult {
     // that changed a file runs its lesson.
     let mut ran: HashMap<&str, String> = lessons
         .iter()
-        .map(|l| (l.group.name, learner_hash(&root, &l.exercise.file)))
+        .map(|l| (l.lesson.name, learner_hash(&root, &l.exercise.file)))
         .collect();
     // A run goes on in a thread of its own, so that the loop keeps taking events: a save
     // or `q` during a run that loops need not wait out every check's timeout.
     std::thread::scope(|scope| {
         let root = root.as_path();
-        let start = |group: &'static Lesson, runs: &mut usize, ran: &mut HashMap<&str, String>| {
-            let lesson = lesson(&lessons, group);
-            ran.insert(group.name, learner_hash(root, &lesson.exercise.file));
+        let start = |lesson: &'static Lesson, runs: &mut usize, ran: &mut HashMap<&str, String>| {
+            let watched = watched_of(&lessons, lesson);
+            ran.insert(lesson.name, learner_hash(root, &watched.exercise.file));
             *runs += 1;
             let number = *runs;
             let cancel = Arc::new(AtomicBool::new(false));
@@ -143,7 +143,7 @@ pub(crate) fn watch(root: Option<PathBuf>, args: WatchArgs) -> CommandResult {
                 let _ended = OnDrop(move || {
                     let _ = tx.send(Event::RunEnded(number));
                 });
-                run_lesson(root, lesson, timeout, number, flag);
+                run_lesson(root, watched, timeout, number, flag);
             });
             Running {
                 number,
@@ -167,7 +167,7 @@ pub(crate) fn watch(root: Option<PathBuf>, args: WatchArgs) -> CommandResult {
                 );
             } else if key == b'h' {
                 let shown = help_shown.entry(current.name).or_insert(0);
-                show_help(root, lesson(&lessons, current), shown);
+                show_help(root, watched_of(&lessons, current), shown);
             } else {
                 show_list(root);
             }
@@ -179,14 +179,14 @@ pub(crate) fn watch(root: Option<PathBuf>, args: WatchArgs) -> CommandResult {
         let mut held: Vec<(u8, &'static Lesson)> = Vec::new();
         while let Ok(event) = rx.recv() {
             match event {
-                Event::Saved(group) => {
-                    let file = &lesson(&lessons, group).exercise.file;
-                    if ran.get(group.name) == Some(&learner_hash(root, file)) {
+                Event::Saved(lesson) => {
+                    let file = &watched_of(&lessons, lesson).exercise.file;
+                    if ran.get(lesson.name) == Some(&learner_hash(root, file)) {
                         continue;
                     }
                     // The run under way judges a file that is gone.
                     Running::stop(under_way.take());
-                    current = group;
+                    current = lesson;
                     under_way = Some(start(current, &mut runs, &mut ran));
                     continue;
                 }
@@ -244,10 +244,10 @@ pub(crate) fn watch(root: Option<PathBuf>, args: WatchArgs) -> CommandResult {
     Ok(ExitCode::SUCCESS)
 }
 
-fn lesson<'l>(lessons: &'l [Watched], group: &Lesson) -> &'l Watched {
+fn watched_of<'l>(lessons: &'l [Watched], lesson: &Lesson) -> &'l Watched {
     lessons
         .iter()
-        .find(|l| l.group.name == group.name)
+        .find(|l| l.lesson.name == lesson.name)
         .unwrap_or(&lessons[0])
 }
 
@@ -256,7 +256,7 @@ fn first_started(root: &Path, lessons: &[Watched]) -> &'static Lesson {
     lessons
         .iter()
         .find(|l| super::standing::started(root, &l.exercise).unwrap_or(false))
-        .map_or(LESSONS[0], |l| l.group)
+        .map_or(LESSONS[0], |l| l.lesson)
 }
 
 /// Acts on the keys `held` during a run that has ended, each after a prompt, in the order
@@ -288,11 +288,11 @@ fn prompt(manual: bool, current: &Lesson) {
     );
 }
 
-/// Builds and runs every check of `lesson`, and shows the summary and the first failure;
-/// `runs` is its number. Once `cancel` is raised it stops, showing nothing more.
+/// Builds and runs every check of `watched`'s lesson, and shows the summary and the first
+/// failure; `runs` is its number. Once `cancel` is raised it stops, showing nothing more.
 fn run_lesson(
     root: &Path,
-    lesson: &Watched,
+    watched: &Watched,
     timeout: Duration,
     runs: usize,
     cancel: Arc<AtomicBool>,
@@ -304,21 +304,21 @@ fn run_lesson(
     } else {
         say!("──── run {runs} ────");
     }
-    let (group, exercise) = (lesson.group, &lesson.exercise);
+    let (lesson, exercise) = (watched.lesson, &watched.exercise);
     say!(
         "{} · {} · {}",
-        group.name.bold(),
+        lesson.name.bold(),
         exercise.title,
         exercise.file.display()
     );
-    // Every check runs, the one that reads the group's input too.
-    crate::check_input::want(group.name);
+    // Every check runs, the one that reads the lesson's input too.
+    crate::check_input::want(lesson.name);
     let built = match build_practice(root, exercise) {
         Ok(built) => built,
         Err(NotBuilt {
             failure, standing, ..
         }) => {
-            remember(root, group, exercise, &standing, None);
+            remember(root, lesson, exercise, &standing, None);
             say!("{} {}", "error:".red().bold(), failure.message);
             if let Some(hint) = failure.hint {
                 say!("{} {hint}", "hint:".cyan().bold());
@@ -338,7 +338,7 @@ fn run_lesson(
         unfinished_hint: format!(
             "Write its body in {} (lesson: exercises/{}/{}).",
             exercise.file.display(),
-            group.name,
+            lesson.name,
             exercise.lesson.display()
         ),
         ..RunSettings::new(Against::Practice.name(), timeout)
@@ -346,7 +346,7 @@ fn run_lesson(
     let mut out = super::output::Out;
     let ran = {
         let mut printer = crate::printers::for_args(&args, &mut out);
-        suite::run(group, &launcher, &(&args).into(), &settings, &mut *printer)
+        suite::run(lesson, &launcher, &(&args).into(), &settings, &mut *printer)
     };
     let summary = match ran {
         Ok(summary) => summary,
@@ -362,24 +362,24 @@ fn run_lesson(
     };
     drop(built);
     // The exhaustive check's message says the grader saves its case: as a plain run does.
-    let _ = save_case(root, group, &summary, None, false, &mut out);
+    let _ = save_case(root, lesson, &summary, None, false, &mut out);
     remember(
         root,
-        group,
+        lesson,
         exercise,
         &Standing::of(&summary),
         Some(&summary),
     );
     let log = GuidanceLog::in_kit(root);
-    let _ = guidance_line(&log, group, summary.all_passed(), true, &mut out);
+    let _ = guidance_line(&log, lesson, summary.all_passed(), true, &mut out);
     if summary.all_passed() {
-        let _ = next_steps(root, group, exercise, &mut out);
+        let _ = next_steps(root, lesson, exercise, &mut out);
     }
 }
 
-/// Shows the next help level of `lesson`, recorded as guidance first.
-fn show_help(root: &Path, lesson: &Watched, shown: &mut usize) {
-    let dir = lesson.exercise.dir(root);
+/// Shows the next help level of `watched`'s lesson, recorded as guidance first.
+fn show_help(root: &Path, watched: &Watched, shown: &mut usize) {
+    let dir = watched.exercise.dir(root);
     let help = match Help::load(&dir) {
         Ok(help) => help,
         Err(e) => {
@@ -393,10 +393,10 @@ fn show_help(root: &Path, lesson: &Watched, shown: &mut usize) {
             "\nYou have seen every help level of {} in this watch ({} of {}): nothing was \
              shown again, nothing recorded. `cargo run -p grader -- help {} --level N` shows \
              one again (recorded).",
-            lesson.group.name,
+            watched.lesson.name,
             help.levels.len(),
             help.levels.len(),
-            lesson.group.name
+            watched.lesson.name
         );
         return;
     }
@@ -405,12 +405,12 @@ fn show_help(root: &Path, lesson: &Watched, shown: &mut usize) {
         say!(
             "{} {} has no help",
             "error:".red().bold(),
-            lesson.group.name
+            watched.lesson.name
         );
         return;
     };
     let recorded = GuidanceLog::in_kit(root).append(
-        lesson.group.name,
+        watched.lesson.name,
         Kind::Help,
         &format!("level {level_number}: {} (watch)", level.name),
     );
@@ -419,7 +419,7 @@ fn show_help(root: &Path, lesson: &Watched, shown: &mut usize) {
             *shown = level_number;
             say!(
                 "\n{} — help, level {level_number} of {}: {}\n\n{}\n\n(Recorded as guidance #{} in GUIDANCE_LOG.md.)",
-                lesson.exercise.title,
+                watched.exercise.title,
                 help.levels.len(),
                 level.name,
                 level.text.trim_end(),
@@ -449,7 +449,7 @@ fn watch_files(
     let canonical = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
     let files: Vec<(PathBuf, &'static Lesson)> = lessons
         .iter()
-        .map(|l| (canonical(&root.join(&l.exercise.file)), l.group))
+        .map(|l| (canonical(&root.join(&l.exercise.file)), l.lesson))
         .collect();
     let folder = canonical(&root.join("practice").join("src"));
     let mut debouncer = notify_debouncer_mini::new_debouncer(
@@ -459,8 +459,8 @@ fn watch_files(
             for event in events {
                 // A rename leaves the new file at the lesson's path: match by path.
                 let path = canonical(&event.path);
-                if let Some((_, group)) = files.iter().find(|(f, _)| *f == path) {
-                    let _ = tx.send(Event::Saved(group));
+                if let Some((_, lesson)) = files.iter().find(|(f, _)| *f == path) {
+                    let _ = tx.send(Event::Saved(lesson));
                 }
             }
         },

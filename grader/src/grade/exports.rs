@@ -19,11 +19,11 @@
 
 use super::gradebook::{csv_field, Gradebook, Row, RowStatus};
 
-/// A lesson graded: its group and title, and its points possible.
+/// A lesson graded: its name and title, and its points possible.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Lesson {
-    /// The group, e.g. `build3`.
-    pub(crate) group: String,
+    /// Its name, e.g. `build3`.
+    pub(crate) name: String,
     /// Its title, the column's heading.
     pub(crate) title: String,
     /// Points possible.
@@ -62,10 +62,10 @@ pub(crate) fn render(lms: Lms, book: &Gradebook, lessons: &[Lesson]) -> String {
     }
     let extra =
         |s: &super::gradebook::Student, key: &str| s.extra.get(key).cloned().unwrap_or_default();
-    let row_of = |id: &str, group: &str| -> Option<&Row> {
+    let row_of = |id: &str, lesson: &str| -> Option<&Row> {
         book.rows.iter().find(|r| {
             r.student.as_ref().is_some_and(|s| s.id == id)
-                && (r.group == group || r.group.is_empty())
+                && (r.lesson == lesson || r.lesson.is_empty())
         })
     };
     match lms {
@@ -93,7 +93,7 @@ pub(crate) fn render(lms: Lms, book: &Gradebook, lessons: &[Lesson]) -> String {
                     extra(s, "sis_login_id"),
                     extra(s, "section"),
                 ];
-                line.extend(lessons.iter().map(|l| score(row_of(&s.id, &l.group))));
+                line.extend(lessons.iter().map(|l| score(row_of(&s.id, &l.name))));
                 lines.push(line);
             }
         }
@@ -109,7 +109,7 @@ pub(crate) fn render(lms: Lms, book: &Gradebook, lessons: &[Lesson]) -> String {
             for s in &students {
                 let mut line = vec![s.id.clone(), s.name.clone(), extra(s, "email")];
                 for l in lessons {
-                    let row = row_of(&s.id, &l.group);
+                    let row = row_of(&s.id, &l.name);
                     line.push(score(row));
                     line.push(feedback(row, l));
                 }
@@ -144,7 +144,7 @@ fn feedback(row: Option<&Row>, lesson: &Lesson) -> String {
                 "not graded: the grader failed; your instructor will grade it again".into()
             }
             RowStatus::Missing => "no submission".into(),
-            RowStatus::MissingFile => format!("no file for {} in the submission", lesson.group),
+            RowStatus::MissingFile => format!("no file for {} in the submission", lesson.name),
             _ => format!(
                 "{}: {} of {} points",
                 r.status.label(),
@@ -208,7 +208,7 @@ mod tests {
 
     fn lessons() -> Vec<Lesson> {
         vec![Lesson {
-            group: "build3".into(),
+            name: "build3".into(),
             title: "Retry transient failures".into(),
             points: 43.0,
         }]

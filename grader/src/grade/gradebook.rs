@@ -55,8 +55,9 @@ impl RowStatus {
 pub(crate) struct Row {
     /// The submission's name.
     pub(crate) submission: String,
-    /// The lesson's group.
-    pub(crate) group: String,
+    /// The lesson (the `group` column).
+    #[serde(rename = "group")]
+    pub(crate) lesson: String,
     /// How it ended.
     pub(crate) status: RowStatus,
     /// Checks that passed.
@@ -65,7 +66,7 @@ pub(crate) struct Row {
     pub(crate) failed: usize,
     /// Checks that reached `todo!()`.
     pub(crate) unfinished: usize,
-    /// Points earned (the weights of the passed checks, from `exercises/GROUP/grading.toml`).
+    /// Points earned (the weights of the passed checks, from `exercises/LESSON/grading.toml`).
     pub(crate) score: f64,
     /// Points possible.
     pub(crate) max_score: f64,
@@ -113,12 +114,12 @@ pub(crate) struct Student {
 }
 
 impl Row {
-    /// A row for `submission` and `group` with nothing graded yet: `status`, `note`, and
+    /// A row for `submission` and `lesson` with nothing graded yet: `status`, `note`, and
     /// zeros (the builder of every row that is not a graded one).
-    pub(crate) fn empty(submission: &str, group: &str, status: RowStatus, note: String) -> Row {
+    pub(crate) fn empty(submission: &str, lesson: &str, status: RowStatus, note: String) -> Row {
         Row {
             submission: submission.to_string(),
-            group: group.to_string(),
+            lesson: lesson.to_string(),
             status,
             passed: 0,
             failed: 0,
@@ -175,7 +176,7 @@ pub(crate) fn cut_note(note: String) -> String {
 impl Gradebook {
     /// A gradebook of `rows`, sorted.
     pub(crate) fn new(mut rows: Vec<Row>) -> Gradebook {
-        rows.sort_by(|a, b| (&a.submission, &a.group).cmp(&(&b.submission, &b.group)));
+        rows.sort_by(|a, b| (&a.submission, &a.lesson).cmp(&(&b.submission, &b.lesson)));
         // A note is a line of a spreadsheet: the learner's code chooses much of it (a
         // compiler's or a panic's text), and the reports hold the whole of it.
         for row in &mut rows {
@@ -256,7 +257,7 @@ impl Gradebook {
             }
             let fields = [
                 row.submission.clone(),
-                row.group.clone(),
+                row.lesson.clone(),
                 row.status.label().to_string(),
                 row.passed.to_string(),
                 row.failed.to_string(),

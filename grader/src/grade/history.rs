@@ -110,7 +110,7 @@ pub(crate) struct Change {
     /// The submission.
     pub(crate) submission: String,
     /// The lesson.
-    pub(crate) group: String,
+    pub(crate) lesson: String,
     /// How it was, `None` when it is new.
     pub(crate) before: Option<String>,
     /// How it is, `None` when it is gone.
@@ -119,10 +119,10 @@ pub(crate) struct Change {
 
 impl std::fmt::Display for Change {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let lesson = if self.group.is_empty() {
+        let lesson = if self.lesson.is_empty() {
             "-"
         } else {
-            &self.group
+            &self.lesson
         };
         let before = self.before.as_deref().unwrap_or("(no row)");
         let after = self.after.as_deref().unwrap_or("(no row)");
@@ -142,7 +142,7 @@ fn standing(row: &Row) -> String {
 
 /// What changed from `before` to `after`: rows added, gone, or with another status or score.
 pub(crate) fn diff(before: &Gradebook, after: &Gradebook) -> Vec<Change> {
-    let key = |r: &Row| (r.submission.clone(), r.group.clone());
+    let key = |r: &Row| (r.submission.clone(), r.lesson.clone());
     let old: BTreeMap<_, _> = before.rows.iter().map(|r| (key(r), standing(r))).collect();
     let new: BTreeMap<_, _> = after.rows.iter().map(|r| (key(r), standing(r))).collect();
     let mut keys: Vec<_> = old.keys().chain(new.keys()).cloned().collect();
@@ -154,7 +154,7 @@ pub(crate) fn diff(before: &Gradebook, after: &Gradebook) -> Vec<Change> {
             let changed = b != a;
             changed.then_some(Change {
                 submission: k.0,
-                group: k.1,
+                lesson: k.1,
                 before: b,
                 after: a,
             })

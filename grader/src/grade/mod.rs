@@ -49,7 +49,7 @@ use thiserror::Error;
 #[derive(Debug, Clone)]
 pub(crate) struct Settings {
     /// Grade only this lesson (otherwise: every lesson a submission holds a file for).
-    pub(crate) group: Option<&'static Lesson>,
+    pub(crate) lesson: Option<&'static Lesson>,
     /// How many submissions are graded at once.
     pub(crate) jobs: usize,
     /// Where the reports and the gradebook go.
@@ -134,7 +134,7 @@ pub(crate) enum GradeError {
 
 /// A submission's lesson file as it was graded, for the similarity of the class.
 struct LessonFile {
-    group: &'static str,
+    lesson: &'static str,
     /// The submission's name, as the gradebook has it.
     submission: String,
     text: String,
@@ -144,7 +144,7 @@ struct LessonFile {
 #[derive(Debug, Clone)]
 struct Job {
     submission: Submission,
-    group: &'static Lesson,
+    lesson: &'static Lesson,
     exercise: LessonInfo,
     /// The submitted file graded, as the submissions folder names it (`ada/lib.rs`), its
     /// control characters escaped (the learner named it).
@@ -187,15 +187,15 @@ pub(crate) fn grade(
     };
     let lessons: Vec<exports::Lesson> = crate::lessons::LESSONS
         .iter()
-        .filter(|g| settings.group.is_none_or(|only| only.name == g.name))
-        .filter(|g| book.rows.iter().any(|r| r.group == g.name))
+        .filter(|g| settings.lesson.is_none_or(|only| only.name == g.name))
+        .filter(|g| book.rows.iter().any(|r| r.lesson == g.name))
         .map(|g| exports::Lesson {
-            group: g.name.to_string(),
+            name: g.name.to_string(),
             title: g.title.to_string(),
             points: book
                 .rows
                 .iter()
-                .find(|r| r.group == g.name && r.max_score > 0.0)
+                .find(|r| r.lesson == g.name && r.max_score > 0.0)
                 .map_or(0.0, |r| r.max_score),
         })
         .collect();
@@ -222,7 +222,7 @@ pub(crate) fn grade(
             lessons: lessons
                 .iter()
                 .map(|l| {
-                    let checks = crate::lessons::lesson(&l.group)
+                    let checks = crate::lessons::lesson(&l.name)
                         .map(|g| g.checks.iter().map(|c| c.name).collect())
                         .unwrap_or_default();
                     (l, checks)
@@ -295,7 +295,7 @@ fn class_similarity(
 ) -> similarity::Compared {
     let mut compared = similarity::Compared::default();
     for lesson in lessons {
-        let Ok(exercise) = LessonInfo::load(kit, &lesson.group) else {
+        let Ok(exercise) = LessonInfo::load(kit, &lesson.name) else {
             continue;
         };
         let read = |path: PathBuf| std::fs::read_to_string(path).ok();
@@ -306,11 +306,11 @@ fn class_similarity(
             .and_then(|a| Some((a.display().to_string(), read(kit.join(a))?)));
         let files: Vec<(String, String)> = files
             .iter()
-            .filter(|f| f.group == lesson.group)
+            .filter(|f| f.lesson == lesson.name)
             .map(|f| (f.submission.clone(), f.text.clone()))
             .collect();
         let found = similarity::pairs(
-            &lesson.group,
+            &lesson.name,
             &files,
             answer
                 .as_ref()
@@ -322,7 +322,7 @@ fn class_similarity(
             found
                 .unread
                 .into_iter()
-                .map(|name| format!("{name} ({})", lesson.group)),
+                .map(|name| format!("{name} ({})", lesson.name)),
         );
     }
     similarity::sort(&mut compared.pairs);
@@ -408,7 +408,7 @@ fn grade_rows(
         .iter()
         .filter(|job| job.refused.is_none())
         .map(|job| LessonFile {
-            group: job.group.name,
+            lesson: job.lesson.name,
             submission: job.submission.name.clone(),
             text: String::from_utf8_lossy(&job.content).into_owned(),
         })
@@ -416,9 +416,9 @@ fn grade_rows(
     let previous = (!settings.force)
         .then(|| Gradebook::load(&settings.out))
         .flatten();
-    // Every check of a graded group runs, the one that reads its input too.
+    // Every check of a graded lesson runs, the one that reads its input too.
     for job in &jobs {
-        crate::check_input::want(job.group.name);
+        crate::check_input::want(job.lesson.name);
     }
     let mut pending = VecDeque::new();
     let mut reused = Vec::new();
@@ -426,7 +426,7 @@ fn grade_rows(
         let earlier = previous.as_ref().and_then(|book| {
             book.rows.iter().find(|r| {
                 r.submission == job.submission.name
-                    && r.group == job.group.name
+                    && r.lesson == job.lesson.name
                     && r.content_hash == job.hash
                     && r.status != RowStatus::KitError
             })
@@ -434,7 +434,7 @@ fn grade_rows(
         let reports_kept = settings
             .formats
             .iter()
-            .all(|f| report_path(settings, &job.submission.name, job.group.name, *f).is_file());
+            .all(|f| report_path(settings, &job.submission.name, job.lesson.name, *f).is_file());
         match earlier {
             // The roster's part is this run's to add.
             Some(row) if reports_kept => reused.push(Row {
@@ -452,7 +452,7 @@ fn grade_rows(
     let book_of = |rows: &[Row]| {
         let rows = match &settings.roster {
             Some(roster) => {
-                with_roster(rows.to_vec(), roster, submissions, settings.group, &points)
+                with_roster(rows.to_vec(), roster, submissions, settings.lesson, &points)
             }
             None => rows.to_vec(),
         };
@@ -547,12 +547,12 @@ pub(crate) fn gradebook_name(name: &str) -> String {
 }
 
 /// `rows` with the roster's students on them, and a `missing` row for each student whose
-/// submission is not among `submissions` (for `group`, or for no lesson in particular).
+/// submission is not among `submissions` (for `lesson`, or for no lesson in particular).
 fn with_roster(
     mut rows: Vec<Row>,
     roster: &roster::Roster,
     submissions: &[Submission],
-    group: Option<&Lesson>,
+    lesson: Option<&Lesson>,
     points: &BTreeMap<&'static str, f64>,
 ) -> Vec<Row> {
     for entry in &roster.students {
@@ -576,13 +576,13 @@ fn with_roster(
                 ),
                 None => format!("no submission: the roster (line {}) names none", entry.line),
             };
-            let group_name = group.map_or("", |g| g.name);
+            let lesson_name = lesson.map_or("", |g| g.name);
             rows.push(Row {
-                max_score: points.get(group_name).copied().unwrap_or(0.0),
+                max_score: points.get(lesson_name).copied().unwrap_or(0.0),
                 student: Some(entry.student.clone()),
                 ..Row::empty(
                     &name.unwrap_or_else(|| gradebook_name(&entry.student.id)),
-                    group_name,
+                    lesson_name,
                     RowStatus::Missing,
                     note,
                 )
@@ -634,7 +634,7 @@ fn plan(batch: Batch<'_>, submission: &Submission, jobs: &mut Vec<Job>, rows: &m
         settings,
         kit_digest,
     } = batch;
-    let named = settings.group.is_some();
+    let named = settings.lesson.is_some();
     // A symbolic link (to another learner's folder, say), or a single file past its bound,
     // is refused before anything else is read.
     let whole = submission.refusal().map(ReadError::Refused).or_else(|| {
@@ -647,12 +647,12 @@ fn plan(batch: Batch<'_>, submission: &Submission, jobs: &mut Vec<Job>, rows: &m
         let why = refused_note(submission, &refusal);
         match exercises
             .iter()
-            .find(|(g, _)| settings.group.is_some_and(|n| n.name == g.name))
+            .find(|(g, _)| settings.lesson.is_some_and(|n| n.name == g.name))
         {
-            Some((group, exercise)) => jobs.push(refused_job(
+            Some((lesson, exercise)) => jobs.push(refused_job(
                 kit_digest,
                 submission,
-                group,
+                lesson,
                 exercise,
                 &submission.path,
                 why,
@@ -664,7 +664,7 @@ fn plan(batch: Batch<'_>, submission: &Submission, jobs: &mut Vec<Job>, rows: &m
         }
         return;
     }
-    let chosen: Vec<&(&'static Lesson, LessonInfo)> = match settings.group {
+    let chosen: Vec<&(&'static Lesson, LessonInfo)> = match settings.lesson {
         Some(g) => exercises
             .iter()
             .filter(|(eg, _)| eg.name == g.name)
@@ -704,7 +704,7 @@ fn plan(batch: Batch<'_>, submission: &Submission, jobs: &mut Vec<Job>, rows: &m
             )
         } else {
             // A folder whose only `.rs` file has another name (a platform renamed the
-            // upload) is graded with --group: say so, naming the file.
+            // upload) is graded with --lesson: say so, naming the file.
             let only = exercises
                 .first()
                 .and_then(|(_, e)| submission.lesson_file(e, true).ok().flatten());
@@ -747,7 +747,7 @@ fn plan(batch: Batch<'_>, submission: &Submission, jobs: &mut Vec<Job>, rows: &m
         Ok(None) => Ok(None),
         Err(refusal) => Err((submission.path.join(LOG_FILE), refusal)),
     };
-    for (group, exercise) in chosen {
+    for (lesson, exercise) in chosen {
         let found = submission.lesson_file(exercise, named);
         let refused = match (&found, &log) {
             (Err(refusal), _) => Some((submission.path.clone(), refusal.clone())),
@@ -757,7 +757,7 @@ fn plan(batch: Batch<'_>, submission: &Submission, jobs: &mut Vec<Job>, rows: &m
         if let Some((path, refusal)) = refused {
             let why = refused_note(submission, &refusal);
             jobs.push(refused_job(
-                kit_digest, submission, group, exercise, &path, why,
+                kit_digest, submission, lesson, exercise, &path, why,
             ));
             continue;
         }
@@ -769,11 +769,11 @@ fn plan(batch: Batch<'_>, submission: &Submission, jobs: &mut Vec<Job>, rows: &m
                     .file
                     .file_name()
                     .map_or("file".into(), |n| n.to_string_lossy()),
-                group.name
+                lesson.name
             );
             rows.push(Row {
-                max_score: points.get(group.name).copied().unwrap_or(0.0),
-                ..missing(submission, group.name, note)
+                max_score: points.get(lesson.name).copied().unwrap_or(0.0),
+                ..missing(submission, lesson.name, note)
             });
             continue;
         };
@@ -796,14 +796,14 @@ fn plan(batch: Batch<'_>, submission: &Submission, jobs: &mut Vec<Job>, rows: &m
             Err(ReadError::Refused(refusal)) => {
                 let why = refused_note(submission, &refusal);
                 jobs.push(refused_job(
-                    kit_digest, submission, group, exercise, &file, why,
+                    kit_digest, submission, lesson, exercise, &file, why,
                 ));
                 continue;
             }
             Err(e) => {
                 rows.push(missing(
                     submission,
-                    group.name,
+                    lesson.name,
                     crate::sanitise::escape_string(e.to_string()),
                 ));
                 continue;
@@ -811,13 +811,13 @@ fn plan(batch: Batch<'_>, submission: &Submission, jobs: &mut Vec<Job>, rows: &m
         };
         let normalized = copied::normalized(&String::from_utf8_lossy(&content));
         let copies = answers
-            .get(group.name)
+            .get(lesson.name)
             .filter(|(_, answer)| normalized == *answer)
             .map(|(path, _)| path.clone());
         let hash = content_hash(
             format!(
                 "{kit_digest}\n{}\n{:?}\n{}\n{:?}\n{}\n{}\n",
-                group.name,
+                lesson.name,
                 settings.timeout,
                 settings.limits.memory,
                 settings.compile,
@@ -828,7 +828,7 @@ fn plan(batch: Batch<'_>, submission: &Submission, jobs: &mut Vec<Job>, rows: &m
         );
         jobs.push(Job {
             submission: submission.clone(),
-            group,
+            lesson,
             exercise: exercise.clone(),
             file: crate::sanitise::escape_string(shown(submission, &file).display().to_string()),
             content,
@@ -846,15 +846,15 @@ fn plan(batch: Batch<'_>, submission: &Submission, jobs: &mut Vec<Job>, rows: &m
 fn refused_job(
     kit_digest: &str,
     submission: &Submission,
-    group: &'static Lesson,
+    lesson: &'static Lesson,
     exercise: &LessonInfo,
     file: &Path,
     why: String,
 ) -> Job {
-    let hash = content_hash(format!("{kit_digest}\n{}\nrefused\n{why}\n", group.name).as_bytes());
+    let hash = content_hash(format!("{kit_digest}\n{}\nrefused\n{why}\n", lesson.name).as_bytes());
     Job {
         submission: submission.clone(),
-        group,
+        lesson,
         exercise: exercise.clone(),
         file: crate::sanitise::escape_string(shown(submission, file).display().to_string()),
         content: Vec::new(),
@@ -932,8 +932,8 @@ fn refused_note(submission: &Submission, refusal: &Refusal) -> String {
 }
 
 /// A row for a lesson a submission has no (readable) file for.
-fn missing(submission: &Submission, group: &str, note: String) -> Row {
-    Row::empty(&submission.name, group, RowStatus::MissingFile, note)
+fn missing(submission: &Submission, lesson: &str, note: String) -> Row {
+    Row::empty(&submission.name, lesson, RowStatus::MissingFile, note)
 }
 
 /// A row for a submission the kit failed on: not a grade.
@@ -942,7 +942,7 @@ fn kit_error(job: &Job, note: String) -> Row {
         status: RowStatus::KitError,
         note,
         content_hash: job.hash.clone(),
-        ..missing(&job.submission, job.group.name, String::new())
+        ..missing(&job.submission, job.lesson.name, String::new())
     }
 }
 
@@ -982,10 +982,10 @@ fn affects_grades(path: &Path) -> bool {
 pub(crate) fn report_path(
     settings: &Settings,
     submission: &str,
-    group: &str,
+    lesson: &str,
     format: ReportFormat,
 ) -> PathBuf {
-    submission_dir(settings, submission).join(format!("{group}.{}", format.file_suffix()))
+    submission_dir(settings, submission).join(format!("{lesson}.{}", format.file_suffix()))
 }
 
 /// The folder of a submission's reports.
@@ -1043,11 +1043,11 @@ fn prepare_slots(
                 let _lock = compile::lock_builds(&kit_target).map_err(GradeError::Copy)?;
                 warm_or_leave_cold(kit, &kit_target.join("debug"), first.root(), base);
             }
-            let group = settings.group.map_or(exercises[0].0.name, |g| g.name);
+            let lesson = settings.lesson.map_or(exercises[0].0.name, |g| g.name);
             let mut messages = Vec::new();
             compile::build_harness_at(
                 &BuildPlace::isolated(first.root()),
-                group,
+                lesson,
                 false,
                 &mut messages,
             )
@@ -1097,8 +1097,8 @@ fn grade_job(slot: &Slot, base: &Files, job: &Job, settings: &Settings) -> Row {
         text,
         "{} · {} ({}) · kit {}\n{} was graded as {} (its lines keep their numbers)\n",
         job.submission.name,
-        job.group.name,
-        job.group.title,
+        job.lesson.name,
+        job.lesson.title,
         env!("CARGO_PKG_VERSION"),
         job.file,
         job.exercise.file.display()
@@ -1135,7 +1135,7 @@ fn grade_job(slot: &Slot, base: &Files, job: &Job, settings: &Settings) -> Row {
     };
     let report = RunReport::new(
         root,
-        job.group,
+        job.lesson,
         &job.exercise,
         &job.submission.name,
         summary.as_ref(),
@@ -1164,7 +1164,7 @@ fn grade_job(slot: &Slot, base: &Files, job: &Job, settings: &Settings) -> Row {
             content_hash: job.hash.clone(),
             guidance: guidance_counts(job, &report),
             guidance_unverified: unverified(job, &report),
-            ..missing(&job.submission, job.group.name, String::new())
+            ..missing(&job.submission, job.lesson.name, String::new())
         },
         (None, None) => kit_error(job, "no result".into()),
     };
@@ -1226,7 +1226,7 @@ fn run_checks(
     // gone before this one compiles: the compile may read the copy's target folder, and one
     // submission must not read another's work (`include_bytes!`).
     compile::forget_learners_builds(&place);
-    let built = match compile::build_harness_at(&place, job.group.name, false, text) {
+    let built = match compile::build_harness_at(&place, job.lesson.name, false, text) {
         Ok(built) => built,
         Err(BuildError::Compile { errors }) => {
             return Err(Stopped::NotRun {
@@ -1260,7 +1260,7 @@ fn run_checks(
         unfinished_hint: format!(
             "Write its body in {} (lesson: exercises/{}/{}).",
             job.exercise.file.display(),
-            job.group.name,
+            job.lesson.name,
             job.exercise.lesson.display()
         ),
         all_in_full: true,
@@ -1273,7 +1273,7 @@ fn run_checks(
     {
         let mut keep = OnFinished(|_: &Lesson, summary: &Summary| finished = Some(summary.clone()));
         suite::run(
-            job.group,
+            job.lesson,
             &launcher,
             &(&args).into(),
             &run_settings,
@@ -1349,7 +1349,7 @@ fn graded_row(job: &Job, summary: &Summary, report: &RunReport, max_score: f64) 
         failed_checks,
         first_message,
         timeouts,
-        ..Row::empty(&job.submission.name, job.group.name, status, note)
+        ..Row::empty(&job.submission.name, job.lesson.name, status, note)
     }
 }
 
@@ -1389,13 +1389,13 @@ fn write_reports(
     let dir = submission_dir(settings, &job.submission.name);
     std::fs::create_dir_all(&dir)?;
     for format in &settings.formats {
-        let path = report_path(settings, &job.submission.name, job.group.name, *format);
+        let path = report_path(settings, &job.submission.name, job.lesson.name, *format);
         std::fs::write(path, format.render(report))?;
     }
     // The checks' part is escaped already; the compiler's messages quote the learner's
     // source, and rustc leaves C1 controls raw (the text has no colour to keep).
     let text = crate::sanitise::escape_string(String::from_utf8_lossy(text).into_owned());
-    std::fs::write(dir.join(format!("{}.txt", job.group.name)), text)
+    std::fs::write(dir.join(format!("{}.txt", job.lesson.name)), text)
 }
 
 #[cfg(test)]

@@ -122,7 +122,7 @@ fn as_rustc_reads(source: &str) -> std::borrow::Cow<'_, str> {
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Pair {
     /// The lesson.
-    pub(crate) group: String,
+    pub(crate) lesson: String,
     /// One submission's name.
     pub(crate) left: String,
     /// The other's, or the reference answer's name (its path in the kit,
@@ -175,7 +175,7 @@ pub(crate) struct Compared {
 /// one within the other ([`CONTAINED_FROM`]), most alike first. Text that `stub` has is no
 /// evidence of anything and is left out.
 pub(crate) fn pairs(
-    group: &str,
+    lesson: &str,
     files: &[(String, String)],
     reference: Option<(&str, &str)>,
     stub: &str,
@@ -200,10 +200,10 @@ pub(crate) fn pairs(
     let mut found = Vec::new();
     for (i, (left, a)) in printed.iter().enumerate() {
         for (right, b) in &printed[i + 1..] {
-            found.extend(compare(group, left, a, right, b));
+            found.extend(compare(lesson, left, a, right, b));
         }
         if let Some((name, answer)) = &answer {
-            found.extend(compare(group, left, a, name, answer));
+            found.extend(compare(lesson, left, a, name, answer));
         }
     }
     sort(&mut found);
@@ -218,7 +218,7 @@ pub(crate) fn sort(pairs: &mut [Pair]) {
     pairs.sort_by(|x, y| {
         y.score()
             .total_cmp(&x.score())
-            .then_with(|| (&x.group, &x.left, &x.right).cmp(&(&y.group, &y.left, &y.right)))
+            .then_with(|| (&x.lesson, &x.left, &x.right).cmp(&(&y.lesson, &y.left, &y.right)))
     });
 }
 
@@ -266,7 +266,7 @@ fn figures(a: &Fingerprints, b: &Fingerprints) -> (f64, f64) {
 /// `a` and `b` as a pair, when they are at least [`LISTED_FROM`] alike or one holds at least
 /// [`CONTAINED_FROM`] of the other.
 fn compare(
-    group: &str,
+    lesson: &str,
     left: &str,
     a: &Fingerprints,
     right: &str,
@@ -278,7 +278,7 @@ fn compare(
     }
     let shared: BTreeSet<u64> = a.set.intersection(&b.set).copied().collect();
     Some(Pair {
-        group: group.to_string(),
+        lesson: lesson.to_string(),
         left: left.to_string(),
         right: right.to_string(),
         similarity,
@@ -628,7 +628,7 @@ pub(crate) fn csv(pairs: &[Pair]) -> String {
         let _ = writeln!(
             out,
             "{},{},{},{:.2},{:.2},{}",
-            super::gradebook::csv_field(&pair.group),
+            super::gradebook::csv_field(&pair.lesson),
             super::gradebook::csv_field(&pair.left),
             super::gradebook::csv_field(&pair.right),
             pair.similarity,
@@ -662,8 +662,8 @@ pub(crate) fn clusters(pairs: &[Pair], at_least: f64) -> BTreeMap<String, Vec<BT
         at
     }
     for pair in pairs.iter().filter(|p| p.score() >= at_least) {
-        let left = (pair.group.clone(), pair.left.clone());
-        let right = (pair.group.clone(), pair.right.clone());
+        let left = (pair.lesson.clone(), pair.left.clone());
+        let right = (pair.lesson.clone(), pair.right.clone());
         parent.entry(left.clone()).or_insert_with(|| left.clone());
         parent.entry(right.clone()).or_insert_with(|| right.clone());
         let (a, b) = (root(&mut parent, &left), root(&mut parent, &right));
@@ -678,8 +678,8 @@ pub(crate) fn clusters(pairs: &[Pair], at_least: f64) -> BTreeMap<String, Vec<BT
         sets.entry(top).or_default().insert(key.1);
     }
     let mut out: BTreeMap<String, Vec<BTreeSet<String>>> = BTreeMap::new();
-    for ((group, _), set) in sets {
-        out.entry(group).or_default().push(set);
+    for ((lesson, _), set) in sets {
+        out.entry(lesson).or_default().push(set);
     }
     out
 }
@@ -971,7 +971,7 @@ pub(crate) fn retry_request(attempts: u32, budget: u64) -> Result<u32, String> {
     #[test]
     fn clusters_join_pairs() {
         let pair = |l: &str, r: &str, s: f64| Pair {
-            group: "g".into(),
+            lesson: "g".into(),
             left: l.into(),
             right: r.into(),
             similarity: s,

@@ -117,13 +117,13 @@ impl Submission {
         }
     }
 
-    /// The learner's file for `exercise`, when the submission has one; `named_group` says
+    /// The learner's file for `exercise`, when the submission has one; `named_lesson` says
     /// the lesson was named on the command line (so a folder's only `.rs` file counts). No
     /// symbolic link is followed on the way: one found is the submission's refusal.
     pub(crate) fn lesson_file(
         &self,
         exercise: &LessonInfo,
-        named_group: bool,
+        named_lesson: bool,
     ) -> Result<Option<PathBuf>, Refusal> {
         if let Some(refusal) = self.refusal() {
             return Err(refusal);
@@ -135,7 +135,7 @@ impl Submission {
         if let Some(first) = found.into_iter().next() {
             return Ok(Some(first));
         }
-        if !named_group {
+        if !named_lesson {
             return Ok(None);
         }
         let top = self.top()?;

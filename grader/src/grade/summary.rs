@@ -66,7 +66,7 @@ fn figures<'a>(book: &'a Gradebook, lesson: &'a Lesson, checks: &[&str]) -> Less
     let rows: Vec<&Row> = book
         .rows
         .iter()
-        .filter(|r| r.group == lesson.group)
+        .filter(|r| r.lesson == lesson.name)
         .collect();
     let ran_rows: Vec<&Row> = rows
         .iter()
@@ -425,7 +425,7 @@ impl Class<'_> {
                 .take(PAIRS_SHOWN)
                 .map(|p| {
                     vec![
-                        Cell::Kit(p.group.clone()),
+                        Cell::Kit(p.lesson.clone()),
                         Cell::Learner(p.left.clone()),
                         Cell::Learner(p.right.clone()),
                         Cell::Figure(p.similarity),
@@ -459,7 +459,7 @@ impl Class<'_> {
         let rows = attention(self.book).into_iter().map(|(row, why)| {
             vec![
                 Cell::Learner(row.submission.clone()),
-                Cell::Kit(row.group.clone()),
+                Cell::Kit(row.lesson.clone()),
                 Cell::Learner(why),
             ]
         });
@@ -484,7 +484,7 @@ impl Class<'_> {
             let _ = writeln!(
                 out,
                 "## {} — {} ({} points)\n",
-                md(&f.lesson.group),
+                md(&f.lesson.name),
                 md(&f.lesson.title),
                 points(f.lesson.points)
             );
@@ -559,7 +559,7 @@ impl Class<'_> {
             let _ = writeln!(
                 out,
                 "<section class=\"lesson\" id=\"{g}\">\n<h2>{g} — {t} <small>({p} points)</small></h2>",
-                g = html(&f.lesson.group),
+                g = html(&f.lesson.name),
                 t = html(&f.lesson.title),
                 p = points(f.lesson.points)
             );
@@ -688,7 +688,7 @@ mod tests {
     fn class_of(rows: Vec<Row>) -> (Gradebook, Lesson) {
         let book = Gradebook::new(rows).of_run("2026-12-03T00-00-00Z", &[]);
         let lesson = Lesson {
-            group: "build3".into(),
+            name: "build3".into(),
             title: "Retry transient failures".into(),
             points: 10.0,
         };

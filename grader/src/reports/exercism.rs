@@ -5,7 +5,7 @@
 //!   file did not compile, or the run had no checks), and `fail` otherwise.
 //! - `message` is set only for `error`: the compiler's output, at most [`MESSAGE_LIMIT`]
 //!   bytes (so at most that many characters, however the platform counts).
-//! - `tests` lists the checks in the group's order (Exercism shows the first failure only);
+//! - `tests` lists the checks in the lesson's order (Exercism shows the first failure only);
 //!   it is left out for `error`. A kit bug is a test `error`; an unfinished check is a `fail`
 //!   whose message begins `unfinished: `.
 //! - A test's `output` is at most [`OUTPUT_LIMIT`] characters, cut with Exercism's notice,
@@ -67,7 +67,7 @@ fn test_code(report: &RunReport, check: &CheckReport) -> String {
     };
     format!(
         "cargo run -p grader -- {} --exact {}{against}",
-        report.group, check.name
+        report.lesson, check.name
     )
 }
 
@@ -146,7 +146,7 @@ pub(crate) fn render(report: &RunReport) -> String {
             },
             None => format!(
                 "No check ran: lesson {} has no checks to run.",
-                report.group
+                report.lesson
             ),
         };
         return to_text(&Results {

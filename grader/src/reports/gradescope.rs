@@ -2,7 +2,7 @@
 //!
 //! - The top-level `score` is the sum of the passed checks' weights; Gradescope takes it as
 //!   the grade (it overrides the tests' total). It never exceeds the weights' sum.
-//! - One test per check, in the group's order, numbered `MODULE.CHECK` (`1.3`: the third
+//! - One test per check, in the lesson's order, numbered `MODULE.CHECK` (`1.3`: the third
 //!   check of the first module); `score` is the weight if the check passed, else 0, and
 //!   `max_score` is the weight. Only a pass is `passed`: an unfinished check and a kit bug
 //!   are `failed` (a kit bug says so, and that it is no verdict on the learner's code).
@@ -67,7 +67,7 @@ fn points_text(x: f64) -> String {
 fn summary(report: &RunReport, score: f64, max: f64) -> String {
     let mut lines = vec![format!(
         "{} — {} (checked against {}).",
-        report.group, report.title, report.against
+        report.lesson, report.title, report.against
     )];
     if let Some(not_run) = &report.not_run {
         lines.push(format!(

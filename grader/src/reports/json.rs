@@ -22,7 +22,8 @@ struct Doc<'a> {
     schema: &'static str,
     version: u32,
     kit_version: &'a str,
-    group: &'a str,
+    #[serde(rename = "group")]
+    lesson: &'a str,
     title: &'a str,
     against: &'a str,
     learner_file: Option<&'a str>,
@@ -139,7 +140,7 @@ pub(crate) fn render(report: &RunReport) -> String {
         schema: SCHEMA,
         version: VERSION,
         kit_version: &report.kit_version,
-        group: &report.group,
+        lesson: &report.lesson,
         title: &report.title,
         against: &report.against,
         learner_file: report.learner_file.as_deref(),

@@ -1,10 +1,10 @@
 //! JUnit XML, as CI servers read it (Jenkins' format, as `quick-junit` and nextest write
 //! it).
 //!
-//! - One `<testsuites name="retry-kit">` holding one `<testsuite>` for the group, whose
+//! - One `<testsuites name="retry-kit">` holding one `<testsuite>` for the lesson, whose
 //!   `<properties>` record the kit's version, the lesson, whose code ran, the learner's file
 //!   and the guidance.
-//! - One `<testcase name="CHECK" classname="LESSON.MODULE">` per check, in the group's order.
+//! - One `<testcase name="CHECK" classname="LESSON.MODULE">` per check, in the lesson's order.
 //!   A failed check holds `<failure type="KIND">` (`mismatch`, `panic`, `crash`, `timeout`,
 //!   `limit`, `leak`); an unfinished check `<failure type="unfinished">` (it is not a pass);
 //!   a kit bug `<error type="kit_bug">`. The `message` attribute is the message's first line,
@@ -253,7 +253,7 @@ pub(crate) fn render(report: &RunReport) -> String {
         ),
     };
     let time = secs(report.duration_secs);
-    let group = attr(&report.group);
+    let lesson = attr(&report.lesson);
     let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     let _ = writeln!(
         out,
@@ -262,7 +262,7 @@ pub(crate) fn render(report: &RunReport) -> String {
     );
     let _ = write!(
         out,
-        "    <testsuite name=\"{group}\" tests=\"{tests}\" failures=\"{failures}\" \
+        "    <testsuite name=\"{lesson}\" tests=\"{tests}\" failures=\"{failures}\" \
          errors=\"{errors}\" skipped=\"0\" time=\"{time}\""
     );
     if !report.started.is_empty() {
@@ -314,7 +314,7 @@ pub(crate) fn render(report: &RunReport) -> String {
             testcase(
                 &mut out,
                 name,
-                &report.group,
+                &report.lesson,
                 report.duration_secs,
                 Some(verdict),
                 "",
@@ -324,9 +324,9 @@ pub(crate) fn render(report: &RunReport) -> String {
             for check in &report.checks {
                 let module = module_of(&check.name);
                 let classname = if module.is_empty() {
-                    report.group.clone()
+                    report.lesson.clone()
                 } else {
-                    format!("{}.{}", report.group, module.replace("::", "."))
+                    format!("{}.{}", report.lesson, module.replace("::", "."))
                 };
                 testcase(
                     &mut out,

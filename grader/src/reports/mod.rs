@@ -1,7 +1,7 @@
 //! Results that other tools read: the kit's own JSON, Exercism's `results.json` (version
 //! 3), Gradescope's `results.json`, and JUnit XML.
 //!
-//! A run of a group becomes one [`RunReport`]; each [`ReportFormat`] renders it as text. The
+//! A run of a lesson becomes one [`RunReport`]; each [`ReportFormat`] renders it as text. The
 //! renderers are pure functions, so the tests can hold each format to its platform's rules
 //! (field names, allowed values, order, length limits, escaping of learner text).
 
@@ -21,13 +21,13 @@ use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::time::SystemTime;
 
-/// One run of a group, as every format reports it.
+/// One run of a lesson, as every format reports it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunReport {
     /// The kit's version (`grader`'s package version).
     pub kit_version: String,
-    /// The group, e.g. `build3`.
-    pub group: String,
+    /// The lesson, e.g. `build3`.
+    pub lesson: String,
     /// The lesson's title.
     pub title: String,
     /// Whose code ran: `practice`, `reference`, or a submission's name.
@@ -44,9 +44,9 @@ pub struct RunReport {
     /// Points possible on the lesson: the weights of all its checks, whether or not they
     /// ran (a file that did not compile is graded out of the lesson's full points).
     pub points_possible: f64,
-    /// Every check that ran, in the group's order.
+    /// Every check that ran, in the lesson's order.
     pub checks: Vec<CheckReport>,
-    /// The guidance recorded for the group.
+    /// The guidance recorded for the lesson.
     pub guidance: Guidance,
     /// When the run started (RFC 3339, UTC).
     pub started: String,
@@ -97,11 +97,11 @@ pub struct CheckReport {
     pub output: String,
     /// How long the check's process ran, in seconds.
     pub duration_secs: f64,
-    /// Its points in a grade (from `exercises/GROUP/grading.toml`; 1 by default).
+    /// Its points in a grade (from `exercises/LESSON/grading.toml`; 1 by default).
     pub weight: f64,
 }
 
-/// The guidance a log holds for one group, by kind (`help`, `reference-run`, `note`).
+/// The guidance a log holds for one lesson, by kind (`help`, `reference-run`, `note`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Guidance {
     /// Records of each kind.
@@ -163,11 +163,11 @@ impl RunReport {
 }
 
 impl RunReport {
-    /// The report of a run of `group`'s checks against `against` in the kit at `root`: the
+    /// The report of a run of `lesson`'s checks against `against` in the kit at `root`: the
     /// checks of `summary`, or — when nothing ran — `not_run` says why.
     pub fn new(
         root: &Path,
-        group: &Lesson,
+        lesson: &Lesson,
         exercise: &LessonInfo,
         against: &str,
         summary: Option<&Summary>,
@@ -198,31 +198,31 @@ impl RunReport {
             .unwrap_or_default();
         Ok(RunReport {
             kit_version: env!("CARGO_PKG_VERSION").to_string(),
-            group: group.name.to_string(),
-            title: group.title.to_string(),
+            lesson: lesson.name.to_string(),
+            title: lesson.title.to_string(),
             against: against.to_string(),
             learner_file: Some(exercise.file.display().to_string()),
             learner_file_hash: learner.map(|bytes| content_hash(&bytes)),
             not_run,
-            points_possible: group
+            points_possible: lesson
                 .checks
                 .iter()
                 .fold(0.0, |sum, c| sum + weights.of(c.name)),
             checks,
-            guidance: guidance(root, group.name),
+            guidance: guidance(root, lesson.name),
             started: humantime::format_rfc3339_seconds(started).to_string(),
             duration_secs: started.elapsed().map_or(0.0, |d| d.as_secs_f64()),
         })
     }
 }
 
-/// The guidance the log of the kit at `root` holds for `group`.
-pub(crate) fn guidance(root: &Path, group: &str) -> Guidance {
+/// The guidance the log of the kit at `root` holds for `lesson`.
+pub(crate) fn guidance(root: &Path, lesson: &str) -> Guidance {
     match GuidanceLog::in_kit(root).read() {
         Ok(contents) => Guidance {
             by_kind: [Kind::Help, Kind::ReferenceRun, Kind::Note]
                 .into_iter()
-                .map(|k| (k.as_str().to_string(), contents.count(group, k)))
+                .map(|k| (k.as_str().to_string(), contents.count(lesson, k)))
                 .collect(),
             known: root.join(crate::guidance::LOG_FILE).is_file(),
             unverified: contents.problems.first().map(|first| {
@@ -307,7 +307,7 @@ impl ReportFormat {
         }
     }
 
-    /// The end of a report file's name in this format, after the group: `build3.junit.xml`.
+    /// The end of a report file's name in this format, after the lesson: `build3.junit.xml`.
     pub(crate) fn file_suffix(self) -> &'static str {
         match self {
             ReportFormat::Json => "json",

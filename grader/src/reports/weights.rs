@@ -1,4 +1,4 @@
-//! Each check's points in a grade, from `exercises/GROUP/grading.toml`:
+//! Each check's points in a grade, from `exercises/LESSON/grading.toml`:
 //!
 //! ```toml
 //! # Points for every check not listed below.

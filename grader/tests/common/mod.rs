@@ -150,25 +150,25 @@ pub fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
-/// The pristine stub of `group`, as the shipped exercise folder has it.
-pub fn stub(group: &str) -> String {
-    let path = PathBuf::from(format!("exercises/{group}/stub.rs"));
-    String::from_utf8(files().get(&path).expect("the group has a stub").clone())
+/// The pristine stub of `lesson`, as the shipped exercise folder has it.
+pub fn stub(lesson: &str) -> String {
+    let path = PathBuf::from(format!("exercises/{lesson}/stub.rs"));
+    String::from_utf8(files().get(&path).expect("the lesson has a stub").clone())
         .expect("the stub is text")
 }
 
-/// The learner's file of `group` in the copy at `kit`.
-pub fn learner_file(kit: &Path, group: &str) -> PathBuf {
-    let info = grader::LessonInfo::load(kit, group).expect("the group has an info.toml");
+/// The learner's file of `lesson` in the copy at `kit`.
+pub fn learner_file(kit: &Path, lesson: &str) -> PathBuf {
+    let info = grader::LessonInfo::load(kit, lesson).expect("the lesson has an info.toml");
     kit.join(info.file)
 }
 
-/// Runs `group` in the copy at `kit`, whose learner file is the pristine stub, and checks
+/// Runs lesson `name` in the copy at `kit`, whose learner file is the pristine stub, and checks
 /// what a learner sees: every check unfinished, where the stub stopped, and exit status 1.
 /// Returns standard output.
-pub fn assert_stub_is_unfinished(kit: &Path, group: &str) -> String {
-    let stdout = grader_exits(kit, &[group], 1);
-    let lesson = grader::lessons::lesson(group).expect("a registered group");
+pub fn assert_stub_is_unfinished(kit: &Path, name: &str) -> String {
+    let stdout = grader_exits(kit, &[name], 1);
+    let lesson = grader::lessons::lesson(name).expect("a registered lesson");
     let total = lesson.checks.len();
     assert!(
         stdout.contains(&format!(
@@ -176,7 +176,7 @@ pub fn assert_stub_is_unfinished(kit: &Path, group: &str) -> String {
         )),
         "{stdout}"
     );
-    let info = grader::LessonInfo::load(kit, group).expect("the group has an info.toml");
+    let info = grader::LessonInfo::load(kit, name).expect("the lesson has an info.toml");
     let stopped = format!(
         "{} reached todo!() at {}:",
         lesson.function,
@@ -187,14 +187,14 @@ pub fn assert_stub_is_unfinished(kit: &Path, group: &str) -> String {
     stdout
 }
 
-/// Writes the learner's file of `group` in the copy at `kit`.
-pub fn write_learner(kit: &Path, group: &str, text: &str) {
-    std::fs::write(learner_file(kit, group), text).unwrap();
+/// Writes the learner's file of `lesson` in the copy at `kit`.
+pub fn write_learner(kit: &Path, lesson: &str, text: &str) {
+    std::fs::write(learner_file(kit, lesson), text).unwrap();
 }
 
-/// `group`'s stub with its `todo!(...)` replaced by `body`: a learner's file.
-pub fn stub_with(group: &str, body: &str) -> String {
-    let stub = stub(group);
+/// `lesson`'s stub with its `todo!(...)` replaced by `body`: a learner's file.
+pub fn stub_with(lesson: &str, body: &str) -> String {
+    let stub = stub(lesson);
     let start = stub.find("todo!(").expect("the stub has a todo!()");
     let end = start
         + stub[start..]

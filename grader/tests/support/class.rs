@@ -18,7 +18,7 @@ pub enum Expect {
     Unfinished,
     /// The file does not compile.
     DoesNotCompile,
-    /// `failed` checks fail and the others pass; `first` first (in the group's order), for
+    /// `failed` checks fail and the others pass; `first` first (in the lesson's order), for
     /// this reason (a failure kind's label).
     Failing {
         first: &'static str,

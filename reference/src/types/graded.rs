@@ -50,12 +50,12 @@ pub type TestGateway = Gateway<ScriptedProvider, FakeClock>;
 /// stage8: `lookup_availability` on a [`TestGateway`].
 pub type LookupFn = fn(&TestGateway, &str) -> Lookup;
 
-/// The name under which a library built from the practice crate exports lesson `group`'s
+/// The name under which a library built from the practice crate exports `lesson`'s
 /// function: a `static` of that lesson's type above (`KIT_LEARNER_BUILD3: RetryFn`).
 ///
 /// ```
 /// assert_eq!(kit_types::graded::symbol("build3"), "KIT_LEARNER_BUILD3");
 /// ```
-pub fn symbol(group: &str) -> String {
-    format!("KIT_LEARNER_{}", group.to_ascii_uppercase())
+pub fn symbol(lesson: &str) -> String {
+    format!("KIT_LEARNER_{}", lesson.to_ascii_uppercase())
 }
