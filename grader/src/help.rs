@@ -3,7 +3,7 @@
 //! Help is guidance: the command that shows it records it in the guidance log first
 //! (see [`crate::guidance`]).
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::path::Path;
 use thiserror::Error;
 
@@ -11,17 +11,22 @@ use thiserror::Error;
 pub(crate) const HELP_FILE: &str = "help.toml";
 
 /// One level of help.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Level {
     /// A one-word name: `refresher`, `approach`, `repair`.
     pub(crate) name: String,
     /// The text, in Markdown.
     pub(crate) text: String,
+    /// Left out of this copy of the kit (one without the answers, where a level that walks
+    /// through the answer is withheld): `text` says so, and the level is never shown nor
+    /// recorded.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) withheld: bool,
 }
 
 /// An exercise's help, from the gentlest level to the most specific.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Help {
     /// Level 1 first.
@@ -42,6 +47,16 @@ pub(crate) enum HelpError {
         /// How many there are.
         available: usize,
     },
+    /// The level is withheld from this copy of the kit.
+    #[error("help level {number} ({name}) is not in this copy of the kit: {why}")]
+    Withheld {
+        /// The level asked for.
+        number: usize,
+        /// Its name.
+        name: String,
+        /// Its text, which says why.
+        why: String,
+    },
 }
 
 impl Help {
@@ -50,14 +65,23 @@ impl Help {
         Ok(crate::toml_file::read(&exercise_dir.join(HELP_FILE))?)
     }
 
-    /// Level `n` (1-based).
+    /// Level `n` (1-based), unless it is withheld from this copy of the kit.
     pub(crate) fn level(&self, n: usize) -> Result<&Level, HelpError> {
-        n.checked_sub(1)
-            .and_then(|i| self.levels.get(i))
-            .ok_or(HelpError::NoLevel {
-                asked: n,
-                available: self.levels.len(),
-            })
+        let level =
+            n.checked_sub(1)
+                .and_then(|i| self.levels.get(i))
+                .ok_or(HelpError::NoLevel {
+                    asked: n,
+                    available: self.levels.len(),
+                })?;
+        if level.withheld {
+            return Err(HelpError::Withheld {
+                number: n,
+                name: level.name.clone(),
+                why: level.text.trim().to_string(),
+            });
+        }
+        Ok(level)
     }
 }
 

@@ -1701,7 +1701,8 @@ fn template_grader(repo: &Path, args: &[&str]) -> Output {
 }
 
 /// The lines of the kit's answers that no other file of the kit holds (the code that makes
-/// them answers; their `use` lines and shared doc text appear elsewhere too).
+/// them answers; their `use` lines, signatures and shared doc text appear elsewhere too). A
+/// help level may quote the answer: help files do not count as elsewhere.
 fn answer_lines() -> BTreeSet<String> {
     let is_answer =
         |p: &Path| p.starts_with("reference/src") && !p.starts_with("reference/src/types");
@@ -1714,7 +1715,7 @@ fn answer_lines() -> BTreeSet<String> {
     };
     let elsewhere: BTreeSet<String> = files()
         .iter()
-        .filter(|(p, _)| !is_answer(p))
+        .filter(|(p, _)| !is_answer(p) && !p.ends_with("help.toml"))
         .flat_map(|(_, bytes)| lines(bytes))
         .collect();
     let answers: BTreeSet<String> = files()
@@ -1779,11 +1780,12 @@ fn a_classroom_template_without_the_answers_holds_none_and_grades_as_the_kit_doe
     {
         assert_eq!(found.get(path), Some(bytes), "{} is kept", path.display());
     }
-    // A file of the kit's that is no answer ships as it is (a help level may quote a line
-    // the answer holds too); every file the bundle wrote or changed holds no answer's line.
+    // No help file, nor any file the bundle wrote or changed, holds a line of an answer (the
+    // help level that walks through it is withheld). The kit's other files ship as they are:
+    // the checks and stubs share short lines with the answers (a signature, a status pair).
     let answers = answer_lines();
     for (path, bytes) in &found {
-        if files().get(path) == Some(bytes) {
+        if files().get(path) == Some(bytes) && !path.ends_with("help.toml") {
             continue;
         }
         let text = String::from_utf8_lossy(bytes);
@@ -1809,6 +1811,14 @@ fn a_classroom_template_without_the_answers_holds_none_and_grades_as_the_kit_doe
     assert!(
         read(&repo.join("README.md")).starts_with("> **This copy of the kit holds no answers.**")
     );
+    for lesson in grader::lessons::LESSONS {
+        let text = read(&repo.join(format!("exercises/{}/lesson.md", lesson.name)));
+        assert!(
+            text.starts_with("> **In this copy of the kit**"),
+            "{}",
+            lesson.name
+        );
+    }
 
     // Each lesson as a learner meets it there: the stub is unfinished, a correct answer
     // passes every check (the exhaustive ones compare with the kept runs).
@@ -1909,6 +1919,29 @@ fn a_classroom_template_without_the_answers_holds_none_and_grades_as_the_kit_doe
             text(&out.stderr)
         );
     }
+    // Help level 2 walks through the answer: withheld, and nothing recorded; level 3 is there.
+    let log = read(&repo.join(LOG_FILE));
+    let out = template_grader(&repo, &["help", "build3", "--level", "2"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stdout));
+    assert!(
+        text(&out.stderr).contains("help level 2 (approach) is not in this copy of the kit"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(
+        read(&repo.join(LOG_FILE)),
+        log,
+        "a withheld level is not recorded"
+    );
+    let out = template_grader(&repo, &["help", "build3", "--level", "3"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("level 3 of 3: repair"),
+        "{}",
+        text(&out.stdout)
+    );
+    std::fs::write(repo.join(LOG_FILE), &log).unwrap();
+
     let trace = template_grader(&repo, &["trace", "build3"]);
     assert!(trace.status.success(), "{}", text(&trace.stderr));
     assert_eq!(

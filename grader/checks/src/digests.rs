@@ -38,8 +38,11 @@ impl Digests {
                 .map(|c| u64::from_le_bytes(c.try_into().unwrap_or_default()))
                 .collect(),
         );
-        let agrees = (0..SPOT_CHECKS)
-            .map(|k| k * total / SPOT_CHECKS)
+        // In a copy without the answers `reference` reads the compiled-in oracle, which is
+        // cheap: every digest is checked there, so a kept file cannot stand in for it.
+        let checks = if crate::ANSWERS { SPOT_CHECKS } else { total };
+        let agrees = (0..checks)
+            .map(|k| k * total / checks)
             .all(|index| reference(index) == digests.get(index));
         agrees.then_some(digests)
     }

@@ -54,6 +54,22 @@ const PLACEHOLDER: &str = "\
 //! the rules ask.
 ";
 
+/// The help levels withheld from the copy: each walks through its lesson's answer.
+const WITHHELD_LEVELS: [&str; 1] = ["approach"];
+
+/// What a withheld help level says instead.
+const WITHHELD: &str = "it walks through the lesson's answer, and this copy was made for a \
+    course that grades it. The other levels are here; ask your instructor for this one.";
+
+/// The note put at the top of each lesson in the copy.
+const LESSON_NOTE: &str = "\
+> **In this copy of the kit** the finished answer, `--against reference`, `scenario
+> --compare` and help level 2 (approach) are not available: your course grades this
+> lesson. Where the lesson mentions them, skip that part; a failing exhaustive check still
+> shows the reference's run of its case.
+
+";
+
 /// The note put at the top of the copy's README.
 const README_NOTE: &str = "\
 > **This copy of the kit holds no answers.** It was made for a course that grades them:
@@ -106,11 +122,17 @@ pub(super) fn leave_out(
         file.content = edited.into_bytes();
     }
     if let Some(readme) = files.get_mut(Path::new("README.md")) {
-        let mut content = README_NOTE.as_bytes().to_vec();
-        content.extend_from_slice(&readme.content);
-        readme.content = content;
+        readme.content = [README_NOTE.as_bytes(), &readme.content].concat();
     }
     for (lesson, info) in exercises {
+        let dir = PathBuf::from("exercises").join(lesson.name);
+        if let Some(text) = files.get_mut(&dir.join(&info.lesson)) {
+            text.content = [LESSON_NOTE.as_bytes(), &text.content].concat();
+        }
+        let help_path = dir.join(crate::help::HELP_FILE);
+        if let Some(file) = files.get_mut(&help_path) {
+            file.content = withheld(&help_path, &file.content)?.into_bytes();
+        }
         if let Some(oracle) = lesson.oracle {
             files.insert(
                 PathBuf::from(ORACLE_DIR).join(format!("{}.bin", lesson.name)),
@@ -140,6 +162,28 @@ pub(super) fn leave_out(
         }
     }
     Ok(())
+}
+
+/// `help.toml`'s text with each of [`WITHHELD_LEVELS`] withheld: its text replaced by why.
+fn withheld(path: &Path, text: &[u8]) -> Result<String, BundleError> {
+    let fail = |message: String| BundleError::Manifest {
+        path: path.to_path_buf(),
+        message,
+    };
+    let mut help: crate::help::Help = toml::from_str(&String::from_utf8_lossy(text))
+        .map_err(|e| fail(format!("cannot read the help levels: {e}")))?;
+    for level in &mut help.levels {
+        if WITHHELD_LEVELS.contains(&level.name.as_str()) {
+            level.text = WITHHELD.to_string();
+            level.withheld = true;
+        }
+    }
+    let body =
+        toml::to_string(&help).map_err(|e| fail(format!("cannot write the help levels: {e}")))?;
+    Ok(format!(
+        "# Course help, from the gentlest level to the most specific. In this copy of the kit\n\
+         # (made without the answers) a level that walks through the answer is withheld.\n\n{body}"
+    ))
 }
 
 /// Where, from the kit's top, a copy without the answers keeps `lesson`'s worked trace as

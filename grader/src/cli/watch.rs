@@ -401,13 +401,22 @@ fn show_help(root: &Path, watched: &Watched, shown: &mut usize) {
         return;
     }
     let level_number = (*shown + 1).min(help.levels.len().max(1));
-    let Ok(level) = help.level(level_number) else {
-        say!(
-            "{} {} has no help",
-            "error:".red().bold(),
-            watched.lesson.name
-        );
-        return;
+    let level = match help.level(level_number) {
+        Ok(level) => level,
+        Err(e @ crate::help::HelpError::Withheld { .. }) => {
+            // Passed over, not recorded: the next key shows the level after it.
+            say!("\n{e}");
+            *shown = level_number;
+            return;
+        }
+        Err(_) => {
+            say!(
+                "{} {} has no help",
+                "error:".red().bold(),
+                watched.lesson.name
+            );
+            return;
+        }
     };
     let recorded = GuidanceLog::in_kit(root).append(
         watched.lesson.name,
