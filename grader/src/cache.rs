@@ -87,7 +87,7 @@ pub(crate) fn fingerprints(root: &Path, lesson: &str) -> (Fingerprint, Fingerpri
         .flatten()
         .filter_map(Result::ok)
         .filter_map(|e| crate::LessonInfo::load(root, e.file_name().to_str()?).ok())
-        .filter(|e| e.group != lesson)
+        .filter(|e| e.name != lesson)
         .map(|e| root.join(e.file))
         .collect();
     for folder in SOURCES {

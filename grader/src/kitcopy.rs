@@ -79,7 +79,7 @@ fn exercises(root: &Path) -> Vec<LessonInfo> {
         .filter_map(Result::ok)
         .filter_map(|e| LessonInfo::load(root, e.file_name().to_str()?).ok())
         .collect();
-    list.sort_by(|a, b| a.group.cmp(&b.group));
+    list.sort_by(|a, b| a.name.cmp(&b.name));
     list
 }
 

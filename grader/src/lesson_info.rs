@@ -23,7 +23,8 @@ pub(crate) const INFO_FILE: &str = "info.toml";
 #[serde(deny_unknown_fields)]
 pub struct LessonInfo {
     /// The lesson's name on the command line (info.toml's `group` key).
-    pub group: String,
+    #[serde(rename = "group")]
+    pub name: String,
     /// The lesson's title.
     pub title: String,
     /// A few words that say what the lesson's function is, after the title in the README's
@@ -141,7 +142,7 @@ impl LessonInfo {
 
     /// The exercise's folder under `root`.
     pub fn dir(&self, root: &Path) -> PathBuf {
-        root.join("exercises").join(&self.group)
+        root.join("exercises").join(&self.name)
     }
 
     /// The signature of the learner's function as the stub under `root` writes it: its
@@ -158,7 +159,7 @@ impl LessonInfo {
     pub(crate) fn review_file(&self, root: &Path) -> PathBuf {
         root.join("practice")
             .join("review")
-            .join(format!("{}.md", self.group))
+            .join(format!("{}.md", self.name))
     }
 
     /// Copies the self-review questions to [`LessonInfo::review_file`] unless the learner
@@ -239,7 +240,7 @@ mod tests {
         let root = build_root();
         for lesson in LESSONS {
             let exercise = LessonInfo::load(&root, lesson.name).unwrap();
-            assert_eq!(exercise.group, lesson.name);
+            assert_eq!(exercise.name, lesson.name);
             assert_eq!(exercise.function, lesson.function);
             assert_eq!(exercise.title, lesson.title);
             let dir = exercise.dir(&root);
@@ -283,7 +284,7 @@ mod tests {
         let text = "group = \"build3\"\ntitle = \"t\"\nfunction = \"f\"\nfile = \"f.rs\"\n\
                     stub = \"stub.rs\"\nlesson = \"lesson.md\"\n\n[review]\nscenarios = \"p/s\"\n\n\
                     [[review.situation]]\nid = \"a\"\nwords = \"an a\"\n";
-        assert_eq!(LessonInfo::parse(text).unwrap().group, "build3");
+        assert_eq!(LessonInfo::parse(text).unwrap().name, "build3");
         let dir = tempfile::tempdir().unwrap();
         let folder = dir.path().join("exercises/build3");
         std::fs::create_dir_all(&folder).unwrap();

@@ -93,7 +93,7 @@ impl Resetter {
         Resetter {
             target: root.join(&exercise.file),
             stub: exercise.dir(root).join(&exercise.stub),
-            backups: root.join(BACKUP_DIR).join(&exercise.group),
+            backups: root.join(BACKUP_DIR).join(&exercise.name),
         }
     }
 
@@ -267,7 +267,7 @@ mod tests {
         std::fs::write(root.join("exercises/build3/stub.rs"), "todo!()\n").unwrap();
         std::fs::write(root.join("practice/src/lib.rs"), "my work\n").unwrap();
         let exercise = LessonInfo {
-            group: "build3".into(),
+            name: "build3".into(),
             title: "t".into(),
             summary: None,
             function: "f".into(),

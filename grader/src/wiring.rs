@@ -158,10 +158,10 @@ pub(crate) fn load(root: &Path) -> Result<Vec<Declared>, WiringError> {
             )));
         }
         let exercise = LessonInfo::load(root, name)?;
-        if exercise.group != *name {
+        if exercise.name != *name {
             return Err(WiringError::List(format!(
                 "lesson {name:?}: exercises/{name}/info.toml says group = {:?}; make the two the same",
-                exercise.group
+                exercise.name
             )));
         }
         lessons.push(Declared { listed, exercise });

@@ -119,10 +119,10 @@ fn json(text: &str) -> Value {
     serde_json::from_str(text).unwrap_or_else(|e| panic!("not JSON ({e}):\n{text}"))
 }
 
-/// The group's checks, in order.
+/// The lesson's checks, in order.
 fn check_names() -> Vec<&'static str> {
     grader::lessons::lesson(LESSON)
-        .expect("build3 is a group")
+        .expect("build3 is a lesson")
         .checks
         .iter()
         .map(|c| c.name)
@@ -598,7 +598,7 @@ fn exercism_bundle_is_a_test_runner_with_the_interface() {
     assert_eq!(names, check_names(), "tests in the checks' order");
     assert!(tests.iter().all(|t| t["status"] == "pass"));
 
-    // The pristine stub, under a slug that names no group (graded as build3): fail, and
+    // The pristine stub, under a slug that names no lesson (graded as build3): fail, and
     // each test's message says unfinished.
     let doc = case(
         "stub",
@@ -1051,21 +1051,21 @@ fn classroom_workflows_run_the_kits_own_checks_in_the_learners_repository() {
         .expect("the first test builds the grader");
     assert!(tests[1..].iter().all(|t| t.setup.is_none()));
 
-    // One test for the whole group, worth every point.
-    let per_group = dir.path().join("per-group");
+    // One test for the whole lesson, worth every point.
+    let per_lesson = dir.path().join("per-lesson");
     make_bundle(
         "classroom",
-        &per_group,
+        &per_lesson,
         &["--per", "lesson", "--timeout-minutes", "20"],
     );
-    let group_tests = classroom_tests(&read(&per_group.join(".github/workflows/classroom.yml")));
-    assert_eq!(group_tests.len(), 1);
-    assert_eq!(group_tests[0].points as f64, total_points());
+    let lesson_tests = classroom_tests(&read(&per_lesson.join(".github/workflows/classroom.yml")));
+    assert_eq!(lesson_tests.len(), 1);
+    assert_eq!(lesson_tests[0].points as f64, total_points());
     assert_eq!(
-        group_tests[0].command,
+        lesson_tests[0].command,
         format!("cargo run -q -p grader -- {LESSON}")
     );
-    assert!(read(&per_group.join(".github/workflows/classroom.yml")).contains("timeout: 20\n"));
+    assert!(read(&per_lesson.join(".github/workflows/classroom.yml")).contains("timeout: 20\n"));
 
     // The commands, in a copy of the kit as the learner's repository holds it.
     let kit = fresh_kit();
@@ -1073,7 +1073,7 @@ fn classroom_workflows_run_the_kits_own_checks_in_the_learners_repository() {
     write_learner(repo, LESSON, &stub_with(LESSON, CORRECT_BUILD3));
     let out = as_command_grader(repo, &setup);
     assert!(out.status.success(), "{setup}: {}", text(&out.stderr));
-    for test in [&tests[0], tests.last().unwrap(), &group_tests[0]] {
+    for test in [&tests[0], tests.last().unwrap(), &lesson_tests[0]] {
         let out = as_command_grader(repo, &test.command);
         assert!(
             out.status.success(),
@@ -1189,9 +1189,9 @@ fn the_classroom_actions_own_javascript_scores_the_workflow_as_the_kit_does() {
     let dir = tempfile::tempdir().unwrap();
     let per_check = dir.path().join("per-check");
     make_bundle("classroom", &per_check, &["--per", "check"]);
-    let per_group = dir.path().join("per-group");
+    let per_lesson = dir.path().join("per-lesson");
     // `group`, the older name of `lesson`, still works.
-    make_bundle("classroom", &per_group, &["--per", "group"]);
+    make_bundle("classroom", &per_lesson, &["--per", "group"]);
     let total = total_points();
     let kit = fresh_kit();
     let repo = kit.root();
@@ -1210,7 +1210,7 @@ fn the_classroom_actions_own_javascript_scores_the_workflow_as_the_kit_does() {
     );
 
     write_learner(repo, LESSON, &stub(LESSON));
-    let workflow = read(&per_group.join(".github/workflows/classroom.yml"));
+    let workflow = read(&per_lesson.join(".github/workflows/classroom.yml"));
     let output = run_workflow_with_the_actions(&actions, repo, &workflow);
     assert_eq!(
         reported_points(&output),

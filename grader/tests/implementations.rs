@@ -1387,7 +1387,7 @@ fn trials() -> Vec<Trial> {
                 // platform's page shows it.
                 let root = tempfile::tempdir().map_err(|e| e.to_string())?;
                 let exercise = grader::LessonInfo {
-                    group: "build3".into(),
+                    name: "build3".into(),
                     title: build3::LESSON.title.into(),
                     summary: None,
                     function: build3::LESSON.function.into(),

@@ -43,7 +43,7 @@ pub(super) fn files(
     points: &[(&'static str, f64)],
     options: &Options,
 ) -> Result<BTreeMap<PathBuf, BundleFile>, BundleError> {
-    let group = plain_word("lesson", header.group.name)?;
+    let lesson = plain_word("lesson", header.lesson.name)?;
     let tests = match options.per {
         Per::Check => {
             let mut used = BTreeSet::new();
@@ -54,7 +54,7 @@ pub(super) fn files(
                         id: step_id(check, &mut used),
                         name: check.to_string(),
                         command: format!(
-                            "cargo run -q -p grader -- {group} --exact {}",
+                            "cargo run -q -p grader -- {lesson} --exact {}",
                             checked_name(check)?
                         ),
                         points: whole(check, *p)?,
@@ -65,10 +65,10 @@ pub(super) fn files(
         Per::Lesson => {
             let total: f64 = points.iter().map(|(_, p)| p).sum();
             vec![Test {
-                id: step_id(group, &mut BTreeSet::new()),
-                name: format!("{group}: every check"),
-                command: format!("cargo run -q -p grader -- {group}"),
-                points: whole(&format!("the lesson {group}"), total)?,
+                id: step_id(lesson, &mut BTreeSet::new()),
+                name: format!("{lesson}: every check"),
+                command: format!("cargo run -q -p grader -- {lesson}"),
+                points: whole(&format!("the lesson {lesson}"), total)?,
             }]
         }
     };
@@ -137,11 +137,11 @@ fn quoted(text: &str) -> String {
 }
 
 fn workflow(header: &Header, exercise: &LessonInfo, tests: &[Test], options: &Options) -> String {
-    let group = header.group.name;
+    let lesson = header.lesson.name;
     let total: i64 = tests.iter().map(|t| t.points).sum();
     let split = match options.per {
         Per::Check => format!(
-            "one test per check ({} tests), each worth its points from exercises/{group}/grading.toml",
+            "one test per check ({} tests), each worth its points from exercises/{lesson}/grading.toml",
             tests.len()
         ),
         Per::Lesson => "one test for the whole lesson: every check must pass (all or nothing)"
@@ -149,7 +149,7 @@ fn workflow(header: &Header, exercise: &LessonInfo, tests: &[Test], options: &Op
     };
     let mut y = String::new();
     y.push_str(&format!(
-        "# GitHub Classroom autograding for {group} (\"{title}\") of the retry practice kit:\n\
+        "# GitHub Classroom autograding for {lesson} (\"{title}\") of the retry practice kit:\n\
          # {split}; {total} points in all.\n\
          {comment}\
          #\n\
@@ -157,7 +157,7 @@ fn workflow(header: &Header, exercise: &LessonInfo, tests: &[Test], options: &Op
          # learner's {file}, as the learner runs them, and passes when the command exits 0.\n\
          # The first test's setup-command builds the grader; its command then builds the\n\
          # learner's code (a few minutes on a fresh runner, within its timeout).\n",
-        title = header.group.title,
+        title = header.lesson.title,
         comment = header.comment("#"),
         file = exercise.file.display(),
     ));

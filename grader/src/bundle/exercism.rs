@@ -17,14 +17,14 @@ const RUN: &str = r#"#!/usr/bin/env bash
 # INPUT_DIR (the lesson's file at its top, in src/ or in practice/src/) with the kit's grader:
 #   grader --root KIT grade INPUT_DIR --one --lesson LESSON --report exercism --out TMP
 # and copies TMP/LESSON.exercism.json to OUTPUT_DIR/results.json. LESSON is the slug when it
-# names a lesson (@LESSONS@), otherwise @GROUP@.
+# names a lesson (@LESSONS@), otherwise @LESSON@.
 # It exits 0 whatever the grade; when no report comes out (no lesson file, the runner
 # itself failed, or the run took longer than its time guard) it writes a results.json with
 # status "error" saying why. The time guard — KIT_TIME_LIMIT seconds, @LIMIT@ by default —
 # stays under Exercism's 20 seconds for a run, so that code that never returns still gets a
 # results.json that says so rather than none.
 #
-# To try it locally: bin/run.sh @GROUP@ path/to/solution/ path/to/output/, optionally with
+# To try it locally: bin/run.sh @LESSON@ path/to/solution/ path/to/output/, optionally with
 # KIT_GRADER=a grader binary, KIT_ROOT=another copy of the kit.
 set -uo pipefail
 
@@ -37,7 +37,7 @@ input=$2
 output=$3
 case "$slug" in
   @CASES@) group=$slug ;;
-  *) group="@GROUP@" ;;
+  *) group="@LESSON@" ;;
 esac
 case "$group" in
 @FILES@
@@ -85,13 +85,13 @@ pub(super) const TIME_LIMIT_SECS: u32 = 17;
 /// checks, a few at a time, then fit the run's time even when several loop.
 pub(super) const CHECK_TIMEOUT_SECS: u32 = 2;
 
-/// The bundle's files. `max_score` is the default group's points (for the README).
+/// The bundle's files. `max_score` is the default lesson's points (for the README).
 pub(super) fn files(
     kit: &Kit,
     header: &Header,
     max_score: f64,
 ) -> Result<BTreeMap<PathBuf, BundleFile>, BundleError> {
-    let group = plain_word("lesson", header.group.name)?;
+    let lesson = plain_word("lesson", header.lesson.name)?;
     let mut names = Vec::new();
     let mut file_cases = String::new();
     for (g, exercise) in &kit.exercises {
@@ -105,9 +105,9 @@ pub(super) fn files(
         names.push(name);
         file_cases.push_str(&format!("  {name}) lesson_file={file} ;;\n"));
     }
-    // The default group is warmed last, so it is the one left warm.
-    let mut warm: Vec<&str> = names.iter().copied().filter(|n| *n != group).collect();
-    warm.push(group);
+    // The default lesson is warmed last, so it is the one left warm.
+    let mut warm: Vec<&str> = names.iter().copied().filter(|n| *n != lesson).collect();
+    warm.push(lesson);
     let run = fill(
         RUN,
         &[
@@ -116,7 +116,7 @@ pub(super) fn files(
             ("LESSONS", &names.join(", ")),
             ("CASES", &names.join("|")),
             ("FILES", file_cases.trim_end()),
-            ("GROUP", group),
+            ("LESSON", lesson),
             ("GRADE_OPTIONS", header.grade_options()),
             ("LIMIT", &TIME_LIMIT_SECS.to_string()),
             ("CHECK_TIMEOUT", &CHECK_TIMEOUT_SECS.to_string()),
@@ -129,21 +129,21 @@ pub(super) fn files(
         version => format!("rust:{version}-slim"),
     };
     let dockerfile = format!(
-        "# Exercism test runner for the retry practice kit: lessons {groups};\n\
-         # a slug that names none is graded as {group}.\n\
+        "# Exercism test runner for the retry practice kit: lessons {lessons};\n\
+         # a slug that names none is graded as {lesson}.\n\
          {comment}\
          #\n\
          # The image builds the kit's grader and grades each lesson's stub once, so that a run\n\
          # needs no network and takes seconds. Run it as Exercism does:\n\
          #   docker build -t retry-kit-test-runner .\n\
          #   docker run --rm --network none --mount type=bind,src=SOLUTION,dst=/solution \\\n\
-         #     --mount type=bind,src=OUTPUT,dst=/output retry-kit-test-runner {group} /solution/ /output/\n\
+         #     --mount type=bind,src=OUTPUT,dst=/output retry-kit-test-runner {lesson} /solution/ /output/\n\
          FROM {image}\n\
          WORKDIR /opt/test-runner\n\
          COPY . .\n\
          RUN bin/setup.sh\n\
          ENTRYPOINT [\"/opt/test-runner/bin/run.sh\"]\n",
-        groups = names.join(", "),
+        lessons = names.join(", "),
         comment = header.comment("#"),
     );
     let mut files = kit_under(kit, "kit");
@@ -164,7 +164,7 @@ pub(super) fn files(
              \n\
              - `bin/run.sh SLUG INPUT_DIR OUTPUT_DIR` grades the solution in `INPUT_DIR` and\n  \
                writes `OUTPUT_DIR/results.json` (Exercism's results.json, version 3). The\n  \
-               lesson is the slug when it names one ({groups}), otherwise {group} ({points}\n  \
+               lesson is the slug when it names one ({lessons}), otherwise {lesson} ({points}\n  \
                points).\n\
              - `Dockerfile` builds the runner's image from `{image}`: it runs\n  \
                `bin/setup.sh`, which builds the grader and grades each lesson's stub once.\n\
@@ -174,7 +174,7 @@ pub(super) fn files(
              container's `/opt/test-runner/kit/target` must be writable.\n",
             command = header.command(),
             version = kit.version,
-            groups = names.join(", "),
+            lessons = names.join(", "),
             points = super::format_points(max_score),
         )),
     );

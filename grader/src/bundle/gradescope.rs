@@ -13,12 +13,12 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 const RUN_AUTOGRADER: &str = r#"#!/usr/bin/env bash
-# Gradescope autograder for @GROUP@ ("@TITLE@") of the retry practice kit.
+# Gradescope autograder for @LESSON@ ("@TITLE@") of the retry practice kit.
 @HEADER@#
 # Gradescope runs this for each submission, with the learner's files in
 # /autograder/submission. It grades the submission's @FILE@ with the kit's grader:
-#   grader --root KIT grade /autograder/submission --one --lesson @GROUP@ --report gradescope --out TMP
-# and copies TMP/@GROUP@.gradescope.json to /autograder/results/results.json. When no report
+#   grader --root KIT grade /autograder/submission --one --lesson @LESSON@ --report gradescope --out TMP
+# and copies TMP/@LESSON@.gradescope.json to /autograder/results/results.json. When no report
 # comes out (no @FILE@ in the submission, or the autograder itself failed), it still writes a
 # valid results.json: score 0, and an output that says why.
 #
@@ -26,7 +26,7 @@ const RUN_AUTOGRADER: &str = r#"#!/usr/bin/env bash
 # there), and optionally KIT_GRADER=a grader binary, KIT_ROOT=another copy of the kit.
 set -uo pipefail
 
-group="@GROUP@"
+group="@LESSON@"
 lesson_file="@FILE@"
 root="${AUTOGRADER_ROOT:-/autograder}"
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -75,7 +75,7 @@ pub(super) fn files(
     with_zip: bool,
     max_score: f64,
 ) -> Result<BTreeMap<PathBuf, BundleFile>, BundleError> {
-    let group = plain_word("lesson", header.group.name)?;
+    let lesson = plain_word("lesson", header.lesson.name)?;
     let file_name = exercise
         .file
         .file_name()
@@ -83,17 +83,17 @@ pub(super) fn files(
         .unwrap_or_default();
     let lesson_file = plain_word("lesson file", &file_name)?;
     let title = format!(
-        "Gradescope autograder setup for {group} (\"{}\") of the retry practice kit.",
-        header.group.title
+        "Gradescope autograder setup for {lesson} (\"{}\") of the retry practice kit.",
+        header.lesson.title
     );
-    let setup = script::setup(kit, header, &title, "kit", &[group])?;
+    let setup = script::setup(kit, header, &title, "kit", &[lesson])?;
     let run = fill(
         RUN_AUTOGRADER,
         &[
             ("PREAMBLE", &script::run_preamble()),
             ("HEADER", &header.comment("#")),
-            ("TITLE", header.group.title),
-            ("GROUP", group),
+            ("TITLE", header.lesson.title),
+            ("LESSON", lesson),
             ("FILE", lesson_file),
             ("GRADE_OPTIONS", header.grade_options()),
             (
@@ -134,7 +134,7 @@ pub(super) fn files(
 pub(super) const ZIP_NAME: &str = "autograder.zip";
 
 fn readme(kit: &Kit, header: &Header, lesson_file: &str, with_zip: bool, max_score: f64) -> String {
-    let group = header.group.name;
+    let lesson = header.lesson.name;
     let upload = if with_zip {
         format!("`{ZIP_NAME}` (it holds `setup.sh`, `run_autograder` and `kit/`)")
     } else {
@@ -143,7 +143,7 @@ fn readme(kit: &Kit, header: &Header, lesson_file: &str, with_zip: bool, max_sco
             .to_string()
     };
     format!(
-        "# Gradescope autograder: {group} ({title})\n\
+        "# Gradescope autograder: {lesson} ({title})\n\
          \n\
          Written by `cargo run -p grader -- {command}` (kit {version}). Regenerate it with\n\
          `--force` rather than editing it.\n\
@@ -161,7 +161,7 @@ fn readme(kit: &Kit, header: &Header, lesson_file: &str, with_zip: bool, max_sco
          To try it here: `AUTOGRADER_ROOT=/tmp/gs ./run_autograder` grades\n\
          `/tmp/gs/submission` into `/tmp/gs/results/results.json` (run `./setup.sh` once\n\
          first, or set `KIT_GRADER` to a grader binary).\n",
-        title = header.group.title,
+        title = header.lesson.title,
         command = header.command(),
         version = kit.version,
         points = super::format_points(max_score),

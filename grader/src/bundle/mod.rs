@@ -6,7 +6,7 @@
 //!   INPUT_DIR OUTPUT_DIR` — with `bin/setup.sh`, a `Dockerfile` and the kit under `kit/`.
 //! - `Platform::Classroom`: a GitHub Classroom template repository: the kit's files at the
 //!   top, and `.github/workflows/classroom.yml` for Classroom's command grader, one test per
-//!   check (with its points) or one for the whole group.
+//!   check (with its points) or one for the whole lesson.
 //!
 //! Each bundle carries a copy of the kit as a fresh clone has it ([`kitcopy::fresh_files`]:
 //! the pristine stubs, an empty guidance log), so a platform needs nothing but a Rust
@@ -78,12 +78,12 @@ impl fmt::Display for Platform {
     }
 }
 
-/// How a Classroom workflow splits a group into tests.
+/// How a Classroom workflow splits a lesson into tests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) enum Per {
     /// One test per check, worth the check's points from `grading.toml`.
     Check,
-    /// One test for the whole group, worth all its points: all or nothing.
+    /// One test for the whole lesson, worth all its points: all or nothing.
     Lesson,
 }
 
@@ -103,9 +103,9 @@ pub(crate) const DEFAULT_TOOLCHAIN: &str = "stable";
 pub(crate) struct Options {
     /// The platform.
     pub(crate) platform: Platform,
-    /// The group graded (for Exercism: the group of a slug that names none).
-    pub(crate) group: &'static Lesson,
-    /// Classroom: one test per check or one per group.
+    /// The lesson graded (for Exercism: the lesson of a slug that names none).
+    pub(crate) lesson: &'static Lesson,
+    /// Classroom: one test per check or one per lesson.
     pub(crate) per: Per,
     /// Classroom: the minutes each test may take (1 to [`MAX_TIMEOUT_MINUTES`]).
     pub(crate) timeout_minutes: u32,
@@ -126,12 +126,12 @@ pub(crate) struct Options {
 }
 
 impl Options {
-    /// The defaults for `platform` and `group`: one Classroom test per check, 10 minutes
+    /// The defaults for `platform` and `lesson`: one Classroom test per check, 10 minutes
     /// each, a zip for Gradescope, and Rust's stable toolchain.
-    pub(crate) fn new(platform: Platform, group: &'static Lesson) -> Options {
+    pub(crate) fn new(platform: Platform, lesson: &'static Lesson) -> Options {
         Options {
             platform,
-            group,
+            lesson,
             per: Per::Check,
             timeout_minutes: DEFAULT_TIMEOUT_MINUTES,
             zip: true,
@@ -173,7 +173,7 @@ impl BundleFile {
 pub(crate) struct Bundle {
     /// Its files.
     pub(crate) files: BTreeMap<PathBuf, BundleFile>,
-    /// The points a submission can score: the sum of the group's weights.
+    /// The points a submission can score: the sum of the lesson's weights.
     pub(crate) max_score: f64,
     /// What the bundle's folder is expected to hold besides the bundle (git's folder and the
     /// kit's build folder): kept like any file not in the manifest, but not reported.
@@ -208,7 +208,7 @@ pub(crate) enum BundleError {
          points only (it reads max-score with parseInt, so {points} would count as {whole})"
     )]
     FractionalPoints {
-        /// The check or group.
+        /// The check or lesson.
         what: String,
         /// Its points.
         points: f64,
@@ -341,14 +341,14 @@ struct Kit {
 }
 
 impl Kit {
-    fn exercise(&self, group: &Lesson) -> Result<&LessonInfo, BundleError> {
+    fn exercise(&self, lesson: &Lesson) -> Result<&LessonInfo, BundleError> {
         self.exercises
             .iter()
-            .find(|(g, _)| g.name == group.name)
+            .find(|(g, _)| g.name == lesson.name)
             .map(|(_, e)| e)
             .ok_or_else(|| BundleError::Unsafe {
                 what: "lesson",
-                value: group.name.to_string(),
+                value: lesson.name.to_string(),
             })
     }
 }
@@ -367,10 +367,10 @@ pub(crate) fn build(
     check_toolchain(&options.toolchain, minimum.as_deref())?;
     let mut kit = read_kit(root, out)?;
     kit.toolchain = options.toolchain.clone();
-    let exercise = kit.exercise(options.group)?;
+    let exercise = kit.exercise(options.lesson)?;
     let weights = weights::load(&exercise.dir(root))?;
     let points: Vec<(&'static str, f64)> = options
-        .group
+        .lesson
         .checks
         .iter()
         .map(|c| (c.name, weights.of(c.name)))
@@ -378,7 +378,7 @@ pub(crate) fn build(
     let max_score: f64 = points.iter().map(|(_, p)| p).sum();
     let header = Header {
         platform: options.platform,
-        group: options.group,
+        lesson: options.lesson,
         version: kit.version,
         per: options.per,
         toolchain: options.toolchain.clone(),
@@ -412,7 +412,7 @@ pub(crate) fn build(
     let listing = manifest::render(
         &header.command(),
         options.platform.name(),
-        options.group.name,
+        options.lesson.name,
         files.keys().map(PathBuf::as_path),
     )
     .map_err(|value| BundleError::Unsafe {
@@ -430,7 +430,7 @@ pub(crate) fn build(
 /// What every generated file says about where it came from.
 struct Header {
     platform: Platform,
-    group: &'static Lesson,
+    lesson: &'static Lesson,
     version: &'static str,
     per: Per,
     toolchain: String,
@@ -468,7 +468,7 @@ impl Header {
         }
         format!(
             "bundle {} {} --out DIR{options}",
-            self.platform, self.group.name
+            self.platform, self.lesson.name
         )
     }
 

@@ -15,7 +15,7 @@ pub(super) fn fill(template: &str, values: &[(&str, &str)]) -> String {
         text = text.replace(&format!("@{name}@"), value);
     }
     debug_assert!(
-        !text.contains("@GROUP@") && !text.contains("@KIT@") && !text.contains("@GRADE_OPTIONS@"),
+        !text.contains("@LESSON@") && !text.contains("@KIT@") && !text.contains("@GRADE_OPTIONS@"),
         "a placeholder was left"
     );
     text
@@ -117,18 +117,18 @@ echo "== ready"
 "#;
 
 /// The setup script of a bundle whose kit is at `kit_dir` (relative to the script's
-/// folder), warming `groups` (the last one is left warm for the first submission).
+/// folder), warming `lessons` (the last one is left warm for the first submission).
 pub(super) fn setup(
     kit: &Kit,
     header: &Header,
     title: &str,
     kit_dir: &str,
-    groups: &[&str],
+    lessons: &[&str],
 ) -> Result<String, BundleError> {
     let toolchain = plain_word("rust-version", &kit.toolchain)?;
     let mut warm = String::new();
-    for name in groups {
-        let (group, exercise) = kit
+    for name in lessons {
+        let (lesson, exercise) = kit
             .exercises
             .iter()
             .find(|(g, _)| g.name == *name)
@@ -138,18 +138,18 @@ pub(super) fn setup(
             })?;
         let stub = slash_path(
             &std::path::Path::new("exercises")
-                .join(&exercise.group)
+                .join(&exercise.name)
                 .join(&exercise.stub),
         );
         warm.push_str(&format!(
             "warm_up {} {}\n",
-            plain_word("lesson", group.name)?,
+            plain_word("lesson", lesson.name)?,
             plain_word("stub", &stub)?
         ));
     }
-    let warmed = match groups {
+    let warmed = match lessons {
         [one] => one.to_string(),
-        _ => format!("each lesson ({})", groups.join(", ")),
+        _ => format!("each lesson ({})", lessons.join(", ")),
     };
     Ok(fill(
         SETUP,

@@ -2,7 +2,7 @@
 //! (see `crate::bundle`).
 
 use super::output::say;
-use super::{kit_root, resolve_group, CommandError, CommandResult};
+use super::{kit_root, resolve_lesson, CommandError, CommandResult};
 use crate::bundle::{self, BundleError, Options, Per, Platform};
 use clap::{Args, ValueEnum};
 use std::path::{Path, PathBuf};
@@ -23,7 +23,7 @@ pub(crate) struct BundleArgs {
     /// The lesson the autograder grades, e.g. build3 (`cargo run -p grader -- list` shows
     /// them). For exercism: the lesson of a slug that names none.
     #[arg(value_name = "LESSON")]
-    group: String,
+    lesson: String,
     /// The folder to write the bundle to: a new or empty folder (see --force), outside the
     /// kit, or in the kit's bundles/ folder, which git ignores (e.g. bundles/gradescope-build3):
     /// any other folder inside the kit is refused. Each bundle holds a copy of the kit as a
@@ -101,7 +101,7 @@ enum PerArg {
 
 pub(crate) fn bundle(root: Option<PathBuf>, args: BundleArgs) -> CommandResult {
     let platform = Platform::from(args.platform);
-    let group = resolve_group(&args.group)?;
+    let lesson = resolve_lesson(&args.lesson)?;
     let only = |option: &str, wanted: Platform| {
         CommandError::new(format!("{option} is for {wanted} bundles, not {platform}"))
             .hint(format!("leave {option} out"))
@@ -163,18 +163,18 @@ pub(crate) fn bundle(root: Option<PathBuf>, args: BundleArgs) -> CommandResult {
             .toolchain
             .clone()
             .unwrap_or_else(|| bundle::DEFAULT_TOOLCHAIN.to_string()),
-        ..Options::new(platform, group)
+        ..Options::new(platform, lesson)
     };
     // Refused before the kit is read; `write` checks again.
-    bundle::check_out(&root, &args.out).map_err(|e| failure(e, platform, group))?;
-    let made =
-        bundle::build(&root, &options, Some(&args.out)).map_err(|e| failure(e, platform, group))?;
+    bundle::check_out(&root, &args.out).map_err(|e| failure(e, platform, lesson))?;
+    let made = bundle::build(&root, &options, Some(&args.out))
+        .map_err(|e| failure(e, platform, lesson))?;
     let written = made
         .write(&root, &args.out, args.force)
-        .map_err(|e| failure(e, platform, group))?;
+        .map_err(|e| failure(e, platform, lesson))?;
     say!(
         "Wrote the {platform} bundle for {} to {}: {} files ({} written, {} unchanged, {} removed).",
-        group.name,
+        lesson.name,
         args.out.display(),
         made.files.len(),
         written.written,
@@ -185,7 +185,7 @@ pub(crate) fn bundle(root: Option<PathBuf>, args: BundleArgs) -> CommandResult {
         say!("{}", kept_line(&written.kept));
     }
     say!();
-    for line in next_steps(platform, group.name, &args.out, made.max_score) {
+    for line in next_steps(platform, lesson.name, &args.out, made.max_score) {
         say!("{line}");
     }
     Ok(ExitCode::SUCCESS)
@@ -213,7 +213,7 @@ fn kept_line(kept: &[PathBuf]) -> String {
 }
 
 /// What to do with the bundle, step by step.
-fn next_steps(platform: Platform, group: &str, out: &Path, points: f64) -> Vec<String> {
+fn next_steps(platform: Platform, lesson: &str, out: &Path, points: f64) -> Vec<String> {
     let out = out.display();
     let points = bundle::format_points(points);
     match platform {
@@ -225,7 +225,7 @@ fn next_steps(platform: Platform, group: &str, out: &Path, points: f64) -> Vec<S
                  the kit when the image is built)."
             ),
             format!(
-                "  3. Test Autograder with a submission holding the {group} file; or here: \
+                "  3. Test Autograder with a submission holding the {lesson} file; or here: \
                  AUTOGRADER_ROOT=/tmp/gs {out}/run_autograder (after {out}/setup.sh)."
             ),
         ],
@@ -235,7 +235,7 @@ fn next_steps(platform: Platform, group: &str, out: &Path, points: f64) -> Vec<S
             "  2. docker run --rm --network none --mount type=bind,src=SOLUTION,dst=/solution \
              --mount type=bind,src=OUTPUT,dst=/output retry-kit-test-runner SLUG /solution/ /output/"
                 .into(),
-            format!("     (a SLUG that is not a lesson name is graded as {group}; {points} points)"),
+            format!("     (a SLUG that is not a lesson name is graded as {lesson}; {points} points)"),
         ],
         Platform::Classroom => vec![
             "Next:".into(),
@@ -245,14 +245,14 @@ fn next_steps(platform: Platform, group: &str, out: &Path, points: f64) -> Vec<S
             ),
             format!(
                 "  2. Create the assignment in GitHub Classroom from that template; the workflow \
-                 grades {group} on every push ({points} points)."
+                 grades {lesson} on every push ({points} points)."
             ),
         ],
     }
 }
 
 /// `e` as one line and a hint.
-fn failure(e: BundleError, platform: Platform, group: &crate::Lesson) -> CommandError {
+fn failure(e: BundleError, platform: Platform, lesson: &crate::Lesson) -> CommandError {
     let hint = match &e {
         BundleError::NotEmpty { .. } => Some(
             "choose a new folder, or add --force to replace the bundle in it (only the files \
@@ -268,7 +268,7 @@ fn failure(e: BundleError, platform: Platform, group: &crate::Lesson) -> Command
             bundle::BUNDLES_DIR,
             bundle::BUNDLES_DIR,
             platform,
-            group.name
+            lesson.name
         )),
         BundleError::NotABundle { .. } | BundleError::BadManifest { .. } => Some(format!(
             "choose a new or empty folder, e.g. --out {}/NAME in the kit; remove the folder \
@@ -281,11 +281,11 @@ fn failure(e: BundleError, platform: Platform, group: &crate::Lesson) -> Command
         BundleError::FractionalPoints { .. } => Some(format!(
             "give it a whole number of points in exercises/{}/grading.toml, or use --per lesson \
              if the lesson's total is whole",
-            group.name
+            lesson.name
         )),
         BundleError::LessonInfo(_) => Some(format!(
             "restore the lesson's folder from git: `git checkout -- exercises/{}`",
-            group.name
+            lesson.name
         )),
         BundleError::Kit { .. } | BundleError::Manifest { .. } => {
             Some("--root names the kit's folder, the one with Cargo.toml and exercises/".into())

@@ -25,9 +25,6 @@ use colored::Colorize;
 use output::tell;
 use std::path::PathBuf;
 use std::process::ExitCode;
-// `resolve_lesson` under its older name, for the files that still call it so (`bundle`,
-// `scenario`); it goes when they are renamed.
-use resolve_lesson as resolve_group;
 
 /// Exit status when a lesson ran and not every check passed (and for `log --check` problems).
 const EXIT_NOT_ALL_PASSED: u8 = 1;
@@ -151,7 +148,7 @@ fn command() -> clap::Command {
             lesson.name, lesson.function, lesson.title, lesson.name
         );
         cmd = cmd.subcommand(
-            run::GroupArgs::augment_args(clap::Command::new(lesson.name))
+            run::LessonArgs::augment_args(clap::Command::new(lesson.name))
                 .about(about)
                 .display_order(i),
         );
@@ -191,8 +188,8 @@ fn dispatch(matches: &clap::ArgMatches) -> CommandResult {
     if let Some((name, sub)) = matches.subcommand() {
         if let Some(lesson) = crate::lessons::lesson(name) {
             let root = matches.get_one::<PathBuf>("root").cloned();
-            let args = run::GroupArgs::from_arg_matches(sub).map_err(bad_args)?;
-            return run::run_group(root, lesson, args);
+            let args = run::LessonArgs::from_arg_matches(sub).map_err(bad_args)?;
+            return run::run_lesson(root, lesson, args);
         }
     }
     let cli = Cli::from_arg_matches(matches).map_err(bad_args)?;

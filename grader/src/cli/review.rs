@@ -175,11 +175,11 @@ fn scenarios(
                 continue;
             }
         };
-        if loaded.group.name != lesson.name {
+        if loaded.lesson.name != lesson.name {
             say!(
                 "  {} {shown}: {}; it did not run",
                 "✗".red(),
-                misplaced(root, lesson, loaded.group, loaded.names_exercise)
+                misplaced(root, lesson, loaded.lesson, loaded.names_exercise)
             );
             missing.broken += 1;
             results.push(result);

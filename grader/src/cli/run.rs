@@ -1,4 +1,4 @@
-//! `grader <group>`: build what is needed, run the checks, and report guidance.
+//! `grader <lesson>`: build what is needed, run the checks, and report guidance.
 
 use super::output::Out;
 use super::standing::{remember, Standing};
@@ -21,7 +21,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 #[derive(Args)]
-pub(crate) struct GroupArgs {
+pub(crate) struct LessonArgs {
     /// Whose code the checks run against.
     #[arg(long, value_enum, default_value_t = Against::Practice)]
     against: Against,
@@ -49,7 +49,7 @@ pub(crate) struct GroupArgs {
     libtest: LibtestArgs,
 }
 
-impl GroupArgs {
+impl LessonArgs {
     /// The limits each check of this run gets.
     pub(crate) fn limits(&self) -> Limits {
         Limits {
@@ -167,7 +167,7 @@ pub(crate) fn setup_color(setting: Option<ColorSetting>) {
 }
 
 /// Refuses `--report` where a report would not be a grade of the learner's whole work.
-fn check_reports(args: &GroupArgs) -> Result<(), CommandError> {
+fn check_reports(args: &LessonArgs) -> Result<(), CommandError> {
     if args.reports.is_empty() {
         return Ok(());
     }
@@ -191,7 +191,7 @@ fn check_reports(args: &GroupArgs) -> Result<(), CommandError> {
 /// says why (the compiler's errors, or the refusal).
 fn write_reports(
     root: &Path,
-    group: &Lesson,
+    lesson: &Lesson,
     exercise: &LessonInfo,
     specs: &[ReportSpec],
     summary: Option<&Summary>,
@@ -201,7 +201,7 @@ fn write_reports(
     if specs.is_empty() {
         return Ok(());
     }
-    let report = RunReport::new(root, group, exercise, "practice", summary, why, started)
+    let report = RunReport::new(root, lesson, exercise, "practice", summary, why, started)
         .map_err(|e| CommandError::new(format!("cannot write the reports: {e}")))?;
     reports::write_all(specs, &report).map_err(|e| {
         CommandError::new(format!("cannot write the reports: {e}"))
@@ -209,7 +209,11 @@ fn write_reports(
     })
 }
 
-pub(crate) fn run_group(root: Option<PathBuf>, group: &Lesson, args: GroupArgs) -> CommandResult {
+pub(crate) fn run_lesson(
+    root: Option<PathBuf>,
+    lesson: &Lesson,
+    args: LessonArgs,
+) -> CommandResult {
     check_reports(&args)?;
     if args.against == Against::Reference {
         super::needs_answers("--against reference")?;
@@ -221,9 +225,9 @@ pub(crate) fn run_group(root: Option<PathBuf>, group: &Lesson, args: GroupArgs) 
     let libtest = args.libtest.into_arguments();
     setup_color(libtest.color);
     let root = kit_root(root)?;
-    let exercise = load_exercise(&root, group)?;
+    let exercise = load_exercise(&root, lesson)?;
     let log = GuidanceLog::in_kit(&root);
-    let (selected, _) = suite::select(group, &(&libtest).into());
+    let (selected, _) = suite::select(lesson, &(&libtest).into());
     if !libtest.list && limits.sandbox == grader_checks::sandbox::Mode::Off {
         eprintln!(
             "note: the sandbox is off (GRADER_SANDBOX=off): your code can reach the checks' \
@@ -241,9 +245,9 @@ pub(crate) fn run_group(root: Option<PathBuf>, group: &Lesson, args: GroupArgs) 
             );
         }
     }
-    if let Some(input) = group.check_input {
+    if let Some(input) = lesson.check_input {
         if !libtest.list && selected.iter().any(|c| c.name == input.check) {
-            crate::check_input::want(group.name);
+            crate::check_input::want(lesson.name);
         }
     }
     // Kept alive until the checks are done: the harness is a private link inside it.
@@ -260,9 +264,9 @@ pub(crate) fn run_group(root: Option<PathBuf>, group: &Lesson, args: GroupArgs) 
                     .map(|f| format!(" {f}"))
                     .unwrap_or_default();
                 log.append(
-                    group.name,
+                    lesson.name,
                     Kind::ReferenceRun,
-                    &format!("{} --against reference{filter}", group.name),
+                    &format!("{} --against reference{filter}", lesson.name),
                 )
                 .map_err(|e| {
                     CommandError::new(format!("{e}; the reference was not run"))
@@ -282,10 +286,10 @@ pub(crate) fn run_group(root: Option<PathBuf>, group: &Lesson, args: GroupArgs) 
                         why,
                     }) => {
                         if libtest.filter.is_none() && libtest.skip.is_empty() {
-                            remember(&root, group, &exercise, &standing, None);
+                            remember(&root, lesson, &exercise, &standing, None);
                         }
                         if why.is_some() {
-                            write_reports(&root, group, &exercise, &specs, None, why, started)?;
+                            write_reports(&root, lesson, &exercise, &specs, None, why, started)?;
                         }
                         return Err(failure);
                     }
@@ -305,9 +309,9 @@ pub(crate) fn run_group(root: Option<PathBuf>, group: &Lesson, args: GroupArgs) 
         unfinished_hint: format!(
             "Write its body in {} (lesson: exercises/{}/{}), then run `cargo run -p grader -- {}` again.",
             exercise.file.display(),
-            exercise.group,
+            exercise.name,
             exercise.lesson.display(),
-            exercise.group
+            exercise.name
         ),
         fail_fast,
         all_in_full,
@@ -323,11 +327,11 @@ pub(crate) fn run_group(root: Option<PathBuf>, group: &Lesson, args: GroupArgs) 
     // One stream, three reporters: the terminal's printer, the standing `list` shows next
     // time (a whole run of the learner's own code only), and the report files.
     let own = args.against == Against::Practice;
-    let mut keep = crate::events::OnFinished(|group: &Lesson, summary: &Summary| {
+    let mut keep = crate::events::OnFinished(|lesson: &Lesson, summary: &Summary| {
         if own && !summary.listed_only && summary.filtered_out == 0 && summary.not_run == 0 {
             remember(
                 &root,
-                group,
+                lesson,
                 &exercise,
                 &Standing::of(summary),
                 Some(summary),
@@ -335,10 +339,10 @@ pub(crate) fn run_group(root: Option<PathBuf>, group: &Lesson, args: GroupArgs) 
         }
     });
     let mut reports_written: Result<(), CommandError> = Ok(());
-    let mut report_files = crate::events::OnFinished(|group: &Lesson, summary: &Summary| {
+    let mut report_files = crate::events::OnFinished(|lesson: &Lesson, summary: &Summary| {
         reports_written = write_reports(
             &root,
-            group,
+            lesson,
             &exercise,
             &specs,
             Some(summary),
@@ -350,7 +354,7 @@ pub(crate) fn run_group(root: Option<PathBuf>, group: &Lesson, args: GroupArgs) 
         let mut printer = crate::printers::for_args(&libtest, &mut out);
         let mut reporters = crate::events::Tee(vec![&mut *printer, &mut keep, &mut report_files]);
         suite::run(
-            group,
+            lesson,
             &launcher,
             &(&libtest).into(),
             &settings,
@@ -363,7 +367,7 @@ pub(crate) fn run_group(root: Option<PathBuf>, group: &Lesson, args: GroupArgs) 
     let json = libtest.format == Some(FormatSetting::Json);
     save_case(
         &root,
-        group,
+        lesson,
         &summary,
         args.save_case.as_deref(),
         json,
@@ -372,17 +376,17 @@ pub(crate) fn run_group(root: Option<PathBuf>, group: &Lesson, args: GroupArgs) 
     .map_err(|e| CommandError::new(format!("could not write the results: {e}")))?;
     if !summary.listed_only && libtest.format != Some(FormatSetting::Json) {
         let full = args.against == Against::Practice && summary.filtered_out == 0;
-        guidance_line(&log, group, summary.all_passed(), full, &mut out)
+        guidance_line(&log, lesson, summary.all_passed(), full, &mut out)
             .map_err(|e| CommandError::new(format!("could not write the results: {e}")))?;
         // A lesson whose every check is unfinished, while an earlier one in course order is
         // not started: a newcomer may have come in at the wrong end.
         if args.against == Against::Practice && Standing::of(&summary) == Standing::Unfinished {
-            course_start(&root, group, &mut out)
+            course_start(&root, lesson, &mut out)
                 .map_err(|e| CommandError::new(format!("could not write the results: {e}")))?;
         }
         // The next steps follow a whole pass of the learner's own code.
         if args.against == Against::Practice && summary.all_passed() && summary.filtered_out == 0 {
-            next_steps(&root, group, &exercise, &mut out)
+            next_steps(&root, lesson, &exercise, &mut out)
                 .map_err(|e| CommandError::new(format!("could not write the results: {e}")))?;
         }
     }
@@ -391,12 +395,12 @@ pub(crate) fn run_group(root: Option<PathBuf>, group: &Lesson, args: GroupArgs) 
     Ok(exit_code(&summary))
 }
 
-/// Says where the course starts when `group` comes later in it and an earlier lesson is not
+/// Says where the course starts when `lesson` comes later in it and an earlier lesson is not
 /// started yet (the learner's file there is still the stub).
-fn course_start(root: &Path, group: &Lesson, out: &mut dyn Write) -> std::io::Result<()> {
+fn course_start(root: &Path, lesson: &Lesson, out: &mut dyn Write) -> std::io::Result<()> {
     let Some(place) = crate::lessons::LESSONS
         .iter()
-        .position(|g| g.name == group.name)
+        .position(|g| g.name == lesson.name)
     else {
         return Ok(());
     };
@@ -426,7 +430,7 @@ fn course_start(root: &Path, group: &Lesson, out: &mut dyn Write) -> std::io::Re
         "{} comes after {names} in the course, which {verb} not started yet: the course starts \
          at `cargo run -p grader -- {first}` (lesson: exercises/{first}/lesson.md). `cargo run \
          -p grader` shows every lesson in order.",
-        group.name
+        lesson.name
     )
 }
 
@@ -442,26 +446,26 @@ fn exit_code(summary: &Summary) -> ExitCode {
     }
 }
 
-/// Says how much guidance the log holds for `group`, so a pass is read for what it is. A
+/// Says how much guidance the log holds for `lesson`, so a pass is read for what it is. A
 /// pass of every check of the learner's own code (`full`) marks the lesson's first pass in
 /// the log, once: guidance after that row is said apart, and a pass counts only what came
 /// before it.
 pub(crate) fn guidance_line(
     log: &GuidanceLog,
-    group: &Lesson,
+    lesson: &Lesson,
     passed: bool,
     full: bool,
     out: &mut dyn Write,
 ) -> std::io::Result<()> {
     if passed && full {
-        if let Err(e) = log.mark_first_pass(group.name) {
+        if let Err(e) = log.mark_first_pass(lesson.name) {
             writeln!(out, "{} {e}", "guidance: first pass not recorded:".yellow())?;
         }
     }
     let (recorded, after) = match log.read() {
         Ok(contents) => (
-            contents.summary(group.name),
-            contents.after_first_pass(group.name),
+            contents.summary(lesson.name),
+            contents.after_first_pass(lesson.name),
         ),
         Err(e) => {
             return writeln!(out, "{} {e}", "guidance: unknown:".yellow());
@@ -481,15 +485,15 @@ pub(crate) fn guidance_line(
             "passed with guidance:".yellow()
         ),
         (Some(what), false) => {
-            writeln!(out, "guidance recorded for {}: {what}.{after}", group.name)
+            writeln!(out, "guidance recorded for {}: {what}.{after}", lesson.name)
         }
         (None, true) => writeln!(
             out,
             "passed with no guidance recorded for {} before the first pass.{after}",
-            group.name
+            lesson.name
         ),
         (None, false) if !after.is_empty() => {
-            writeln!(out, "guidance recorded for {}:{after}", group.name)
+            writeln!(out, "guidance recorded for {}:{after}", lesson.name)
         }
         (None, false) => Ok(()),
     }
@@ -500,7 +504,7 @@ pub(crate) fn guidance_line(
 /// output of `--format json` stays JSON lines only.
 pub(super) fn save_case(
     root: &Path,
-    group: &Lesson,
+    lesson: &Lesson,
     summary: &Summary,
     asked: Option<&Path>,
     json: bool,
@@ -514,7 +518,7 @@ pub(super) fn save_case(
     let path = asked.map(Path::to_path_buf).unwrap_or_else(|| {
         crate::workspace::target_dir(root)
             .join("kit-cases")
-            .join(format!("{}-difference.toml", group.name))
+            .join(format!("{}-difference.toml", lesson.name))
     });
     let written = path
         .parent()
@@ -560,23 +564,23 @@ pub(super) fn save_case(
 /// and the next lesson in course order.
 pub(crate) fn next_steps(
     root: &Path,
-    group: &Lesson,
+    lesson: &Lesson,
     exercise: &LessonInfo,
     out: &mut dyn Write,
 ) -> std::io::Result<()> {
     writeln!(
         out,
         "\n{} Next:",
-        format!("Every check of {} passes.", group.name).green()
+        format!("Every check of {} passes.", lesson.name).green()
     )?;
     writeln!(
         out,
         "  1. Show it works on new inputs: the task of that name in exercises/{}/{}, with \
          `cargo run -p grader -- scenario FILE`; `cargo run -p grader -- review {}` is the \
          checklist of this step and the next.",
-        group.name,
+        lesson.name,
         exercise.lesson.display(),
-        group.name
+        lesson.name
     )?;
     let review = match exercise.hand_out_review(root) {
         Ok(Some(file)) => format!(
@@ -586,15 +590,15 @@ pub(crate) fn next_steps(
         Ok(None) => "look back at the lesson's rules and say each one in your own words.".into(),
         Err(e) => format!(
             "the questions are in exercises/{}/ (they could not be copied: {e}).",
-            group.name
+            lesson.name
         ),
     };
     writeln!(out, "  2. Self-review: {review}")?;
-    let groups = crate::lessons::LESSONS;
-    let next = groups
+    let lessons = crate::lessons::LESSONS;
+    let next = lessons
         .iter()
-        .position(|g| g.name == group.name)
-        .and_then(|i| groups.get(i + 1));
+        .position(|g| g.name == lesson.name)
+        .and_then(|i| lessons.get(i + 1));
     match next {
         Some(next) => writeln!(
             out,
@@ -626,7 +630,7 @@ pub(crate) fn build_practice(root: &Path, exercise: &LessonInfo) -> Result<Built
     let color = colored::control::SHOULD_COLORIZE.should_colorize();
     // They quote the learner's source, and rustc shows C1 controls raw.
     let mut messages = crate::sanitise::EscapingWriter::new(super::output::ErrOut);
-    let built = compile::build_harness(root, &exercise.group, color, &mut messages).map_err(
+    let built = compile::build_harness(root, &exercise.name, color, &mut messages).map_err(
         |e| match e {
             BuildError::Compile { errors } => NotBuilt {
                 failure: compile_failure(root, exercise, &errors),
@@ -713,7 +717,7 @@ fn compile_failure(root: &Path, exercise: &LessonInfo, errors: &[String]) -> Com
         let signature = exercise
             .stub_signature(root)
             .map(|s| format!(":\n\n{}\n", indent(&s)))
-            .unwrap_or_else(|| format!(" (exercises/{}/stub.rs)", exercise.group));
+            .unwrap_or_else(|| format!(" (exercises/{}/stub.rs)", exercise.name));
         return CommandError::new(format!(
             "{} compiles, but the checks cannot call `{}`: keep the stub's signature{signature}\n\
              (the compiler, on the kit's call of it: {gist})",
@@ -737,8 +741,8 @@ fn compile_failure(root: &Path, exercise: &LessonInfo, errors: &[String]) -> Com
         "fix the first error and run again, or start the file over from its stub (it is backed \
          up first): `cargo run -p grader -- reset {}`. Only {} is compiled for {}: your other \
          lessons' files do not matter here.",
-        exercise.group,
+        exercise.name,
         exercise.file.display(),
-        exercise.group
+        exercise.name
     ))
 }

@@ -37,31 +37,31 @@ pub(crate) struct ScenarioArgs {
 pub(crate) struct TraceArgs {
     /// The lesson whose worked example to trace, e.g. build3.
     #[arg(value_name = "LESSON")]
-    group: String,
+    lesson: String,
 }
 
-/// A scenario file, read and checked: its group, its text, its settings line, and the
+/// A scenario file, read and checked: its lesson, its text, its settings line, and the
 /// lesson's situations it covers.
 pub(super) struct Loaded {
-    /// The group whose format it is (its `exercise` key).
-    pub(crate) group: &'static Lesson,
+    /// The lesson whose format it is (its `exercise` key).
+    pub(crate) lesson: &'static Lesson,
     text: String,
     settings: String,
-    /// The ids of the group's situations it covers.
+    /// The ids of the lesson's situations it covers.
     pub(crate) situations: Vec<&'static str>,
-    /// It names its group with an `exercise` key (without one it is build3's).
+    /// It names its lesson with an `exercise` key (without one it is build3's).
     pub(crate) names_exercise: bool,
 }
 
 /// Reads and parses a scenario file; the error names its line and what to fix.
 pub(super) fn load(path: &Path) -> Result<Loaded, ScenarioError> {
     let text = std::fs::read_to_string(path).map_err(|e| ScenarioError::unreadable(path, &e))?;
-    let group = scenario_lesson(path, &text)?;
-    let summary = (group.parse_scenario)(path, &text)?;
+    let lesson = scenario_lesson(path, &text)?;
+    let summary = (lesson.parse_scenario)(path, &text)?;
     let names_exercise = exercise_key(path, &text)?.is_some();
     Ok(Loaded {
         names_exercise,
-        group,
+        lesson,
         text,
         settings: summary.settings,
         situations: summary.situations,
@@ -71,14 +71,14 @@ pub(super) fn load(path: &Path) -> Result<Loaded, ScenarioError> {
 /// How a scenario file is laid out, for the lesson the file names when it can be read
 /// (each format has tables of its own), or for every lesson.
 fn shape_hint(path: &Path) -> String {
-    let group = std::fs::read_to_string(path)
+    let lesson = std::fs::read_to_string(path)
         .ok()
         .and_then(|text| scenario_lesson(path, &text).ok());
-    match group {
-        Some(group) => format!(
+    match lesson {
+        Some(lesson) => format!(
             "a {} scenario has {}; exercises/{}/scenarios/ has examples, and the lesson shows \
              the format",
-            group.name, group.scenario_shape, group.name
+            lesson.name, lesson.scenario_shape, lesson.name
         ),
         None => {
             let shapes: Vec<String> = LESSONS
@@ -112,9 +112,9 @@ fn show_printed(printed: &str) {
     }
 }
 
-/// Builds the learner's code of `group` into the harness that runs their scenarios.
-pub(super) fn build_learner(root: &Path, group: &Lesson) -> Result<Built, CommandError> {
-    let exercise = load_exercise(root, group)?;
+/// Builds the learner's code of `lesson` into the harness that runs their scenarios.
+pub(super) fn build_learner(root: &Path, lesson: &Lesson) -> Result<Built, CommandError> {
+    let exercise = load_exercise(root, lesson)?;
     build_practice(root, &exercise).map_err(|e| e.failure)
 }
 
@@ -124,7 +124,7 @@ pub(super) fn build_learner(root: &Path, group: &Lesson) -> Result<Built, Comman
 /// holds the run and what the learner's code printed (their own `eprintln!`s).
 pub(super) fn run_on_learner(
     built: &Built,
-    group: &Lesson,
+    lesson: &Lesson,
     file: &Path,
     timeout: f64,
 ) -> Result<(ScenarioRun, String), String> {
@@ -134,11 +134,11 @@ pub(super) fn run_on_learner(
     let file = std::fs::canonicalize(file).unwrap_or_else(|_| file.to_path_buf());
     let limit = Duration::from_secs_f64(timeout);
     let job = [
-        OsStr::new(group.name),
+        OsStr::new(lesson.name),
         OsStr::new("scenario"),
         file.as_os_str(),
     ];
-    let deadlines = crate::Deadlines::flat(limit, group.stop_hint);
+    let deadlines = crate::Deadlines::flat(limit, lesson.stop_hint);
     match launcher.run_job(&job, &[], scratch.path(), deadlines) {
         JobEnd::Reported {
             report: Report::Scenario { run },
@@ -156,19 +156,19 @@ pub(super) fn run_on_learner(
 /// Runs the scenario on the learner's code in a harness process.
 fn run_practice(
     root: &Path,
-    group: &Lesson,
+    lesson: &Lesson,
     file: &Path,
     timeout: f64,
 ) -> Result<Result<(ScenarioRun, String), String>, CommandError> {
-    let built = build_learner(root, group)?;
-    Ok(run_on_learner(&built, group, file, timeout))
+    let built = build_learner(root, lesson)?;
+    Ok(run_on_learner(&built, lesson, file, timeout))
 }
 
 pub(crate) fn scenario(root: Option<PathBuf>, args: ScenarioArgs) -> CommandResult {
     let root = kit_root(root)?;
     let loaded = load(&args.file)
         .map_err(|e| CommandError::new(e.to_string()).hint(shape_hint(&args.file)))?;
-    let group = loaded.group;
+    let lesson = loaded.lesson;
     let file = args.file.display();
     let shows_reference = args.compare || args.against == super::run::Against::Reference;
     if shows_reference {
@@ -185,8 +185,8 @@ pub(crate) fn scenario(root: Option<PathBuf>, args: ScenarioArgs) -> CommandResu
     // kit's own input, is one the learner's code was not shown to fail on.
     let last_saved = crate::workspace::target_dir(&root)
         .join("kit-cases")
-        .join(format!("{}-difference.toml", group.name));
-    let saved = group
+        .join(format!("{}-difference.toml", lesson.name));
+    let saved = lesson
         .saved_case
         .and_then(|is_saved| is_saved(&loaded.text))
         .filter(|_| std::fs::read_to_string(&last_saved).is_ok_and(|t| t == loaded.text));
@@ -200,7 +200,7 @@ pub(crate) fn scenario(root: Option<PathBuf>, args: ScenarioArgs) -> CommandResu
                 "\n(This is case {number} of {}'s exhaustive check, as the check saved it: its \
                  failure showed the reference's run already, so this is not recorded as \
                  guidance. Change the file and --compare is recorded.)",
-                group.name
+                lesson.name
             ));
         }
         if !shows_reference {
@@ -213,7 +213,7 @@ pub(crate) fn scenario(root: Option<PathBuf>, args: ScenarioArgs) -> CommandResu
         };
         let record = GuidanceLog::in_kit(&root)
             .append(
-                group.name,
+                lesson.name,
                 Kind::ReferenceRun,
                 &format!("scenario {file} {how}"),
             )
@@ -227,20 +227,20 @@ pub(crate) fn scenario(root: Option<PathBuf>, args: ScenarioArgs) -> CommandResu
         ))
     };
     let reference = || {
-        (group.run_scenario_on_reference)(&args.file, &loaded.text)
+        (lesson.run_scenario_on_reference)(&args.file, &loaded.text)
             .map_err(|e| CommandError::new(e.to_string()))
     };
     if !args.compare && args.against == super::run::Against::Reference {
         let recorded = record()?;
         show(
-            &format!("scenario {file} ({}) against reference", group.name),
+            &format!("scenario {file} ({}) against reference", lesson.name),
             &loaded.settings,
             &reference()?,
         );
         say!("{recorded}");
         return Ok(ExitCode::SUCCESS);
     }
-    let (yours, printed) = match run_practice(&root, group, &args.file, args.timeout)? {
+    let (yours, printed) = match run_practice(&root, lesson, &args.file, args.timeout)? {
         Ok(ran) => ran,
         Err(message) => {
             let unshown = if args.compare {
@@ -250,7 +250,7 @@ pub(crate) fn scenario(root: Option<PathBuf>, args: ScenarioArgs) -> CommandResu
             };
             say!(
                 "scenario {file} ({}) against practice\n{message}{unshown}",
-                group.name
+                lesson.name
             );
             return Ok(ExitCode::from(EXIT_NOT_ALL_PASSED));
         }
@@ -260,7 +260,7 @@ pub(crate) fn scenario(root: Option<PathBuf>, args: ScenarioArgs) -> CommandResu
     show_printed(&printed);
     if !args.compare {
         show(
-            &format!("scenario {file} ({}) against practice", group.name),
+            &format!("scenario {file} ({}) against practice", lesson.name),
             &loaded.settings,
             &yours,
         );
@@ -274,7 +274,7 @@ pub(crate) fn scenario(root: Option<PathBuf>, args: ScenarioArgs) -> CommandResu
     let theirs = reference()?;
     say!(
         "scenario {file} ({}): your practice code next to the reference\n",
-        group.name
+        lesson.name
     );
     say!("{}", loaded.settings);
     let text = side_by_side(("yours", &yours), ("reference", &theirs));
@@ -289,30 +289,30 @@ pub(crate) fn scenario(root: Option<PathBuf>, args: ScenarioArgs) -> CommandResu
 }
 
 pub(crate) fn trace(root: Option<PathBuf>, args: TraceArgs) -> CommandResult {
-    let group = super::resolve_group(&args.group)?;
+    let lesson = super::resolve_lesson(&args.lesson)?;
     let root = kit_root(root)?;
-    let exercise = load_exercise(&root, group)?;
+    let exercise = load_exercise(&root, lesson)?;
     let Some(trace) = &exercise.trace else {
         return Err(CommandError::new(format!(
             "{} has no worked example to trace",
-            group.name
+            lesson.name
         )));
     };
     let path = exercise.dir(&root).join(trace);
     let restore = || {
         format!(
             "restore it from git: `git checkout -- exercises/{}`",
-            group.name
+            lesson.name
         )
     };
     let loaded = load(&path).map_err(|e| CommandError::new(e.to_string()).hint(restore()))?;
     // The lesson prints this trace in full, so running it is not guidance.
     let run = if grader_checks::ANSWERS {
-        (group.run_scenario_on_reference)(&path, &loaded.text)
+        (lesson.run_scenario_on_reference)(&path, &loaded.text)
             .map_err(|e| CommandError::new(e.to_string()).hint(restore()))?
     } else {
         // A copy without the answers keeps the reference's run of the trace, made with it.
-        let kept = root.join(crate::bundle::answers::trace_run_path(group.name));
+        let kept = root.join(crate::bundle::answers::trace_run_path(lesson.name));
         std::fs::read_to_string(&kept)
             .ok()
             .and_then(|json| serde_json::from_str(&json).ok())

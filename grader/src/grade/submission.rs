@@ -427,7 +427,7 @@ mod tests {
 
     fn exercise(file: &str) -> LessonInfo {
         LessonInfo {
-            group: "build3".into(),
+            name: "build3".into(),
             title: "Retry".into(),
             summary: None,
             function: "retry_request".into(),

@@ -52,7 +52,7 @@ pub fn lesson(name: &str) -> Option<&'static Lesson> {
     LESSONS.iter().copied().find(|g| g.name == name)
 }
 
-/// Runs `job` of lesson `name` on the reference, in this process; `None` for an unknown group.
+/// Runs `job` of lesson `name` on the reference, in this process; `None` for an unknown lesson.
 /// This is what `--against reference` starts in its child processes.
 pub fn run_reference(name: &str, job: &Job) -> Option<Report> {
     lesson(name).map(|g| (g.run_reference)(job))
