@@ -351,3 +351,66 @@ pub fn wait_within(
         pause = (pause * 2).min(std::time::Duration::from_millis(20));
     }
 }
+
+pub fn path_str(path: &Path) -> &str {
+    path.to_str().expect("test paths are UTF-8")
+}
+
+/// A folder under the target folder that outlives the test, so a kit built in it is reused.
+/// The target folder is inside the kit, where a bundle of the kit is refused: make it from
+/// a copy of the kit with [`make_lasting_bundle`].
+pub fn lasting(name: &str) -> PathBuf {
+    target().join("bundle-tests").join(name)
+}
+
+/// Writes the bundle `platform lesson` into the [`lasting`] folder `out`, made from a copy
+/// of the kit (outside which `out` is), replacing the bundle there.
+pub fn make_lasting_bundle(platform: &str, lesson: &str, out: &Path, extra: &[&str]) {
+    if out.exists() && !out.join(grader::bundle::MANIFEST).exists() {
+        // Left by a kit from before bundles had manifests, which --force now refuses.
+        std::fs::remove_dir_all(out).unwrap();
+    }
+    let copy = fresh_kit();
+    let mut args = vec![
+        "bundle",
+        platform,
+        lesson,
+        "--out",
+        path_str(out),
+        "--force",
+    ];
+    args.extend_from_slice(extra);
+    let made = grader(copy.root(), &args);
+    assert!(
+        made.status.success(),
+        "{}\n{}",
+        text(&made.stdout),
+        text(&made.stderr)
+    );
+}
+
+/// Every file under `dir` (relative paths), leaving out `skip` folders.
+pub fn files_under(dir: &Path, skip: &[&str]) -> std::collections::BTreeMap<PathBuf, Vec<u8>> {
+    fn visit(
+        root: &Path,
+        dir: &Path,
+        skip: &[&str],
+        out: &mut std::collections::BTreeMap<PathBuf, Vec<u8>>,
+    ) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            let rel = path.strip_prefix(root).unwrap().to_path_buf();
+            if skip.iter().any(|s| rel == Path::new(s)) {
+                continue;
+            }
+            if path.is_dir() {
+                visit(root, &path, skip, out);
+            } else {
+                out.insert(rel, std::fs::read(&path).unwrap());
+            }
+        }
+    }
+    let mut out = std::collections::BTreeMap::new();
+    visit(dir, dir, skip, &mut out);
+    out
+}

@@ -145,7 +145,8 @@ pub(crate) fn serve(f: LookupFn, ask: &Ask, session: &mut Option<Session>) -> Op
             }
             Err(e) => {
                 *session = None;
-                Err(e)
+                // The wire carries the refusal's words: the judge shows them as the runner's.
+                Err(e.to_string())
             }
         }));
     }

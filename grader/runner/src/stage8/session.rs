@@ -261,8 +261,8 @@ pub struct Session {
 }
 
 impl Session {
-    /// A fresh gateway; refuses an invalid configuration (its message).
-    pub fn start(setup: &Setup) -> Result<Session, String> {
+    /// A fresh gateway; refuses an invalid configuration.
+    pub fn start(setup: &Setup) -> Result<Session, kit_types::gateway::ConfigError> {
         let clock = if setup.per_thread {
             FakeClock::per_thread()
         } else {
@@ -286,8 +286,7 @@ impl Session {
             lock(&record).push(step.clone());
             step
         });
-        let gateway =
-            Gateway::new(setup.config.clone(), provider, clock).map_err(|e| e.to_string())?;
+        let gateway = Gateway::new(setup.config.clone(), provider, clock)?;
         Ok(Session {
             gateway: Arc::new(gateway),
             answers,

@@ -248,7 +248,7 @@ pub struct CaseRecord {
 
 /// Runs `case` on `f`, a lookup after the other, until one does not return. `Err`: the
 /// configuration was refused.
-pub fn run_case(f: LookupFn, case: &Case) -> Result<CaseRecord, String> {
+pub fn run_case(f: LookupFn, case: &Case) -> Result<CaseRecord, kit_types::gateway::ConfigError> {
     let session = Session::start(&case.setup())?;
     let mut lookups = Vec::with_capacity(case.afters.len());
     for after in &case.afters {
@@ -358,7 +358,7 @@ pub fn run_one(f: LookupFn, space: &Space, index: usize) -> Option<CaseRun> {
             Some((Err(ending), _)) => CaseRun::Ended(ending.clone()),
             _ => CaseRun::Digest(digest(&record).unwrap_or(0)),
         },
-        Err(e) => CaseRun::Ended(Ending::Guard(e)),
+        Err(e) => CaseRun::Ended(Ending::Guard(e.to_string())),
     })
 }
 

@@ -76,7 +76,10 @@ impl Observed {
             script,
         };
         let place = match learner {
-            Learner::Here(f) => Place::Here(Box::new(session::Session::start(&setup)?), *f),
+            Learner::Here(f) => Place::Here(
+                Box::new(session::Session::start(&setup).map_err(|e| e.to_string())?),
+                *f,
+            ),
             Learner::Runner(runner) => {
                 let ask = wire::encode(&Ask::Start(setup));
                 let started = runner.ask(&ask, |bytes| match wire::decode(bytes)? {
