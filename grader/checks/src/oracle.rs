@@ -146,7 +146,7 @@ pub(crate) use oracle_bytes;
 
 /// Whether this build holds the kit's answers (the `answers` feature): `--against
 /// reference` and a scenario run on the reference need them; without them the exhaustive
-/// checks read the reference's runs from [`Oracle`] data.
+/// checks read the reference's runs from oracle data (`grader/checks/oracle/`).
 pub const ANSWERS: bool = cfg!(feature = "answers");
 
 #[cfg(test)]
