@@ -73,8 +73,9 @@ const LESSON_NOTE: &str = "\
 /// The note put at the top of the copy's README.
 const README_NOTE: &str = "\
 > **This copy of the kit holds no answers.** It was made for a course that grades them:
-> `reference/src/` keeps only the shared types, and `--against reference` and
-> `scenario --compare` are not available. Everything else works as the README says.
+> `reference/src/` keeps only the shared types, and `--against reference`,
+> `scenario --compare` and help level 2 (approach) are not available. Everything else works
+> as the README says.
 
 ";
 
