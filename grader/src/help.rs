@@ -101,4 +101,35 @@ mod tests {
         assert_eq!(help.level(1).unwrap().name, "refresher");
         assert!(help.level(2).is_err());
     }
+
+    #[test]
+    fn a_withheld_level_is_refused_with_its_reason_and_the_others_are_shown() {
+        let help: crate::help::Help = toml::from_str(
+            r#"
+            [[levels]]
+            name = "refresher"
+            text = "A retry is a second request."
+            [[levels]]
+            name = "approach"
+            text = "not here: ask your instructor."
+            withheld = true
+            [[levels]]
+            name = "repair"
+            text = "Count attempts, not retries."
+        "#,
+        )
+        .unwrap();
+        assert_eq!(help.level(1).unwrap().name, "refresher");
+        assert_eq!(help.level(3).unwrap().name, "repair");
+        let refused = help.level(2).unwrap_err().to_string();
+        assert_eq!(
+            refused,
+            "help level 2 (approach) is not in this copy of the kit: not here: ask your instructor."
+        );
+        // Written back as the bundle writes it, the mark stays; a level without it has none.
+        let text = toml::to_string(&help).unwrap();
+        assert_eq!(text.matches("withheld = true").count(), 1, "{text}");
+        let again: crate::help::Help = toml::from_str(&text).unwrap();
+        assert_eq!(again, help);
+    }
 }
