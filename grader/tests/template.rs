@@ -133,6 +133,7 @@ fn a_classroom_template_without_the_answers_holds_none_and_grades_as_the_kit_doe
         "grader/tests",
         "grader/benches",
         "grader/checks/tests",
+        "grader/checks/benches",
         ".ci",
     ] {
         assert!(
@@ -140,6 +141,13 @@ fn a_classroom_template_without_the_answers_holds_none_and_grades_as_the_kit_doe
             "{dir} needs the answers and is left out"
         );
     }
+    // A lesson's test implementations hold a correct one: left out too.
+    let trials: Vec<&PathBuf> = found.keys().filter(|p| p.ends_with("trials.rs")).collect();
+    assert!(trials.is_empty(), "{trials:?}");
+    assert!(
+        files().keys().any(|p| p.ends_with("trials.rs")),
+        "the kit has some to leave out"
+    );
     for lesson in grader::lessons::LESSONS {
         let oracle = repo.join(format!("grader/checks/oracle/{}.bin", lesson.name));
         assert!(oracle.is_file(), "{}", oracle.display());
@@ -284,4 +292,24 @@ fn a_classroom_template_without_the_answers_holds_none_and_grades_as_the_kit_doe
         text(&trace.stdout),
         text(&grader(kit.root(), &["trace", "build3"]).stdout)
     );
+    // A changed worked example is refused: the kept run is of the example as shipped.
+    let example = repo.join("exercises/build3/scenarios/worked-trace.toml");
+    let shipped = read(&example);
+    std::fs::write(&example, format!("{shipped}# changed\n")).unwrap();
+    let changed = template_grader(&repo, &["trace", "build3"]);
+    std::fs::write(&example, &shipped).unwrap();
+    assert_eq!(changed.status.code(), Some(2), "{}", text(&changed.stdout));
+    assert!(
+        text(&changed.stderr).contains("is not the worked example this copy of the kit ran"),
+        "{}",
+        text(&changed.stderr)
+    );
+    // Level 1 points to the next level there is: 3.
+    let first = template_grader(&repo, &["help", "build3"]);
+    assert!(
+        text(&first.stdout).contains("help build3 --level 3`"),
+        "{}",
+        text(&first.stdout)
+    );
+    std::fs::write(repo.join(LOG_FILE), &log).unwrap();
 }

@@ -35,6 +35,12 @@ const KITS_OWN: [&str; 5] = [
     "grader/checks/benches",
     ".ci",
 ];
+/// A lesson's test implementations, when it keeps them in its own folder: its `correct`
+/// one is an answer (the checks build them only with the answers).
+const TRIALS_FILE: &str = "trials.rs";
+/// Where those folders are.
+const LESSONS_DIR: &str = "grader/checks/src/lessons";
+
 /// The manifests that name those tests and benchmarks.
 const MANIFESTS: [&str; 2] = ["grader/Cargo.toml", "grader/checks/Cargo.toml"];
 /// The checks' manifest, whose default features turn the answers on.
@@ -66,7 +72,8 @@ const LESSON_NOTE: &str = "\
 > **In this copy of the kit** the finished answer, `--against reference`, `scenario
 > --compare` and help level 2 (approach) are not available: your course grades this
 > lesson. Where the lesson mentions them, skip that part; a failing exhaustive check still
-> shows the reference's run of its case.
+> shows the reference's run of its case. A scenario outcome written as a raw `http` reply
+> (build3) needs build2's answer: write it as `data`, `transient` or `permanent`.
 
 ";
 
@@ -74,8 +81,10 @@ const LESSON_NOTE: &str = "\
 const README_NOTE: &str = "\
 > **This copy of the kit holds no answers.** It was made for a course that grades them:
 > `reference/src/` keeps only the shared types, and `--against reference`,
-> `scenario --compare` and help level 2 (approach) are not available. Everything else works
-> as the README says.
+> `scenario --compare` and help level 2 (approach) are not available. A build3 scenario
+> outcome written as a raw `http` reply needs build2's answer to be read: write it as
+> `data`, `transient` or `permanent`. The kit's own tests (`cargo test`) run the answers and
+> are not part of this copy. Everything else works as the README says.
 
 ";
 
@@ -92,7 +101,8 @@ pub(super) fn leave_out(
     }
     files.retain(|path, _| {
         let answer = path.starts_with(ANSWERS) && !path.starts_with(TYPES);
-        !answer && !KITS_OWN.iter().any(|dir| path.starts_with(dir))
+        let trials = path.starts_with(LESSONS_DIR) && path.ends_with(TRIALS_FILE);
+        !answer && !trials && !KITS_OWN.iter().any(|dir| path.starts_with(dir))
     });
     files.insert(
         PathBuf::from(ANSWERS).join("lib.rs"),
@@ -155,7 +165,8 @@ pub(super) fn leave_out(
                     message: format!("the worked trace does not run on the reference: {e}"),
                 }
             })?;
-            let json = serde_json::to_string_pretty(&run).map_err(|e| BundleError::Manifest {
+            let kept = KeptTrace { trace: text, run };
+            let json = serde_json::to_string_pretty(&kept).map_err(|e| BundleError::Manifest {
                 path,
                 message: format!("cannot write the worked trace's run: {e}"),
             })?;
@@ -185,6 +196,16 @@ fn withheld(path: &Path, text: &[u8]) -> Result<String, BundleError> {
         "# Course help, from the gentlest level to the most specific. In this copy of the kit\n\
          # (made without the answers) a level that walks through the answer is withheld.\n\n{body}"
     ))
+}
+
+/// A lesson's worked trace as run on the reference, kept by a copy without the answers: the
+/// trace's text too, so that `trace` shows the run only beside the file it was made from.
+#[derive(serde::Serialize, serde::Deserialize)]
+pub(crate) struct KeptTrace {
+    /// The worked trace's file, as the bundle read it.
+    pub(crate) trace: String,
+    /// Its run on the reference.
+    pub(crate) run: grader_checks::view::ScenarioRun,
 }
 
 /// Where, from the kit's top, a copy without the answers keeps `lesson`'s worked trace as

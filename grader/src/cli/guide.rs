@@ -78,14 +78,14 @@ pub(crate) fn help(root: Option<PathBuf>, args: HelpArgs) -> CommandResult {
         level.name
     );
     say!("{}\n", level.text.trim_end());
-    let more = if args.level < help.levels.len() {
-        format!(
-            " More specific: `cargo run -p grader -- help {} --level {}`.",
-            lesson.name,
-            args.level + 1
-        )
-    } else {
-        String::new()
+    // The next level this copy of the kit holds (a copy without the answers withholds one).
+    let next = (args.level + 1..=help.levels.len()).find(|n| help.level(*n).is_ok());
+    let more = match next {
+        Some(n) => format!(
+            " More specific: `cargo run -p grader -- help {} --level {n}`.",
+            lesson.name
+        ),
+        None => String::new(),
     };
     say!(
         "(Recorded as guidance #{} in GUIDANCE_LOG.md.{more})",

@@ -313,17 +313,28 @@ pub(crate) fn trace(root: Option<PathBuf>, args: TraceArgs) -> CommandResult {
     } else {
         // A copy without the answers keeps the reference's run of the trace, made with it.
         let kept = root.join(crate::bundle::answers::trace_run_path(lesson.name));
-        std::fs::read_to_string(&kept)
+        let read: Option<crate::bundle::answers::KeptTrace> = std::fs::read_to_string(&kept)
             .ok()
-            .and_then(|json| serde_json::from_str(&json).ok())
-            .ok_or_else(|| {
-                CommandError::new(format!(
+            .and_then(|json| serde_json::from_str(&json).ok());
+        match read {
+            Some(k) if k.trace == loaded.text => k.run,
+            Some(_) => {
+                return Err(CommandError::new(format!(
+                    "{} is not the worked example this copy of the kit ran on the reference \
+                     (it has no answers to run a changed one)",
+                    path.strip_prefix(&root).unwrap_or(&path).display()
+                ))
+                .hint(restore()))
+            }
+            None => {
+                return Err(CommandError::new(format!(
                     "{} is missing or unreadable: it holds the worked example's run in this \
                      copy of the kit, which has no answers to run it with",
                     kept.display()
                 ))
-                .hint("restore it from git: `git checkout -- grader/checks/oracle`")
-            })?
+                .hint("restore it from git: `git checkout -- grader/checks/oracle`"))
+            }
+        }
     };
     show(
         &format!(

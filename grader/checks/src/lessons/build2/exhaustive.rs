@@ -293,3 +293,23 @@ mod tests {
         assert_eq!(n, count());
     }
 }
+
+#[cfg(all(test, feature = "answers"))]
+mod oracle_tests {
+    use super::*;
+
+    #[test]
+    fn the_oracle_keeps_the_reference_run_of_every_case() {
+        let bytes = oracle();
+        let total = cases().count();
+        let kept = crate::oracle::decode(&bytes, "build2", total).expect("reads back");
+        for (index, case) in cases().enumerate().step_by(97) {
+            let run: Result<Recorded, String> = kept.run(index).expect("a run per case");
+            let want = reference_run(index, &case);
+            assert_eq!(
+                kit_runner::wire::encode(&run),
+                kit_runner::wire::encode(&want)
+            );
+        }
+    }
+}

@@ -785,3 +785,24 @@ mod tests {
         assert!(compare(&super::super::reference()).is_ok());
     }
 }
+
+#[cfg(all(test, feature = "answers"))]
+mod oracle_tests {
+    use super::*;
+
+    #[test]
+    fn the_oracle_keeps_the_reference_run_of_every_case() {
+        let bytes = oracle();
+        let blocks = blocks();
+        let total = space::total(&blocks);
+        let kept = crate::oracle::decode(&bytes, "build3", total).expect("reads back");
+        let mut walk = space::Walk::new(&blocks);
+        let mut ours = Recording::empty();
+        for index in (0..total).step_by(997) {
+            let (policy, script) = walk.case(index);
+            let want = reference_into(&mut ours, index, policy, script).map(|()| ours.clone());
+            let run: Result<Recording, String> = kept.run(index).expect("a run per case");
+            assert_eq!(wire::encode(&run), wire::encode(&want), "case {index}");
+        }
+    }
+}

@@ -168,3 +168,23 @@ mod tests {
         assert_eq!(saved_case(&format!("{text}# edited\n")), None);
     }
 }
+
+#[cfg(all(test, feature = "answers"))]
+mod oracle_tests {
+    use super::*;
+
+    #[test]
+    fn the_oracle_keeps_the_reference_run_of_every_case() {
+        let bytes = oracle();
+        let cases = cases();
+        let kept = crate::oracle::decode(&bytes, "narrow", cases.len()).expect("reads back");
+        for (index, given) in cases.iter().enumerate() {
+            let run: Ran = kept.run(index).expect("a run per case");
+            let want = reference_ran(index, given);
+            assert_eq!(
+                kit_runner::wire::encode(&run),
+                kit_runner::wire::encode(&want)
+            );
+        }
+    }
+}

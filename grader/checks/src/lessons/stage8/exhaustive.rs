@@ -755,3 +755,27 @@ mod tests {
         assert!(d.closest.contains("breaker::"), "{}", d.closest);
     }
 }
+
+#[cfg(all(test, feature = "answers"))]
+mod oracle_tests {
+    use super::*;
+
+    #[test]
+    fn the_oracle_keeps_the_reference_side_of_every_case() {
+        let bytes = oracle();
+        let space = Space::new();
+        let kept = crate::oracle::decode(&bytes, "stage8", space.total()).expect("reads back");
+        for index in (0..space.total()).step_by(61) {
+            let case = space.case(index).expect("a case");
+            let (digest, (looked, shown)): OracleEntry = kept.run(index).expect("an entry");
+            assert_eq!(digest, reference_digest_of(&space, index), "case {index}");
+            assert_eq!(looked, reference_looked(index, &case), "case {index}");
+            let shown: ScenarioRun = serde_json::from_str(&shown).expect("the run shown");
+            assert_eq!(
+                shown,
+                reference_shown(index, &to_scenario(&case)),
+                "case {index}"
+            );
+        }
+    }
+}
