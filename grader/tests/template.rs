@@ -164,6 +164,22 @@ fn a_classroom_template_without_the_answers_holds_none_and_grades_as_the_kit_doe
         );
     }
 
+    // It builds from its own manifests, offline, and with no warning for a learner to read
+    // (a cold build prints them; a warm one has nothing to build).
+    let mut build = Command::new(env!("CARGO"));
+    build
+        .args(["build", "--offline", "--locked", "-p", "grader"])
+        .current_dir(&repo)
+        .env_remove("CARGO_TARGET_DIR")
+        .env_remove("RUSTFLAGS");
+    let built = build.output().expect("cargo starts");
+    assert!(built.status.success(), "{}", text(&built.stderr));
+    assert!(
+        !text(&built.stderr).contains("warning"),
+        "{}",
+        text(&built.stderr)
+    );
+
     // Each lesson as a learner meets it there: the stub is unfinished, a correct answer
     // passes every check (the exhaustive ones compare with the kept runs).
     let narrow_answer = read(&kit_root().join("reference/src/narrow.rs"));

@@ -22,7 +22,7 @@ use crate::lesson::{self, Job, Lesson};
 use crate::report::Report;
 
 pub(crate) use checks::{CHECKS, CHECK_INFO};
-pub(crate) use kit_types::narrow::{AttemptFn, Request};
+pub(crate) use kit_types::narrow::AttemptFn;
 
 /// The `handle_attempt` the checks judge, and where it runs.
 #[derive(Debug, Clone)]

@@ -3,9 +3,10 @@
 //! that must catch it first and what its message must say, and hostile code. Never used to
 //! grade a learner.
 
-use super::{AttemptFn, Learner, Request};
+use super::{AttemptFn, Learner};
 use crate::lesson::{Mistake, Trials};
 use kit_types::graded::Reply;
+use kit_types::narrow::Request;
 use kit_types::{
     Handled, PermanentError, PermanentKind, RequestError, TransientError, TransientReason,
 };
