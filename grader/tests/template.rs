@@ -94,6 +94,20 @@ fn a_classroom_template_without_the_answers_holds_none_and_grades_as_the_kit_doe
     assert_eq!(refused.status.code(), Some(2), "{}", text(&refused.stderr));
     assert!(text(&refused.stderr).contains("--without-answers is for classroom bundles"));
 
+    // What `bundle` says next tells which template it made.
+    let dir = tempfile::tempdir().unwrap();
+    for (flag, says) in [
+        (None, "The template holds every lesson's answer (reference/src): for an assessment, make it with --without-answers"),
+        (Some("--without-answers"), "The template holds no answers"),
+    ] {
+        let out = dir.path().join(flag.unwrap_or("whole"));
+        let mut args = vec!["bundle", "classroom", LESSON, "--out", out.to_str().unwrap()];
+        args.extend(flag);
+        let made = grader(&kit_root(), &args);
+        assert!(made.status.success(), "{}", text(&made.stderr));
+        assert!(text(&made.stdout).contains(says), "{}", text(&made.stdout));
+    }
+
     // Made in a lasting folder: its own build (a couple of minutes) is reused by later runs.
     let repo = lasting("classroom-without-answers");
     make_lasting_bundle("classroom", LESSON, &repo, &["--without-answers"]);

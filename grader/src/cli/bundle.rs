@@ -185,7 +185,7 @@ pub(crate) fn bundle(root: Option<PathBuf>, args: BundleArgs) -> CommandResult {
         say!("{}", kept_line(&written.kept));
     }
     say!();
-    for line in next_steps(platform, lesson.name, &args.out, made.max_score) {
+    for line in next_steps(&options, &args.out, made.max_score) {
         say!("{line}");
     }
     Ok(ExitCode::SUCCESS)
@@ -213,7 +213,8 @@ fn kept_line(kept: &[PathBuf]) -> String {
 }
 
 /// What to do with the bundle, step by step.
-fn next_steps(platform: Platform, lesson: &str, out: &Path, points: f64) -> Vec<String> {
+fn next_steps(options: &Options, out: &Path, points: f64) -> Vec<String> {
+    let (platform, lesson) = (options.platform, options.lesson.name);
     let out = out.display();
     let points = bundle::format_points(points);
     match platform {
@@ -247,6 +248,15 @@ fn next_steps(platform: Platform, lesson: &str, out: &Path, points: f64) -> Vec<
                 "  2. Create the assignment in GitHub Classroom from that template; the workflow \
                  grades {lesson} on every push ({points} points)."
             ),
+            if options.without_answers {
+                "  The template holds no answers: reference/src keeps only the shared types \
+                 (docs/instructors.md says what it keeps instead)."
+                    .into()
+            } else {
+                "  The template holds every lesson's answer (reference/src): for an assessment, \
+                 make it with --without-answers (docs/instructors.md)."
+                    .into()
+            },
         ],
     }
 }
