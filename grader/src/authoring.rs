@@ -83,6 +83,25 @@ pub(crate) fn problems(root: &Path) -> Vec<Problem> {
     out
 }
 
+/// A lesson with an exhaustive check but no oracle: a copy of the kit without the answers
+/// (`bundle classroom --without-answers`) would have no reference runs to compare with.
+fn oracle_problem(lesson: &Lesson) -> Option<Problem> {
+    let exhaustive = lesson
+        .checks
+        .iter()
+        .any(|c| c.name.starts_with("exhaustive::"));
+    (exhaustive && lesson.oracle.is_none()).then(|| {
+        Problem::of(
+            lesson.name,
+            "it has an exhaustive check but no oracle (`oracle: None` in its LESSON), so a \
+             template without the answers could not compare with the reference",
+            "read the reference's run of a case through one function with an `answers` and a \
+             no-answers version, and set `oracle: Some(exhaustive::oracle)`, as build2's \
+             exhaustive.rs does",
+        )
+    })
+}
+
 /// The problems of one lesson.
 pub(crate) fn lesson_problems(root: &Path, lesson: &Declared) -> Vec<Problem> {
     let name = lesson.listed.name.as_str();
@@ -197,6 +216,7 @@ pub(crate) fn lesson_problems(root: &Path, lesson: &Declared) -> Vec<Problem> {
         return out;
     };
     out.extend(weight_problems(&dir, registered));
+    out.extend(oracle_problem(registered));
     if let Ok(lesson_text) = std::fs::read_to_string(dir.join(&exercise.lesson)) {
         out.extend(rule_problems(name, &lesson_text, registered));
         out.extend(situation_problems(root, exercise, &lesson_text, registered));
@@ -445,5 +465,20 @@ mod tests {
                 .any(|w| w.contains("names `fixtures::not_a_check`, which is not a check")),
             "{found:?}"
         );
+    }
+
+    #[test]
+    fn an_exhaustive_check_without_an_oracle_is_a_problem() {
+        for lesson in grader_checks::lessons::LESSONS {
+            assert!(oracle_problem(lesson).is_none(), "{}", lesson.name);
+        }
+        let build3 = grader_checks::lessons::lesson("build3").unwrap();
+        let without = Lesson {
+            oracle: None,
+            ..*build3
+        };
+        let found = oracle_problem(&without).expect("a problem");
+        assert_eq!(found.lesson.as_deref(), Some("build3"));
+        assert!(found.what.contains("no oracle"), "{}", found.what);
     }
 }
