@@ -7,7 +7,7 @@
 mod common;
 
 use common::*;
-use grader::guidance::LOG_FILE;
+use grader::guidance::{HEADER, LOG_FILE};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -235,6 +235,47 @@ fn a_classroom_template_without_the_answers_holds_none_and_grades_as_the_kit_doe
         std::fs::write(&file, stub(lesson)).unwrap();
     }
 
+    // Learner code that reaches for what stands in for the answers here — the oracle and the
+    // trace's run, the programs that hold the oracle compiled in, the kept digests — reaches
+    // none of it: the runner's sandbox lets it read only its own library. Harmless if it got
+    // through (reads only), and then named in the output, which fails the test.
+    let targets = [
+        repo.join("grader/checks/oracle/build3.bin"),
+        repo.join("grader/checks/oracle/build3-trace.json"),
+        repo.join("target/debug/grader"),
+        repo.join("target/kit-cache"),
+    ];
+    let list = targets
+        .iter()
+        .map(|p| format!("{:?}", p.display().to_string()))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let reaching = stub_with(
+        LESSON,
+        &format!(
+            "{{ let mut reached: Vec<&str> = Vec::new(); \
+             for p in [{list}] {{ \
+                 if std::fs::read(p).is_ok() || std::fs::read_dir(p).is_ok() {{ reached.push(p); }} \
+             }} \
+             if !reached.is_empty() {{ panic!(\"BREACH: {{reached:?}}\"); }} \
+             todo!() }}"
+        ),
+    );
+    for target in &targets {
+        assert!(
+            target.exists(),
+            "{} is there to reach for",
+            target.display()
+        );
+    }
+    std::fs::write(repo.join("practice/src/lib.rs"), &reaching).unwrap();
+    let out = template_grader(&repo, &[LESSON]);
+    std::fs::write(repo.join("practice/src/lib.rs"), stub(LESSON)).unwrap();
+    let said = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    assert!(!said.contains("BREACH"), "{said}");
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(said.contains("unfinished"), "{said}");
+
     // A mistake only the exhaustive check sees: its message shows the reference's run as
     // the whole kit shows it, and says how to replay the case here.
     let wrong = stub_with(
@@ -294,7 +335,9 @@ fn a_classroom_template_without_the_answers_holds_none_and_grades_as_the_kit_doe
         );
     }
     // Help level 2 walks through the answer: withheld, and nothing recorded; level 3 is there.
-    let log = read(&repo.join(LOG_FILE));
+    // The template's log starts from the shipped header (the kit's constant, never a log read
+    // from a working tree): the passes above recorded rows in it.
+    std::fs::write(repo.join(LOG_FILE), HEADER).unwrap();
     let out = template_grader(&repo, &["help", "build3", "--level", "2"]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stdout));
     assert!(
@@ -304,7 +347,7 @@ fn a_classroom_template_without_the_answers_holds_none_and_grades_as_the_kit_doe
     );
     assert_eq!(
         read(&repo.join(LOG_FILE)),
-        log,
+        HEADER,
         "a withheld level is not recorded"
     );
     let out = template_grader(&repo, &["help", "build3", "--level", "3"]);
@@ -314,7 +357,7 @@ fn a_classroom_template_without_the_answers_holds_none_and_grades_as_the_kit_doe
         "{}",
         text(&out.stdout)
     );
-    std::fs::write(repo.join(LOG_FILE), &log).unwrap();
+    std::fs::write(repo.join(LOG_FILE), HEADER).unwrap();
 
     let trace = template_grader(&repo, &["trace", "build3"]);
     assert!(trace.status.success(), "{}", text(&trace.stderr));
@@ -341,5 +384,5 @@ fn a_classroom_template_without_the_answers_holds_none_and_grades_as_the_kit_doe
         "{}",
         text(&first.stdout)
     );
-    std::fs::write(repo.join(LOG_FILE), &log).unwrap();
+    std::fs::write(repo.join(LOG_FILE), HEADER).unwrap();
 }
