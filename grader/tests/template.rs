@@ -18,18 +18,26 @@ fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
-/// `cargo run -q -p grader -- ARGS` in the template `repo`, as a learner runs it there: the
+/// `cargo SUBCOMMAND --offline --locked -p grader ARGS` in the template `repo`: the
 /// template's own build (its target folder inside it), offline, from the kit's lock.
-fn template_grader(repo: &Path, args: &[&str]) -> Output {
+fn template_cargo(repo: &Path, subcommand: &[&str], args: &[&str]) -> Output {
     let mut command = Command::new(env!("CARGO"));
     command
-        .args(["run", "-q", "--offline", "--locked", "-p", "grader", "--"])
+        .args(subcommand)
+        .args(["--offline", "--locked", "-p", "grader"])
         .args(args)
         .current_dir(repo)
         .env_remove("CARGO_TARGET_DIR")
         .env_remove("RUSTFLAGS")
         .env("NO_COLOR", "1");
     command.output().expect("cargo starts")
+}
+
+/// `cargo run -q -p grader -- ARGS` in the template `repo`, as a learner runs it there.
+fn template_grader(repo: &Path, args: &[&str]) -> Output {
+    let mut all = vec!["--"];
+    all.extend_from_slice(args);
+    template_cargo(repo, &["run", "-q"], &all)
 }
 
 /// The lines of the kit's answers that no other file of the kit holds (the code that makes
@@ -180,13 +188,7 @@ fn a_classroom_template_without_the_answers_holds_none_and_grades_as_the_kit_doe
 
     // It builds from its own manifests, offline, and with no warning for a learner to read
     // (a cold build prints them; a warm one has nothing to build).
-    let mut build = Command::new(env!("CARGO"));
-    build
-        .args(["build", "--offline", "--locked", "-p", "grader"])
-        .current_dir(&repo)
-        .env_remove("CARGO_TARGET_DIR")
-        .env_remove("RUSTFLAGS");
-    let built = build.output().expect("cargo starts");
+    let built = template_cargo(&repo, &["build"], &[]);
     assert!(built.status.success(), "{}", text(&built.stderr));
     assert!(
         !text(&built.stderr).contains("warning"),

@@ -7,7 +7,7 @@
 //! so the data is each different run once ([`kit_runner::wire`]'s exact form, floats
 //! included) and, per case, the number of its run, deflated. The bytes are made by the kit with the
 //! answers ([`encode`], each lesson's `exhaustive::oracle`) and written by the bundle to
-//! `grader/checks/oracle/LESSON.bin`, which the copy compiles in ([`oracle_bytes!`]).
+//! `grader/checks/oracle/LESSON.bin`, which the copy compiles in (`oracle_run!`).
 
 use kit_runner::wire::{self, Wire};
 
@@ -128,21 +128,28 @@ pub(crate) fn run<T: Wire>(oracle: &Option<Oracle>, lesson: &str, index: usize) 
         })
 }
 
-/// The bytes of `grader/checks/oracle/LESSON.bin`, compiled in: a copy of the kit without
-/// the answers has them.
+/// The reference's run of 0-based case `index` of `lesson`'s space of `total` cases, from
+/// `grader/checks/oracle/LESSON.bin`, compiled in and read once (a copy of the kit without the
+/// answers has the file): `oracle_run!("build2", cases().count(), index)`. A missing or
+/// unreadable run panics as the kit's fault ([`run`]).
 #[cfg(not(feature = "answers"))]
-macro_rules! oracle_bytes {
-    ($lesson:literal) => {
-        include_bytes!(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/oracle/",
-            $lesson,
-            ".bin"
-        ))
-    };
+macro_rules! oracle_run {
+    ($lesson:literal, $total:expr, $index:expr) => {{
+        static ORACLE: std::sync::LazyLock<Option<$crate::oracle::Oracle>> =
+            std::sync::LazyLock::new(|| {
+                let bytes = include_bytes!(concat!(
+                    env!("CARGO_MANIFEST_DIR"),
+                    "/oracle/",
+                    $lesson,
+                    ".bin"
+                ));
+                $crate::oracle::decode(bytes, $lesson, $total)
+            });
+        $crate::oracle::run(&ORACLE, $lesson, $index)
+    }};
 }
 #[cfg(not(feature = "answers"))]
-pub(crate) use oracle_bytes;
+pub(crate) use oracle_run;
 
 /// Whether this build holds the kit's answers (the `answers` feature): `--against
 /// reference` and a scenario run on the reference need them; without them the exhaustive

@@ -212,12 +212,7 @@ fn reference_run(_index: usize, case: &Call) -> Result<Recorded, String> {
 /// without the answers read from its oracle ([`crate::oracle`]).
 #[cfg(not(feature = "answers"))]
 fn reference_run(index: usize, _case: &Call) -> Result<Recorded, String> {
-    static ORACLE: std::sync::LazyLock<Option<crate::oracle::Oracle>> =
-        std::sync::LazyLock::new(|| {
-            let bytes = crate::oracle::oracle_bytes!("build2");
-            crate::oracle::decode(bytes, "build2", cases().count())
-        });
-    crate::oracle::run(&ORACLE, "build2", index)
+    crate::oracle::oracle_run!("build2", cases().count(), index)
 }
 
 /// The reference's run of every case, as the bytes a copy of the kit without the answers

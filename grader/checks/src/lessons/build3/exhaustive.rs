@@ -201,12 +201,7 @@ fn reference_into(
 /// The reference's run of 0-based case `index`, read from the oracle by its number alone.
 #[cfg(not(feature = "answers"))]
 fn oracle_record(index: usize) -> Result<Recording, String> {
-    static ORACLE: std::sync::LazyLock<Option<crate::oracle::Oracle>> =
-        std::sync::LazyLock::new(|| {
-            let bytes = crate::oracle::oracle_bytes!("build3");
-            crate::oracle::decode(bytes, "build3", space::total(&blocks()))
-        });
-    crate::oracle::run(&ORACLE, "build3", index)
+    crate::oracle::oracle_run!("build3", space::total(&blocks()), index)
 }
 
 /// The reference's run of 0-based case `index`, `case` ([`reference_into`]).

@@ -79,12 +79,7 @@ fn reference_ran(_index: usize, given: &Given) -> Ran {
 /// without the answers ([`crate::oracle`]).
 #[cfg(not(feature = "answers"))]
 fn reference_ran(index: usize, _given: &Given) -> Ran {
-    static ORACLE: std::sync::LazyLock<Option<crate::oracle::Oracle>> =
-        std::sync::LazyLock::new(|| {
-            let bytes = crate::oracle::oracle_bytes!("narrow");
-            crate::oracle::decode(bytes, "narrow", cases().len())
-        });
-    crate::oracle::run(&ORACLE, "narrow", index)
+    crate::oracle::oracle_run!("narrow", cases().len(), index)
 }
 
 /// The reference's run of every case, as the bytes a copy of the kit without the answers

@@ -146,12 +146,7 @@ fn reference_shown(_index: usize, scenario: &GatewayScenario) -> ScenarioRun {
 /// read from its oracle ([`crate::oracle`]): the digest, the run, the run shown (as JSON).
 #[cfg(not(feature = "answers"))]
 fn from_oracle(index: usize) -> OracleEntry {
-    static ORACLE: std::sync::LazyLock<Option<crate::oracle::Oracle>> =
-        std::sync::LazyLock::new(|| {
-            let bytes = crate::oracle::oracle_bytes!("stage8");
-            crate::oracle::decode(bytes, "stage8", space::total())
-        });
-    crate::oracle::run(&ORACLE, "stage8", index)
+    crate::oracle::oracle_run!("stage8", space::total(), index)
 }
 
 /// The reference's digest of 0-based case `index`, from the oracle.
