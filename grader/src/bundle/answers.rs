@@ -154,11 +154,15 @@ pub(super) fn leave_out(
             );
         }
         if let Some(trace) = &info.trace {
-            let path = info.dir(root).join(trace);
-            let text = std::fs::read_to_string(&path).map_err(|e| BundleError::Manifest {
-                path: path.clone(),
-                message: format!("cannot read the worked trace: {e}"),
-            })?;
+            // The example as the bundle ships it, so that `trace` finds the same text there.
+            let path = root.join(&dir).join(trace);
+            let Some(shipped) = files.get(&dir.join(trace)) else {
+                return Err(BundleError::Manifest {
+                    path,
+                    message: "the worked trace is not among the kit's files".into(),
+                });
+            };
+            let text = String::from_utf8_lossy(&shipped.content).into_owned();
             let run = (lesson.run_scenario_on_reference)(&path, &text).map_err(|e| {
                 BundleError::Manifest {
                     path: path.clone(),
