@@ -97,6 +97,27 @@ pub struct Lesson {
     pub trials: Option<Trials>,
 }
 
+/// A lesson's function under check, and where it runs; `F` is the function's graded type
+/// (each lesson names its own: `lessons::build3::Learner` is `Learner<RetryFn>`).
+#[derive(Debug, Clone)]
+pub enum Learner<F> {
+    /// In this process: the reference, the kit's own tests, a harness cargo linked with the
+    /// practice crate.
+    Here(F),
+    /// In a runner process that holds the learner's code and nothing of the checks': the
+    /// checks send it their inputs and judge what it says it observed.
+    Runner(std::sync::Arc<kit_runner::remote::Runner>),
+}
+
+impl<F> Learner<F> {
+    /// The learner's function of `lesson` in a runner started for this check
+    /// ([`kit_runner::remote`]).
+    pub fn in_runner(lesson: &str) -> Result<Self, kit_runner::SetupError> {
+        kit_runner::remote::Runner::from_env(lesson)
+            .map(|runner| Learner::Runner(std::sync::Arc::new(runner)))
+    }
+}
+
 /// A lesson's test implementations of its function, by label — at least `correct`, `stub`,
 /// `spins`, `panics` and `aborts`, and each realistic mistake — for the kit's own tests
 /// (`grader/tests/implementations.rs`), which grade each through the grader as a learner's

@@ -80,7 +80,8 @@ macro_rules! lessons {
             $(
                 pub fn $name() -> Result<grader_checks::lessons::$name::Learner, String> {
                     // The kit's setup failed (a report of the kit's bug says why).
-                    grader_checks::lessons::$name::Learner::in_runner().map_err(|e| e.to_string())
+                    grader_checks::lessons::$name::Learner::in_runner(stringify!($name))
+                        .map_err(|e| e.to_string())
                 }
             )*
 

@@ -28,23 +28,7 @@ pub use checks::{CHECKS, CHECK_INFO};
 pub use kit_types::graded::{FetchFn, Transport};
 
 /// The `fetch` the checks judge, and where it runs.
-#[derive(Debug, Clone)]
-pub enum Learner {
-    /// In this process: the reference, the kit's own tests, a harness cargo linked with the
-    /// practice crate.
-    Here(FetchFn),
-    /// In a runner process that holds the learner's code and nothing of the checks': the
-    /// checks send it their inputs and judge what it says it observed.
-    Runner(std::sync::Arc<kit_runner::remote::Runner>),
-}
-
-impl Learner {
-    /// The learner's function in a runner started for this check ([`kit_runner::remote`]).
-    pub fn in_runner() -> Result<Learner, kit_runner::SetupError> {
-        kit_runner::remote::Runner::from_env(LESSON.name)
-            .map(|runner| Learner::Runner(std::sync::Arc::new(runner)))
-    }
-}
+pub type Learner = crate::lesson::Learner<FetchFn>;
 
 /// The kit's finished fetcher.
 #[cfg(feature = "answers")]
