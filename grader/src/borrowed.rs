@@ -33,6 +33,14 @@ pub(crate) enum Borrowed {
         /// The file, relative to the kit when it is inside it.
         file: String,
     },
+    /// A file of the practice crate holds inline assembly, which can read any file at compile
+    /// time (`.incbin`) without rustc listing it: the dep-info check cannot see what it took.
+    Assembly {
+        /// The file, relative to the kit.
+        file: String,
+        /// The macro, e.g. `global_asm!`.
+        used: String,
+    },
 }
 
 impl Borrowed {
@@ -47,6 +55,10 @@ impl Borrowed {
             Borrowed::Source { file } => format!(
                 "the practice crate compiles {file}, a file from outside practice/src/ \
                  (a #[path] module or include!)"
+            ),
+            Borrowed::Assembly { file, used } => format!(
+                "{file} uses {used}, whose assembly can read files at compile time that the \
+                 kit cannot see (.incbin)"
             ),
         }
     }
@@ -63,6 +75,9 @@ impl Borrowed {
                 "remove the #[path = \"…\"] module or include!(…) that names {file}; your \
                  files are the ones in practice/src/"
             ),
+            Borrowed::Assembly { file, used } => {
+                format!("remove the {used} from {file}: a lesson's function needs no assembly")
+            }
         }
     }
 }
@@ -212,7 +227,69 @@ pub(crate) fn inspect(root: &Path, dep_info: Option<&Path>) -> Result<Vec<Borrow
         return Err(format!("{} lists no source files", dep_info.display()));
     }
     found.extend(outside_source(root, &sources));
+    for file in &sources {
+        let path = Path::new(file);
+        let full = if path.is_absolute() {
+            path.to_path_buf()
+        } else {
+            root.join(path)
+        };
+        // A file that cannot be read was just compiled: rustc read it, so a read that fails
+        // now is no assembly the kit has seen; the build's own error says more.
+        if let Some(used) = std::fs::read_to_string(&full)
+            .ok()
+            .and_then(|text| assembly_macro(&text))
+        {
+            found.push(Borrowed::Assembly {
+                file: full
+                    .strip_prefix(root)
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_else(|_| file.clone()),
+                used,
+            });
+        }
+    }
     Ok(found)
+}
+
+/// The first inline-assembly macro `text` names (`asm!`, `global_asm!`, `naked_asm!`), as
+/// Rust's tokens show it: `global_asm` and `naked_asm` anywhere (a `use … as` renaming
+/// included), `asm` as a macro, a path's segment or a renamed import. In a comment or a
+/// string it is no use. `None` for text that does not tokenize (the compiler has said why).
+fn assembly_macro(text: &str) -> Option<String> {
+    use proc_macro2::{TokenStream, TokenTree};
+    fn find(tokens: TokenStream) -> Option<String> {
+        let tokens: Vec<TokenTree> = tokens.into_iter().collect();
+        for (i, token) in tokens.iter().enumerate() {
+            match token {
+                TokenTree::Ident(ident) => {
+                    let name = ident.to_string();
+                    let after = tokens.get(i + 1);
+                    let macro_call =
+                        matches!(after, Some(TokenTree::Punct(p)) if p.as_char() == '!');
+                    let renamed = matches!(after, Some(TokenTree::Ident(a)) if a == "as");
+                    let in_path = i > 0
+                        && matches!(&tokens[i - 1], TokenTree::Punct(p) if p.as_char() == ':');
+                    let used = match name.as_str() {
+                        "global_asm" | "naked_asm" => true,
+                        "asm" => macro_call || renamed || in_path,
+                        _ => false,
+                    };
+                    if used {
+                        return Some(format!("{name}!"));
+                    }
+                }
+                TokenTree::Group(group) => {
+                    if let Some(found) = find(group.stream()) {
+                        return Some(found);
+                    }
+                }
+                _ => {}
+            }
+        }
+        None
+    }
+    find(text.parse().ok()?)
 }
 
 #[cfg(test)]
@@ -301,5 +378,26 @@ mod tests {
                 file: "reference/src/retry.rs".into()
             })
         );
+    }
+
+    #[test]
+    fn inline_assembly_is_found_by_its_tokens_not_its_words() {
+        let incbin = "core::arch::global_asm!(\".section .rodata\\n.incbin \\\"/k/reference/src/retry.rs\\\"\");\npub fn f() {}\n";
+        assert_eq!(assembly_macro(incbin).as_deref(), Some("global_asm!"));
+        let inline = "pub fn f() { unsafe { std::arch::asm!(\"nop\") } }";
+        assert_eq!(assembly_macro(inline).as_deref(), Some("asm!"));
+        let said =
+            "// no asm! here\npub fn f() -> &'static str { \"global_asm!(x)\" }\nfn asm() {}\n";
+        assert_eq!(
+            assembly_macro(said),
+            None,
+            "a comment, a string and a plain function"
+        );
+        assert_eq!(assembly_macro("pub fn f( {"), None, "does not tokenize");
+        // Renamed on the way in, it is still found.
+        let renamed = "use core::arch::global_asm as g;\ng!(\".incbin \\\"x\\\"\");\n";
+        assert_eq!(assembly_macro(renamed).as_deref(), Some("global_asm!"));
+        let grouped = "use std::arch::{asm as a};\npub fn f() { unsafe { a!(\"nop\") } }\n";
+        assert_eq!(assembly_macro(grouped).as_deref(), Some("asm!"));
     }
 }

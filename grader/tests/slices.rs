@@ -124,6 +124,29 @@ fn borrowed_answers_are_refused_and_nothing_runs() {
     assert!(stderr.contains("remove the #[path"), "{stderr}");
     assert!(!marker.exists());
 
+    // 4. A file read at compile time by the assembler (`.incbin`), which rustc's list of the
+    // crate's files never names: the assembly itself is refused, renamed or not.
+    let answer = root.join("reference/src/retry.rs");
+    let with_incbin = stub_with("build3", &marking(&marker, CORRECT_BUILD3))
+        + &format!(
+            "\nuse core::arch::global_asm as bring;\n\
+             bring!(\".section .rodata\\n.incbin \\\"{}\\\"\");\n",
+            answer.display()
+        );
+    write_learner(root, "build3", &with_incbin);
+    let out = grader(root, &["build3"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("practice/src/lib.rs uses global_asm!"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("a lesson's function needs no assembly"),
+        "{stderr}"
+    );
+    assert!(!marker.exists(), "the learner's code never ran");
+
     // The learner's own answer is graded.
     write_learner(root, "build3", &stub_with("build3", CORRECT_BUILD3));
     let out = grader(root, &["build3"]);
