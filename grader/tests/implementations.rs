@@ -149,7 +149,7 @@ fn main() -> ExitCode {
         }
         // Started by a judge (below) as the runner of a lesson: its one argument.
         if args.len() == 1 && args[0] != grader_checks::forks::SERVER_ARG {
-            return kit_runner::runner::main(runner_function);
+            return kit_runner::main(runner_function);
         }
         let served = grader_checks::serve::Served {
             run: serve,

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{fresh_kit, grader_exits, write_learner};
+use common::{fresh_kit, grader_command, grader_exits, stub_with, write_learner};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -73,4 +73,56 @@ fn the_runner_holds_neither_the_checks_nor_the_reference() {
     assert!(found.is_empty(), "the runner holds {found:?}");
     // It does hold the runner's own code, so the scan looks at a real program.
     assert!(!holds(&runner, &[b"10kit_runner"]).is_empty());
+}
+
+/// With the fast paths on, each check's runner is a fork of the runner zygote (its command
+/// line is the zygote's), and the learner's code in it is confined as in a runner started as a
+/// program: it can signal neither the zygote (its parent) nor anything else, and one check's
+/// runner starts from the zygote's state, not the last check's. With them off, each runner is
+/// a program of its own. The learner's code says its command line and what the signal did in
+/// its panic message, which the report quotes.
+#[cfg(target_os = "linux")]
+#[test]
+fn with_the_fast_paths_on_each_runner_is_a_fork_of_the_zygote_and_as_confined() {
+    let kit = fresh_kit();
+    let root = kit.root();
+    let body = r#"{
+        static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let calls = CALLS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let parent = std::os::unix::process::parent_id() as i32;
+        extern "C" { fn kill(pid: i32, signal: i32) -> i32; }
+        // SIGCONT: harmless if it were delivered; refused, it says the filter held.
+        let signalled = unsafe { kill(parent, 18) } == 0;
+        let args: Vec<String> = std::env::args().collect();
+        panic!("args {args:?}; signalled the parent: {signalled}; calls before: {calls}")
+    }"#;
+    let text = stub_with("build3", body);
+    write_learner(root, "build3", &text);
+    // cargo builds the first run; an edit after it is replayed.
+    let first = grader_exits(root, &["build3", "fixtures::"], 1);
+    write_learner(root, "build3", &format!("{text}\n// an edit\n"));
+    let fast = grader_exits(root, &["build3", "fixtures::", "--all-failures"], 1);
+    for out in [&first, &fast] {
+        assert!(
+            out.contains("__zygote"),
+            "not forked from the zygote:\n{out}"
+        );
+        assert!(out.contains("signalled the parent: false"), "{out}");
+        assert!(!out.contains("signalled the parent: true"), "{out}");
+        assert!(!out.contains("calls before: 1"), "a runner reused:\n{out}");
+    }
+    let mut slow = grader_command(root, &["build3", "fixtures::", "--all-failures"]);
+    slow.env(grader::fast::FAST_PATHS_VAR, "off");
+    let slow = slow.output().expect("the grader runs");
+    let slow = String::from_utf8_lossy(&slow.stdout);
+    assert!(
+        slow.contains("args [\""),
+        "the learner's message is quoted:\n{slow}"
+    );
+    assert!(!slow.contains("limit not applied"), "{slow}");
+    assert!(
+        !slow.contains("__zygote"),
+        "a zygote with the fast paths off:\n{slow}"
+    );
+    assert!(slow.contains("signalled the parent: false"), "{slow}");
 }

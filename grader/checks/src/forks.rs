@@ -190,6 +190,17 @@ mod server {
                     continue;
                 }
             };
+            // A judge that starts runners gets them from the runner zygote, started once,
+            // with this first check's limits, before the first fork (kit_runner::zygote).
+            // (A fork server runs only with the grader's fork fast path on, and the zygote
+            // is part of it: `GRADER_FAST_PATHS=off` turns both off.)
+            let zygote = kit_runner::remote::start_zygote(
+                request
+                    .env
+                    .iter()
+                    .find(|(k, _)| k == crate::limits::LIMITS_VAR)
+                    .map(|(_, v)| v.as_str()),
+            );
             // SAFETY: this process is single-threaded (see above), so the child is a
             // complete copy of it; the child never returns into this loop.
             match unsafe { libc::fork() } {
@@ -204,6 +215,7 @@ mod server {
                     socket,
                     [stdin, stdout, stderr],
                     &folder,
+                    zygote,
                     &request,
                     served,
                 ),
@@ -267,7 +279,15 @@ mod server {
             if waited < 0
                 && std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted
             {
-                break; // none left in the group
+                // None of this server's children left in the group; a runner the zygote
+                // forked is the zygote's, which ends it with its judge and reaps it: wait
+                // for the group to be empty all the same.
+                // SAFETY: a plain system call that signals nothing (signal 0).
+                if unsafe { libc::kill(-pgid, 0) } != 0 || std::time::Instant::now() >= deadline {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(1));
+                continue;
             }
             if waited == 0 && std::time::Instant::now() >= deadline {
                 break;
@@ -287,9 +307,14 @@ mod server {
     /// Closes every descriptor from `first` up; false when the system cannot (a kernel
     /// before 5.9, or a sandbox that refuses the call).
     fn close_from(first: u32) -> bool {
+        close_range(first, u32::MAX)
+    }
+
+    /// Closes descriptors `first` to `last`; false when the system cannot.
+    fn close_range(first: u32, last: u32) -> bool {
         // SAFETY: a plain system call; nothing in this process holds those descriptors as
         // owned values at the points it is called.
-        unsafe { libc::syscall(libc::SYS_close_range, first, u32::MAX, 0) == 0 }
+        unsafe { libc::syscall(libc::SYS_close_range, first, last, 0) == 0 }
     }
 
     fn reply(socket: &OwnedFd, what: Reply) -> bool {
@@ -302,6 +327,7 @@ mod server {
         socket: OwnedFd,
         [stdin, stdout, stderr]: [&OwnedFd; 3],
         folder: &OwnedFd,
+        zygote: Option<i32>,
         request: &Request,
         served: Served,
     ) -> ! {
@@ -324,8 +350,17 @@ mod server {
             std::process::exit(i32::from(crate::serve::EXIT_USAGE));
         }
         // The check holds its standard streams and nothing else: not the socket, nor the
-        // copies of what it received (so its output ends when it and what it starts end).
-        if !close_from(3) {
+        // copies of what it received (so its output ends when it and what it starts end);
+        // only the socket to the runner zygote, if there is one (close-on-exec: no program
+        // the check starts gets it).
+        let closed = match zygote {
+            Some(keep) if keep >= 3 => {
+                let keep = keep as u32;
+                (keep == 3 || close_range(3, keep - 1)) && close_range(keep + 1, u32::MAX)
+            }
+            _ => close_from(3),
+        };
+        if !closed {
             use rustix::fd::AsRawFd;
             for fd in [stdin, stdout, stderr, folder] {
                 // SAFETY: this process never returns to where these are owned: it exits.

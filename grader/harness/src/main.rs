@@ -15,7 +15,7 @@
 
 #[cfg(kit_runner)]
 fn main() -> std::process::ExitCode {
-    kit_runner::runner::main(runner::load)
+    kit_runner::main(runner::load)
 }
 
 /// The runner's lessons, loaded from the learner's library.

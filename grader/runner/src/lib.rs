@@ -8,8 +8,10 @@
 //! reports what the function did (calls, waits, events, results, panics). What it reports
 //! is observation, never a verdict, and the judge trusts none of it beyond that.
 //!
-//! - [`runner`]: the process's `main`: limits, confinement, the learner's function loaded,
-//!   then requests served; [`remote`]: the judge's end, which starts a runner and asks it.
+//! - [`runner`]: a runner process: limits, confinement, the learner's function loaded, then
+//!   requests served; `zygote`: the runner zygote, confined once, which forks a fresh
+//!   runner per check (Linux, the fork fast path); [`remote`]: the judge's end, which gets a
+//!   runner (forked by the zygote, or started as a program) and asks it.
 //! - [`build2`]: one call of a fetcher; [`build3`]: what a build3 run records, and the
 //!   exhaustive check's space; [`stage8`]: a check's gateway, kept in the runner for the
 //!   whole check, and the lookups run on it.
@@ -35,5 +37,18 @@ pub mod sandbox;
 pub mod secs;
 pub mod setup;
 pub mod wire;
+mod zygote;
 
 pub use setup::SetupError;
+
+/// The runner program's `main`: `load` finds a lesson's function (from the learner's
+/// library, or linked in). With a lesson's name as its one argument, a runner
+/// ([`runner`]); with the zygote's, the runner zygote (module `zygote`), which forks runners.
+pub fn main(load: fn(&str) -> Result<runner::Function, SetupError>) -> std::process::ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    #[cfg(target_os = "linux")]
+    if args.len() == 1 && args[0] == zygote::ZYGOTE_ARG {
+        zygote::serve(load);
+    }
+    runner::main(&args, load)
+}

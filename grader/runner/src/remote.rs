@@ -1,8 +1,11 @@
-//! The judge's end of a runner: starts the runner process for a check, asks it, and reads
+//! The judge's end of a runner: gets the runner process for a check, asks it, and reads
 //! what it says without trusting it.
 //!
-//! The runner is the judge's child, in the judge's process group (the grader ends the
-//! group with the check), and ends when the judge does (its parent-death signal). When it
+//! The runner is forked by the runner zygote its judge's fork server started (`zygote`), or,
+//! without one, started by the judge as a program. Either way it is in the judge's process
+//! group (the grader ends the group with the check), and ends when the judge does (a
+//! started runner by its parent-death signal; a forked one is ended by the zygote, which
+//! watches the judge, and by the end of the judge's socket). When it
 //! ends before it answers — it crashed, it exited, it was killed for a limit — the judge
 //! ends the same way ([`Runner::ask`]), so that the grader names what happened exactly as it
 //! names a check process that ended so: the learner's code did it, whichever process it
@@ -21,16 +24,45 @@ pub const PROGRAM_VAR: &str = "KIT_RUNNER_PROGRAM";
 
 /// Every runner this process started and has not yet reaped: ended at once by
 /// [`end_runners`].
-static STARTED: Mutex<Vec<u32>> = Mutex::new(Vec::new());
+static STARTED: Mutex<Vec<Process>> = Mutex::new(Vec::new());
+
+/// A runner's process, as its judge holds it: a child it started, or one a zygote forked.
+#[derive(Debug)]
+enum Process {
+    /// Started as a program: this process's child, by its id (the `Child` is the link's).
+    Started(u32),
+    /// Forked by the zygote ([`crate::zygote`]).
+    #[cfg(target_os = "linux")]
+    Forked(from_zygote::Forked),
+}
+
+impl Process {
+    fn id(&self) -> u32 {
+        match self {
+            Process::Started(pid) => *pid,
+            #[cfg(target_os = "linux")]
+            Process::Forked(forked) => forked.id(),
+        }
+    }
+}
 
 /// Kills every runner this process started and waits for each, so that none is left when
 /// the judge ends (the grader would find it running, and call it a process the learner's
 /// code left behind). Call it before the judge writes its report and ends.
 pub fn end_runners() {
     ENDING.store(true, std::sync::atomic::Ordering::SeqCst);
-    let pids = std::mem::take(&mut *STARTED.lock().unwrap_or_else(|e| e.into_inner()));
+    let started = std::mem::take(&mut *STARTED.lock().unwrap_or_else(|e| e.into_inner()));
     #[cfg(unix)]
-    for pid in pids {
+    for process in started {
+        let pid = match process {
+            Process::Started(pid) => pid,
+            #[cfg(target_os = "linux")]
+            Process::Forked(forked) => {
+                forked.kill();
+                forked.wait();
+                continue;
+            }
+        };
         let Ok(pid) = i32::try_from(pid) else {
             continue;
         };
@@ -134,7 +166,56 @@ impl Drop for Marks {
 struct Link {
     #[cfg(unix)]
     socket: std::os::unix::net::UnixStream,
-    child: std::process::Child,
+    child: Child,
+}
+
+/// The runner's process, as its link holds it.
+#[derive(Debug)]
+enum Child {
+    Started(std::process::Child),
+    #[cfg(target_os = "linux")]
+    Forked(from_zygote::Forked),
+}
+
+impl Child {
+    fn id(&self) -> u32 {
+        match self {
+            Child::Started(child) => child.id(),
+            #[cfg(target_os = "linux")]
+            Child::Forked(forked) => forked.id(),
+        }
+    }
+
+    fn kill(&mut self) {
+        match self {
+            Child::Started(child) => {
+                let _ = child.kill();
+            }
+            #[cfg(target_os = "linux")]
+            Child::Forked(forked) => forked.kill(),
+        }
+    }
+
+    /// Waits for the runner's end.
+    fn wait(&mut self) -> std::io::Result<std::process::ExitStatus> {
+        match self {
+            Child::Started(child) => child.wait(),
+            #[cfg(target_os = "linux")]
+            Child::Forked(forked) => {
+                use std::os::unix::process::ExitStatusExt;
+                Ok(std::process::ExitStatus::from_raw(forked.wait()))
+            }
+        }
+    }
+}
+
+/// The variables a runner gets of this process's environment ([`RUNNER_ENV`], and the kit's
+/// own tests' hooks).
+pub(crate) fn runner_env() -> impl Iterator<Item = (std::ffi::OsString, std::ffi::OsString)> {
+    std::env::vars_os().filter(|(name, _)| {
+        name.to_str()
+            .is_some_and(|name| RUNNER_ENV.contains(&name) || name.starts_with(TEST_HOOKS_PREFIX))
+    })
 }
 
 /// The environment variables a runner is given, of its judge's: its limits, the learner's
@@ -187,17 +268,30 @@ impl Runner {
         unsafe {
             libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
         }
+        #[cfg(target_os = "linux")]
+        {
+            let marks_fd = marks.as_ref().map(|m| std::os::fd::AsFd::as_fd(&m.fd));
+            let theirs_fd = std::os::fd::AsFd::as_fd(&theirs);
+            if let Some(forked) = from_zygote::fork_runner(lesson, theirs_fd, marks_fd) {
+                drop(theirs);
+                STARTED
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push(Process::Forked(forked.clone()));
+                return Ok(Runner {
+                    link: Mutex::new(Link {
+                        socket: ours,
+                        child: Child::Forked(forked),
+                    }),
+                    marks,
+                });
+            }
+        }
         let mut command = std::process::Command::new(program);
         command.arg(lesson).stdin(std::process::Stdio::null());
         // Only what a runner reads of its environment: the grader's may hold secrets (a
         // platform's token), and the learner's code must not see them.
-        command
-            .env_clear()
-            .envs(std::env::vars_os().filter(|(name, _)| {
-                name.to_str().is_some_and(|name| {
-                    RUNNER_ENV.contains(&name) || name.starts_with(TEST_HOOKS_PREFIX)
-                })
-            }));
+        command.env_clear().envs(runner_env());
         // SAFETY: only async-signal-safe system calls between fork and exec.
         unsafe {
             command.pre_exec(move || {
@@ -228,12 +322,12 @@ impl Runner {
         STARTED
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .push(child.id());
+            .push(Process::Started(child.id()));
         drop(theirs);
         Ok(Runner {
             link: Mutex::new(Link {
                 socket: ours,
-                child,
+                child: Child::Started(child),
             }),
             marks,
         })
@@ -256,8 +350,20 @@ impl Runner {
     /// without an answer, this process ends as it did (and never returns); when the answer
     /// does not decode, this panics with a [`Reported`] panic of the learner's.
     pub fn ask<T>(&self, ask: &[u8], read: impl FnOnce(&[u8]) -> Option<T>) -> T {
+        self.ask_ticking(ask, std::time::Duration::MAX, || {}, read)
+    }
+
+    /// [`Runner::ask`], calling `tick` every `every` while the runner works on the answer:
+    /// a judge watches the runner's [marks](Runner::marks) this way, without a thread.
+    pub fn ask_ticking<T>(
+        &self,
+        ask: &[u8],
+        every: std::time::Duration,
+        tick: impl FnMut(),
+        read: impl FnOnce(&[u8]) -> Option<T>,
+    ) -> T {
         let mut link = self.link.lock().unwrap_or_else(|e| e.into_inner());
-        let answer = exchange(&mut link, ask);
+        let answer = exchange(&mut link, ask, every, tick);
         let Some(bytes) = answer else { link.ended() };
         drop(link);
         match read(&bytes) {
@@ -274,13 +380,37 @@ impl Runner {
 }
 
 #[cfg(unix)]
-fn exchange(link: &mut Link, ask: &[u8]) -> Option<Vec<u8>> {
+fn exchange(
+    link: &mut Link,
+    ask: &[u8],
+    every: std::time::Duration,
+    mut tick: impl FnMut(),
+) -> Option<Vec<u8>> {
     wire::write_frame(&mut link.socket, ask).ok()?;
+    if every != std::time::Duration::MAX {
+        let timeout = rustix::event::Timespec {
+            tv_sec: every.as_secs().try_into().unwrap_or(i64::MAX),
+            tv_nsec: every.subsec_nanos().into(),
+        };
+        // Until the answer starts (a runner writes it whole once it has it), or the runner
+        // is gone (readable too: at its end).
+        loop {
+            let mut polled = [rustix::event::PollFd::new(
+                &link.socket,
+                rustix::event::PollFlags::IN,
+            )];
+            match rustix::event::poll(&mut polled, Some(&timeout)) {
+                Ok(0) => tick(),
+                Err(rustix::io::Errno::INTR) => {}
+                Ok(_) | Err(_) => break,
+            }
+        }
+    }
     wire::read_frame(&mut link.socket).ok().flatten()
 }
 
 #[cfg(not(unix))]
-fn exchange(_: &mut Link, _: &[u8]) -> Option<Vec<u8>> {
+fn exchange(_: &mut Link, _: &[u8], _: std::time::Duration, _: impl FnMut()) -> Option<Vec<u8>> {
     None
 }
 
@@ -289,7 +419,7 @@ fn reaping(pid: u32) {
     STARTED
         .lock()
         .unwrap_or_else(|e| e.into_inner())
-        .retain(|p| *p != pid);
+        .retain(|p| p.id() != pid);
 }
 
 impl Link {
@@ -328,7 +458,242 @@ impl Drop for Runner {
     fn drop(&mut self) {
         let link = self.link.get_mut().unwrap_or_else(|e| e.into_inner());
         reaping(link.child.id());
-        let _ = link.child.kill();
+        link.child.kill();
         let _ = link.child.wait();
     }
 }
+
+/// The judge's side of the runner zygote ([`crate::zygote`]): its fork server starts one, and
+/// each judge forked from that server asks it for its runner.
+#[cfg(target_os = "linux")]
+mod from_zygote {
+    use crate::limits::{Limits, LIMITS_VAR};
+    use crate::zygote::Reply;
+    use rustix::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
+    use rustix::net::{
+        recvmsg, sendmsg, socketpair, AddressFamily, RecvAncillaryBuffer, RecvAncillaryMessage,
+        RecvFlags, SendAncillaryBuffer, SendAncillaryMessage, SendFlags, SocketFlags, SocketType,
+    };
+    use std::io::{IoSlice, IoSliceMut};
+    use std::mem::MaybeUninit;
+    use std::os::unix::process::CommandExt;
+    use std::sync::{Arc, Mutex};
+    use std::time::Duration;
+
+    /// The zygote this process started (in a judge's fork server) and every judge forked from
+    /// it inherits: the socket to it, and the limits it was started with.
+    struct Zygote {
+        socket: OwnedFd,
+        limits: Limits,
+    }
+
+    static ZYGOTE: Mutex<Option<Zygote>> = Mutex::new(None);
+
+    /// How long a judge waits for the zygote to fork its runner before starting the program.
+    const ANSWER_WITHIN: Duration = Duration::from_secs(5);
+
+    /// Starts the zygote, unless one is running: the runner program [`PROGRAM_VAR`] names,
+    /// with `limits` (a check's [`LIMITS_VAR`] value) and the variables a runner gets. Called
+    /// by a judge's fork server, single-threaded, before it forks a judge; does nothing when
+    /// this harness starts no runners. The socket to the zygote is kept open across the
+    /// fork: `keep` lists it for the forked judge, which closes every other descriptor.
+    ///
+    /// [`PROGRAM_VAR`]: super::PROGRAM_VAR
+    pub fn start(limits: Option<&str>) -> Option<i32> {
+        let mut zygote = ZYGOTE.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(z) = zygote.as_ref() {
+            return Some(z.socket.as_raw_fd());
+        }
+        let program = std::env::var_os(super::PROGRAM_VAR)?;
+        let limits = Limits::decode(limits?)?;
+        let (ours, theirs) = socketpair(
+            AddressFamily::UNIX,
+            SocketType::SEQPACKET,
+            SocketFlags::CLOEXEC,
+            None,
+        )
+        .ok()?;
+        let fd = theirs.as_raw_fd();
+        let mut command = std::process::Command::new(program);
+        command
+            .arg(crate::zygote::ZYGOTE_ARG)
+            .stdin(std::process::Stdio::null())
+            .env_clear()
+            .envs(super::runner_env())
+            .env(LIMITS_VAR, limits.encode());
+        // SAFETY: only async-signal-safe system calls between fork and exec.
+        unsafe {
+            command.pre_exec(move || {
+                let target = crate::runner::SOCKET_FD;
+                if fd == target {
+                    if libc::fcntl(fd, libc::F_SETFD, 0) != 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                } else if libc::dup2(fd, target) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
+                Ok(())
+            });
+        }
+        // Never waited for: it ends with this server (its parent-death signal, and the
+        // socket's close), and the server reaps what ends.
+        let _child = command.spawn().ok()?;
+        drop(theirs);
+        let raw = ours.as_raw_fd();
+        *zygote = Some(Zygote {
+            socket: ours,
+            limits,
+        });
+        Some(raw)
+    }
+
+    /// A runner forked by the zygote, as its judge holds it.
+    #[derive(Debug, Clone)]
+    pub(crate) struct Forked {
+        pid: i32,
+        pidfd: Arc<OwnedFd>,
+        reply: Arc<OwnedFd>,
+        /// Its wait status, once the zygote has said it.
+        status: Arc<Mutex<Option<i32>>>,
+    }
+
+    impl Forked {
+        /// The runner's process id.
+        pub(crate) fn id(&self) -> u32 {
+            self.pid as u32
+        }
+
+        /// Kills the runner (a signal through its pidfd names it and no later process).
+        pub(crate) fn kill(&self) {
+            let _ = rustix::process::pidfd_send_signal(
+                self.pidfd.as_fd(),
+                rustix::process::Signal::KILL,
+            );
+        }
+
+        /// Waits until the zygote says the runner ended, and returns its raw wait status
+        /// (`SIGKILL`'s when the zygote is gone: the runner went with it).
+        pub(crate) fn wait(&self) -> i32 {
+            let mut status = self.status.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(status) = *status {
+                return status;
+            }
+            let ended = loop {
+                let mut buffer = [0u8; 16];
+                match rustix::net::recv(&*self.reply, &mut buffer, RecvFlags::empty()) {
+                    Ok((n, _)) => match Reply::decode(&buffer[..n.min(buffer.len())]) {
+                        Some(Reply::Exited(status)) => break status,
+                        Some(_) => continue,
+                        None => break libc::SIGKILL,
+                    },
+                    Err(rustix::io::Errno::INTR) => continue,
+                    Err(_) => break libc::SIGKILL,
+                }
+            };
+            *status = Some(ended);
+            ended
+        }
+    }
+
+    /// Asks the zygote, if this judge has one with the same limits, for a runner of
+    /// `lesson` that answers on `socket` (the runner's end) and marks its cases on `marks`.
+    /// `None` when there is none to be had: the caller starts the runner program.
+    pub(crate) fn fork_runner(
+        lesson: &str,
+        socket: BorrowedFd<'_>,
+        marks: Option<BorrowedFd<'_>>,
+    ) -> Option<Forked> {
+        let limits_text = std::env::var(LIMITS_VAR).ok()?;
+        let limits = Limits::decode(&limits_text)?;
+        let zygote = ZYGOTE.lock().unwrap_or_else(|e| e.into_inner());
+        let zygote = zygote.as_ref()?;
+        if !same_but_cpu(&zygote.limits, &limits) {
+            return None;
+        }
+        let (ours, theirs) = socketpair(
+            AddressFamily::UNIX,
+            SocketType::SEQPACKET,
+            SocketFlags::CLOEXEC,
+            None,
+        )
+        .ok()?;
+        let group = rustix::process::getpgrp();
+        let text = format!("{lesson}\n{limits_text}\n{}", group.as_raw_nonzero());
+        let stdout = rustix::stdio::stdout();
+        let stderr = rustix::stdio::stderr();
+        let judge = rustix::process::pidfd_open(
+            rustix::process::getpid(),
+            rustix::process::PidfdFlags::empty(),
+        )
+        .ok()?;
+        let mut fds: Vec<BorrowedFd<'_>> =
+            vec![socket, theirs.as_fd(), stdout, stderr, judge.as_fd()];
+        fds.extend(marks);
+        let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(6))];
+        let mut control = SendAncillaryBuffer::new(&mut space);
+        if !control.push(SendAncillaryMessage::ScmRights(&fds)) {
+            return None;
+        }
+        sendmsg(
+            &zygote.socket,
+            &[IoSlice::new(text.as_bytes())],
+            &mut control,
+            SendFlags::NOSIGNAL,
+        )
+        .ok()?;
+        drop(theirs);
+        // The answer, within a bound: a zygote that hangs must not hold up the check.
+        let timeout = rustix::net::sockopt::set_socket_timeout(
+            &ours,
+            rustix::net::sockopt::Timeout::Recv,
+            Some(ANSWER_WITHIN),
+        );
+        timeout.ok()?;
+        let mut buffer = [0u8; 16];
+        let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(1))];
+        let mut control = RecvAncillaryBuffer::new(&mut space);
+        let received = recvmsg(
+            &ours,
+            &mut [IoSliceMut::new(&mut buffer)],
+            &mut control,
+            RecvFlags::CMSG_CLOEXEC,
+        )
+        .ok()?;
+        let mut pidfd = None;
+        for message in control.drain() {
+            if let RecvAncillaryMessage::ScmRights(mut received) = message {
+                pidfd = pidfd.or(received.next());
+            }
+        }
+        let Some(Reply::Started(pid)) = Reply::decode(&buffer[..received.bytes.min(16)]) else {
+            return None;
+        };
+        let pidfd = pidfd?;
+        // From here the reply socket is read without a bound: the zygote says the runner's
+        // end when it reaps it, however long the check takes.
+        let _ = rustix::net::sockopt::set_socket_timeout(
+            &ours,
+            rustix::net::sockopt::Timeout::Recv,
+            None,
+        );
+        Some(Forked {
+            pid,
+            pidfd: Arc::new(pidfd),
+            reply: Arc::new(ours),
+            status: Arc::new(Mutex::new(None)),
+        })
+    }
+
+    /// Whether a runner with limits `b` may be forked from a zygote with limits `a`: all the
+    /// same but CPU time, which each runner sets for itself.
+    fn same_but_cpu(a: &Limits, b: &Limits) -> bool {
+        Limits {
+            cpu_secs: b.cpu_secs,
+            ..*a
+        } == *b
+    }
+}
+
+#[cfg(target_os = "linux")]
+pub use from_zygote::start as start_zygote;

@@ -1,6 +1,8 @@
-//! A runner's `main`: the process in which the learner's function runs for one check.
+//! A runner: the process in which the learner's function runs for one check.
 //!
-//! The judge starts it ([`crate::remote`]) with the lesson's name as its one argument, the
+//! The runner zygote forks it (`crate::zygote`, which then does the steps below that are
+//! not already its own), or the judge starts it ([`crate::remote`]) as a program with the
+//! lesson's name as its one argument, the
 //! end of a stream socket as descriptor `SOCKET_FD`, standard input closed, and the
 //! check's output and error streams. In order, before any of the learner's code runs:
 //! limits ([`crate::limits`]), the quiet panic hook, the sandbox ([`crate::sandbox`]: it
@@ -93,11 +95,14 @@ lessons! {
 }
 // END generated: lessons
 
-/// The runner's `main`: `load` finds `lesson`'s function (from the learner's library,
-/// or linked in), and is called only once the process is confined.
-pub fn main(load: fn(&str) -> Result<Function, crate::setup::SetupError>) -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let [lesson] = args.as_slice() else {
+/// A runner started as a program: `load` finds the function of the lesson its one argument
+/// names (from the learner's library, or linked in), and is called only once the process is
+/// confined. [`crate::main`] calls it.
+pub(crate) fn main(
+    args: &[String],
+    load: fn(&str) -> Result<Function, crate::setup::SetupError>,
+) -> ExitCode {
+    let [lesson] = args else {
         eprintln!("usage: LESSON\nThis program is started by the grader's checks.");
         return ExitCode::from(EXIT_USAGE);
     };
@@ -109,24 +114,45 @@ pub fn main(load: fn(&str) -> Result<Function, crate::setup::SetupError>) -> Exi
             eprintln!("limit not applied: {missed}");
         }
     }
-    crate::panics::install_quiet_hook();
+    prepare();
     crate::cases::map_marks();
-    drop_capabilities();
     let mode = limits.map_or(Mode::default(), |l| l.sandbox);
     if mode != Mode::Off {
-        // The learner's library: loaded, and read by a backtrace for the learner's lines
-        // (this program stays unreadable: a backtrace names no frame of it, and needs none).
-        let readable: Vec<PathBuf> = std::env::var_os(crate::library::LIBRARY_VAR)
-            .map(PathBuf::from)
-            .into_iter()
-            .collect();
-        let missing = sandbox::confine(&readable);
+        let missing = sandbox::confine(&readable());
         if mode == Mode::Required && !missing.is_empty() {
             // The grader quotes this line.
             eprintln!("the sandbox could not be set up: {}", missing.join("; "));
             end_now(i32::from(sandbox::EXIT_UNCONFINED));
         }
     }
+    run(lesson, mode, load)
+}
+
+/// What every runner does first, limits once set: the quiet panic hook, and no
+/// capabilities.
+pub(crate) fn prepare() {
+    crate::panics::install_quiet_hook();
+    drop_capabilities();
+}
+
+/// What a confined runner may read: the learner's library, which it loads and a backtrace
+/// reads for the learner's lines (this program stays unreadable: a backtrace names no frame
+/// of it, and needs none).
+pub(crate) fn readable() -> Vec<PathBuf> {
+    std::env::var_os(crate::library::LIBRARY_VAR)
+        .map(PathBuf::from)
+        .into_iter()
+        .collect()
+}
+
+/// The rest of a runner's start, once it is confined: the threads cases run on, then no
+/// more threads; the learner's function loaded; then each request answered until the judge
+/// is done.
+pub(crate) fn run(
+    lesson: &str,
+    mode: Mode,
+    load: fn(&str) -> Result<Function, crate::setup::SetupError>,
+) -> ! {
     if mode != Mode::Off {
         // The threads cases run on, started now; then no more, on any of them. Before the
         // library loads: its constructors run with threads already refused.

@@ -80,14 +80,35 @@ pub const EXIT_UNCONFINED: u8 = 4;
 /// Call it while the process has one thread: Landlock and seccomp apply to the calling
 /// thread and the threads and processes it starts later, not to threads already running.
 pub fn confine(readable: &[PathBuf]) -> Vec<String> {
+    let mut missing = confine_files(readable);
+    missing.extend(confine_calls());
+    missing
+}
+
+/// The first half of [`confine`]: no new privileges, and the Landlock ruleset. A runner
+/// zygote ([`crate::zygote`]) takes this half once, and each runner it forks the other.
+pub(crate) fn confine_files(readable: &[PathBuf]) -> Vec<String> {
     #[cfg(target_os = "linux")]
     {
-        linux::confine(readable)
+        linux::confine_files(readable)
     }
     #[cfg(not(target_os = "linux"))]
     {
         let _ = readable;
         vec!["the sandbox (Landlock, seccomp) exists only on Linux".to_string()]
+    }
+}
+
+/// The second half of [`confine`]: the seccomp filter, whose rules name this process's own
+/// id (the one process it may signal), so it is made in the process it confines.
+pub(crate) fn confine_calls() -> Vec<String> {
+    #[cfg(target_os = "linux")]
+    {
+        linux::seccomp().err().into_iter().collect()
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        Vec::new()
     }
 }
 
@@ -288,7 +309,7 @@ mod linux {
     /// with an older one enforces what it knows ([`probe`] names the rest).
     const ABI_USED: i64 = 6;
 
-    pub(super) fn confine(readable: &[PathBuf]) -> Vec<String> {
+    pub(super) fn confine_files(readable: &[PathBuf]) -> Vec<String> {
         let mut missing = Vec::new();
         // SAFETY: a plain prctl on this process.
         if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
@@ -298,9 +319,6 @@ mod linux {
             ));
         }
         if let Err(e) = landlock(readable) {
-            missing.push(e);
-        }
-        if let Err(e) = seccomp() {
             missing.push(e);
         }
         missing
@@ -419,6 +437,9 @@ mod linux {
         let mut rules = refused_calls()?;
         for call in [
             libc::SYS_execve,
+            // The program's `main` sets its parent-death signal with its limits, before it
+            // confines itself (which then refuses the call).
+            libc::SYS_prctl,
             libc::SYS_kill,
             libc::SYS_tgkill,
             libc::SYS_rt_sigqueueinfo,
@@ -503,7 +524,7 @@ mod linux {
         Ok(())
     }
 
-    fn seccomp() -> Result<(), String> {
+    pub(super) fn seccomp() -> Result<(), String> {
         let fail = |e: String| format!("system-call filter (seccomp): {e}");
         let arch = arch().map_err(fail)?;
         // `clone3` passes its flags in memory, where a filter cannot read them: refused as

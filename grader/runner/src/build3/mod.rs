@@ -56,10 +56,12 @@ pub enum Ending {
 pub enum CaseRun {
     /// The run returned, and this is its [`Recording::digest`].
     Digest(u64),
-    /// The run returned, with a recording no digest stands for (it holds a NaN).
-    Full(Recording),
+    /// The run returned, with a recording no digest stands for (it holds a NaN). Boxed, as
+    /// is the next: a question of the space answers thousands of cases, nearly all digests,
+    /// and a list of them is then a few bytes a case, not the size of a recording.
+    Full(Box<Recording>),
     /// The run did not return.
-    Ended(Ending),
+    Ended(Box<Ending>),
 }
 
 /// What a build3 runner says.
@@ -186,12 +188,12 @@ fn stretch(
         let case = match run(&mut rec, imp, policy, script, None) {
             None => match rec.digest() {
                 Some(digest) => CaseRun::Digest(digest),
-                None => CaseRun::Full(rec.clone()),
+                None => CaseRun::Full(Box::new(rec.clone())),
             },
             Some(ending) => {
                 let stub =
                     matches!(&ending, Ending::Panicked(p) if panics::is_stub_panic(&p.message));
-                runs.push(CaseRun::Ended(ending));
+                runs.push(CaseRun::Ended(Box::new(ending)));
                 if stub {
                     return runs;
                 }
@@ -307,8 +309,8 @@ impl Wire for CaseRun {
     fn take(input: &mut &[u8]) -> Option<Self> {
         Some(match u8::take(input)? {
             0 => CaseRun::Digest(u64::take(input)?),
-            1 => CaseRun::Full(Recording::take(input)?),
-            2 => CaseRun::Ended(Ending::take(input)?),
+            1 => CaseRun::Full(Box::new(Recording::take(input)?)),
+            2 => CaseRun::Ended(Box::new(Ending::take(input)?)),
             _ => return None,
         })
     }

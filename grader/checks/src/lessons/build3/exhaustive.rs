@@ -380,18 +380,16 @@ fn compare_in_runner(
         let count = RUNNER_CHUNK.min(total - start);
         under_way[0].0.store(start + 1, Ordering::Relaxed);
         let ask = wire::encode(&Ask::Space { start, count });
-        let runs = watching_marks(runner, progress, under_way, || {
-            runner.ask(&ask, |bytes| {
-                // No more runs than cases asked: read before the rest is decoded.
-                let claimed = bytes.get(1..9)?.try_into().ok().map(u64::from_le_bytes)?;
-                if bytes.first() != Some(&1) || claimed > count as u64 {
-                    return None;
-                }
-                match wire::decode(bytes)? {
-                    Told::Space(runs) if (1..=count).contains(&runs.len()) => Some(runs),
-                    _ => None,
-                }
-            })
+        let runs = ask_watching_marks(runner, progress, under_way, &ask, |bytes| {
+            // No more runs than cases asked: read before the rest is decoded.
+            let claimed = bytes.get(1..9)?.try_into().ok().map(u64::from_le_bytes)?;
+            if bytes.first() != Some(&1) || claimed > count as u64 {
+                return None;
+            }
+            match wire::decode(bytes)? {
+                Told::Space(runs) if (1..=count).contains(&runs.len()) => Some(runs),
+                _ => None,
+            }
         });
         for slot in under_way {
             slot.0.store(0, Ordering::Relaxed);
@@ -412,10 +410,12 @@ fn compare_in_runner(
                 })
             };
             let same = match run {
-                CaseRun::Ended(Ending::Panicked(reported)) if is_stub_panic(&reported.message) => {
-                    panic::resume_unwind(Box::new(reported))
-                }
-                CaseRun::Ended(_) => false,
+                CaseRun::Ended(ending) => match *ending {
+                    Ending::Panicked(reported) if is_stub_panic(&reported.message) => {
+                        panic::resume_unwind(Box::new(reported))
+                    }
+                    _ => false,
+                },
                 CaseRun::Digest(digest) if Some(digest) == reference_digest() => true,
                 // A digest that differs says nothing (see `Recording::digest`): compare the
                 // whole recording, asked for again.
@@ -426,7 +426,7 @@ fn compare_in_runner(
                 }
                 CaseRun::Full(theirs) => {
                     let case = case(index + 1)?;
-                    consistent(&theirs, None, None) && same_runs(Ok(theirs), index, &case)
+                    consistent(&theirs, None, None) && same_runs(Ok(*theirs), index, &case)
                 }
             };
             if !same {
@@ -444,41 +444,31 @@ fn compare_in_runner(
     None
 }
 
-/// Runs `ask` (a question of the space to `runner`), meanwhile copying the cases the
-/// runner's threads mark as running into `under_way`, and counting each change in
-/// `progress`: a stall then names the case a runner's thread never finished.
-fn watching_marks<T>(
+/// Asks `runner` the question of the space `ask`, meanwhile copying the cases its threads
+/// mark as running into `under_way` (every few milliseconds, while it works on the answer),
+/// and counting each change in `progress`: a stall then names the case a runner's thread
+/// never finished.
+fn ask_watching_marks<T>(
     runner: &Runner,
     progress: &AtomicUsize,
     under_way: &[UnderWay; THREADS],
-    ask: impl FnOnce() -> T,
+    ask: &[u8],
+    read: impl FnOnce(&[u8]) -> Option<T>,
 ) -> T {
-    if runner.marks().is_none() {
-        return ask();
-    }
-    let done = std::sync::atomic::AtomicBool::new(false);
-    std::thread::scope(|scope| {
-        let watcher = scope.spawn(|| {
-            let mut seen = [0u64; THREADS];
-            while !done.load(Ordering::Relaxed) {
-                if let Some(marks) = runner.marks() {
-                    if marks != seen {
-                        for (slot, mark) in under_way.iter().zip(marks) {
-                            slot.0
-                                .store(usize::try_from(mark).unwrap_or(0), Ordering::Relaxed);
-                        }
-                        seen = marks;
-                        progress.fetch_add(1, Ordering::Relaxed);
-                    }
+    let mut seen = [0u64; THREADS];
+    let watch = || {
+        if let Some(marks) = runner.marks() {
+            if marks != seen {
+                for (slot, mark) in under_way.iter().zip(marks) {
+                    slot.0
+                        .store(usize::try_from(mark).unwrap_or(0), Ordering::Relaxed);
                 }
-                std::thread::park_timeout(std::time::Duration::from_millis(5));
+                seen = marks;
+                progress.fetch_add(1, Ordering::Relaxed);
             }
-        });
-        let answer = ask();
-        done.store(true, Ordering::Relaxed);
-        watcher.thread().unpark();
-        answer
-    })
+        }
+    };
+    runner.ask_ticking(ask, std::time::Duration::from_millis(5), watch, read)
 }
 
 /// Whether the learner's recording of 0-based case `index`, `case`, is the reference's.

@@ -294,32 +294,22 @@ fn learner_runs(
         }
         Learner::Runner(runner) => runner,
     };
-    if runner.marks().is_none() {
-        return ask_stretch(runner, start, count);
-    }
-    let done = std::sync::atomic::AtomicBool::new(false);
-    std::thread::scope(|scope| {
-        let watcher = scope.spawn(|| {
-            let mut seen = 0;
-            while !done.load(Ordering::Relaxed) {
-                let mark = runner.marks().map_or(0, |m| m[0]);
-                if mark != seen {
-                    seen = mark;
-                    progress.fetch_add(1, Ordering::Relaxed);
-                }
-                std::thread::park_timeout(std::time::Duration::from_millis(5));
-            }
-        });
-        let runs = ask_stretch(runner, start, count);
-        done.store(true, Ordering::Relaxed);
-        watcher.thread().unpark();
-        runs
-    })
+    // Every few milliseconds while the runner works, a change of its mark counts as
+    // progress: a stall then means a case that never ended.
+    let mut seen = 0;
+    let watch = || {
+        let mark = runner.marks().map_or(0, |m| m[0]);
+        if mark != seen {
+            seen = mark;
+            progress.fetch_add(1, Ordering::Relaxed);
+        }
+    };
+    ask_stretch(runner, start, count, watch)
 }
 
-fn ask_stretch(runner: &Runner, start: usize, count: usize) -> Vec<CaseRun> {
+fn ask_stretch(runner: &Runner, start: usize, count: usize, watch: impl FnMut()) -> Vec<CaseRun> {
     let ask = wire::encode(&Ask::Space { start, count });
-    runner.ask(&ask, |bytes| {
+    runner.ask_ticking(&ask, std::time::Duration::from_millis(5), watch, |bytes| {
         // No more runs than cases asked: read before the rest is decoded.
         let claimed = bytes.get(1..9)?.try_into().ok().map(u64::from_le_bytes)?;
         if bytes.first() != Some(&4) || claimed > count as u64 {
