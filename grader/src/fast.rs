@@ -1,6 +1,7 @@
 //! The fast paths, behind one switch: compiling only the learner's crate after an edit (the
 //! replayed compiler commands of `crate::replay`) and starting checks as forks of one
-//! harness per thread (`crate::Session`). Each must give exactly what the slow path gives
+//! harness per thread (`crate::Session`), whose runners are forks of one runner zygote per
+//! harness (`kit_runner`'s `zygote`). Each must give exactly what the slow path gives
 //! (a test runs every lesson both ways); the switch turns both off, to compare, or where one
 //! misbehaves.
 
@@ -14,7 +15,8 @@ pub(crate) struct FastPaths {
     /// After an edit, replay the compiler's commands for the learner's crate alone, loaded as
     /// a library by a harness built once; otherwise cargo builds a harness around it.
     pub(crate) replay: bool,
-    /// Start each check as a fork of a fork server; otherwise as a program of its own.
+    /// Start each check as a fork of a fork server, and its runner as a fork of that
+    /// server's runner zygote; otherwise each as a program of its own.
     pub(crate) fork: bool,
 }
 

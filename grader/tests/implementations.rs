@@ -158,6 +158,12 @@ fn main() -> ExitCode {
         if std::env::var_os(NO_FORKS_VAR).is_some() {
             return grader_checks::serve::main_with(&args, served);
         }
+        // A fork server starts the runner zygote (this program again) as the grader's judge
+        // does, and the checks it forks get their runners from it: the trials run the
+        // learner's side as a learner's runs, forked from a zygote.
+        if let Ok(me) = std::env::current_exe() {
+            std::env::set_var(kit_runner::remote::PROGRAM_VAR, me);
+        }
         return grader_checks::harness_main_with(&args, served);
     }
     let args = Arguments::from_args();
@@ -224,6 +230,33 @@ fn runner_trials() -> Vec<Trial> {
             )
         }),
         Trial::test(
+            "a_runner_cannot_stop_its_parent_through_a_files_owner",
+            || {
+                // Each check's code makes its parent (the runner zygote its judge asked, or
+                // the judge that started it) the owner of a pipe that then signals SIGSTOP,
+                // then answers correctly. Refused, every check passes; let through, the
+                // first check's judge waits for a stopped zygote, and every later one of that
+                // server for an answer it never gets (bounded: 3 s a check).
+                let (summary, out) =
+                    grade("stops_its_parent_through_a_files_owner", "fixtures::", 3.0);
+                ensure(summary.runs.len() == 8 && summary.all_passed(), || {
+                    out.clone()
+                })
+            },
+        ),
+        Trial::test(
+            "a_runner_leaves_no_mark_that_a_later_checks_runner_sees",
+            || {
+                // Its standard input's flags and a lock on it, left by each check's runner and
+                // looked for by the next: each runner's input is its own, and locks are
+                // refused, so every check passes as it would alone.
+                let (summary, out) = grade("leaves_marks_for_the_next_check", "fixtures::", 10.0);
+                ensure(summary.runs.len() == 8 && summary.all_passed(), || {
+                    out.clone()
+                })
+            },
+        ),
+        Trial::test(
             "a_verdict_does_not_depend_on_the_checks_run_before_it",
             || {
                 // Right on the first two calls of a process, wrong after: each check's runner is
@@ -272,8 +305,9 @@ static CONSTRUCTOR: extern "C" fn() = {
 const ALL_REFUSED: &str = "refused: a thread, fork, exec, read a kit file, read its own program (the \
      symbol table), read /etc/passwd, read its own memory, read its parent's memory, read its \
      parent's input, read its parent's memory (process_vm_readv), list its folder, write a file, write \
-     /tmp, a signal to its parent, a signal to its process group, clear its parent-death \
-     signal, a signal to every process, a TCP socket, a new session, \
+     /tmp, a signal to its parent, a signal to its process group, a file's owner (F_SETOWN), \
+     a file's owner (FIOSETOWN), a lock on a file (flock), a lock on a file (fcntl), clear its \
+     parent-death signal, a signal to every process, a TCP socket, a new session, \
      memory outside the limit (memfd), change a file's mode, read another process's limits, \
      set a priority, watch files (fanotify), watch files (inotify), System V shared memory, \
      read the kernel log's size | allowed: a signal to itself";
@@ -387,7 +421,9 @@ fn sandbox_trials() -> Vec<Trial> {
                 message.contains(
                     "refused: a thread, fork, exec, read its parent's memory, read its parent's input, \
                      read its parent's memory (process_vm_readv), a signal to its parent, a \
-                     signal to its process group, clear its parent-death signal, a signal to \
+                     signal to its process group, a file's owner (F_SETOWN), a file's owner \
+                     (FIOSETOWN), a lock on a file (flock), a lock on a file (fcntl), clear its \
+                     parent-death signal, a signal to \
                      every process, a TCP socket, a new session, memory outside the limit (memfd), change a \
                      file's mode, read another process's limits, set a priority, watch files \
                      (fanotify), watch files (inotify), System V shared memory, read the \

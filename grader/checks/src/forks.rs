@@ -22,6 +22,10 @@
 //!
 //! The server ends when the grader closes its end, or when the thread that started it ends
 //! (its parent-death signal).
+//!
+//! A server whose checks start runners (a judge's) also starts one runner zygote, with its
+//! first check's limits, before it forks that check (`kit_runner::remote::start_zygote`):
+//! each check it forks keeps the socket to the zygote, and asks it for its runner.
 
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;

@@ -627,10 +627,23 @@ mod from_zygote {
             rustix::process::PidfdFlags::empty(),
         )
         .ok()?;
-        let mut fds: Vec<BorrowedFd<'_>> =
-            vec![socket, theirs.as_fd(), stdout, stderr, judge.as_fd()];
+        // Where the runner works: where a started runner would (this process's folder).
+        let folder = rustix::fs::open(
+            ".",
+            rustix::fs::OFlags::PATH | rustix::fs::OFlags::DIRECTORY | rustix::fs::OFlags::CLOEXEC,
+            rustix::fs::Mode::empty(),
+        )
+        .ok()?;
+        let mut fds: Vec<BorrowedFd<'_>> = vec![
+            socket,
+            theirs.as_fd(),
+            stdout,
+            stderr,
+            judge.as_fd(),
+            folder.as_fd(),
+        ];
         fds.extend(marks);
-        let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(6))];
+        let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(7))];
         let mut control = SendAncillaryBuffer::new(&mut space);
         if !control.push(SendAncillaryMessage::ScmRights(&fds)) {
             return None;

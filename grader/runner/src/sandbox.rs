@@ -10,7 +10,9 @@
 //!   abstract sockets, and no signals to processes outside the sandbox;
 //! - a **seccomp** filter that refuses (`EPERM`) what a pure function never needs: new
 //!   processes (threads are allowed), running programs, sockets, tracing or reading other
-//!   processes, signals to any process but itself, leaving its process group or session,
+//!   processes, signals to any process but itself (also through a file's owner, which gets
+//!   SIGIO: `F_SETOWN`, `FIOSETOWN`), file locks and leases (seen by every process that opens
+//!   the file), leaving its process group or session,
 //!   namespaces, mounts, `io_uring` and `memfd` (memory outside the address-space limit).
 //!
 //! Where the system cannot give one of them (no Landlock before Linux 5.13, a container
@@ -649,6 +651,43 @@ mod linux {
         ] {
             rules.insert(call, vec![rule(vec![not_me()?])?]);
         }
+        // A signal without `kill`: a file's owner gets SIGIO (or the signal F_SETSIG names)
+        // when the file is ready, and its owner may be any process or group. A red team
+        // stopped the runner zygote this way, and so every later check of its server. The
+        // numbers are Linux's (`asm-generic/fcntl.h`, `asm-generic/sockios.h`), which the
+        // libc crate does not name.
+        const F_SETOWN_EX: u64 = 15;
+        const FIOSETOWN: u64 = 0x8901;
+        const SIOCSPGRP: u64 = 0x8902;
+        // And a channel between processes that share nothing else: a lock on a file they
+        // can both open (the learner's library, `/dev/null`) is seen by every process
+        // that opens it, so one check could tell another, or a submission another graded
+        // beside it, that it ran. No lock, lease or directory watch, then; a pure function
+        // takes none.
+        let mut fcntl = Vec::new();
+        for command in [
+            libc::F_SETOWN as u64,
+            F_SETOWN_EX,
+            libc::F_GETLK as u64,
+            libc::F_SETLK as u64,
+            libc::F_SETLKW as u64,
+            libc::F_OFD_GETLK as u64,
+            libc::F_OFD_SETLK as u64,
+            libc::F_OFD_SETLKW as u64,
+            libc::F_SETLEASE as u64,
+            libc::F_NOTIFY as u64,
+        ] {
+            fcntl.push(rule(vec![arg(1, SeccompCmpOp::Eq, command)?])?);
+        }
+        rules.insert(libc::SYS_fcntl, fcntl);
+        rules.insert(libc::SYS_flock, Vec::new());
+        rules.insert(
+            libc::SYS_ioctl,
+            vec![
+                rule(vec![arg(1, SeccompCmpOp::Eq, FIOSETOWN)?])?,
+                rule(vec![arg(1, SeccompCmpOp::Eq, SIOCSPGRP)?])?,
+            ],
+        );
         // Another process's limits (the C library's own calls name process 0).
         rules.insert(
             libc::SYS_prlimit64,

@@ -27,7 +27,8 @@
 //! - judge → zygote, on the zygote's socket: `LESSON \n LIMITS \n PGID` with, attached, the
 //!   runner's end of the judge's socket, the reply socket's far end, the check's output
 //!   and error, a pidfd of the judge (the zygote ends the runner when the judge ends, as a
-//!   started runner's parent-death signal would), and the page of marks when there is one;
+//!   started runner's parent-death signal would), the judge's working folder, and the page
+//!   of marks when there is one;
 //! - zygote → judge, on the reply socket: [`Reply::Started`] with a pidfd of the runner
 //!   attached (or [`Reply::Refused`]), then [`Reply::Exited`] with its wait status once the
 //!   zygote has reaped it.
@@ -121,6 +122,11 @@ mod linux {
             end_now(i32::from(crate::runner::EXIT_USAGE));
         }
         crate::runner::prepare();
+        // Not dumpable, as a judge is not: where Landlock is missing, a runner of the same
+        // user would otherwise read or write the zygote's memory (`/proc/PID/mem`), and fork
+        // its successors. (A forked runner inherits this; it only keeps others out of it.)
+        // SAFETY: a plain system call on this process.
+        unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) };
         if limits.sandbox != Mode::Off {
             let missing = crate::sandbox::confine_files(&crate::runner::readable());
             if limits.sandbox == Mode::Required && !missing.is_empty() {
@@ -236,6 +242,8 @@ mod linux {
         stdout: OwnedFd,
         stderr: OwnedFd,
         judge: OwnedFd,
+        /// The judge's working folder (`O_PATH`): the runner's too.
+        folder: OwnedFd,
         marks: Option<OwnedFd>,
     }
 
@@ -247,7 +255,7 @@ mod linux {
 
     fn take_request(socket: &OwnedFd) -> Taken {
         let mut buffer = [0u8; 1024];
-        let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(6))];
+        let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(7))];
         let mut control = RecvAncillaryBuffer::new(&mut space);
         let received = match recvmsg(
             socket,
@@ -279,8 +287,21 @@ mod linux {
             return Taken::Malformed;
         };
         let mut fds = fds.into_iter();
-        let (Some(runner_socket), Some(reply), Some(stdout), Some(stderr), Some(judge)) =
-            (fds.next(), fds.next(), fds.next(), fds.next(), fds.next())
+        let (
+            Some(runner_socket),
+            Some(reply),
+            Some(stdout),
+            Some(stderr),
+            Some(judge),
+            Some(folder),
+        ) = (
+            fds.next(),
+            fds.next(),
+            fds.next(),
+            fds.next(),
+            fds.next(),
+            fds.next(),
+        )
         else {
             return Taken::Malformed;
         };
@@ -294,6 +315,7 @@ mod linux {
             stdout,
             stderr,
             judge,
+            folder,
             marks: fds.next(),
         })
     }
@@ -394,6 +416,9 @@ mod linux {
         {
             end_now(i32::from(crate::runner::EXIT_USAGE));
         }
+        if rustix::process::fchdir(&request.folder).is_err() {
+            end_now(i32::from(crate::runner::EXIT_USAGE));
+        }
         // The descriptors in place: output, error, the socket, the marks; then nothing else
         // (not the zygote's socket, nor another runner's reply socket or pidfd).
         let placed = place(&request);
@@ -410,7 +435,11 @@ mod linux {
         }
         let mode = request.limits.sandbox;
         if mode != Mode::Off {
-            let missing = crate::sandbox::confine_calls();
+            // A Landlock domain of its own, inside the zygote's (the same rules): its signal
+            // scoping keeps the zygote and the other runners, each in a domain of its own,
+            // out of its reach, whatever route a signal takes.
+            let mut missing = crate::sandbox::confine_files(&crate::runner::readable());
+            missing.extend(crate::sandbox::confine_calls());
             if mode == Mode::Required && !missing.is_empty() {
                 eprintln!("the sandbox could not be set up: {}", missing.join("; "));
                 end_now(i32::from(crate::sandbox::EXIT_UNCONFINED));
@@ -419,15 +448,26 @@ mod linux {
         crate::runner::run(&request.lesson, mode, load)
     }
 
-    /// Puts the request's descriptors where a runner has them, and closes every other one
-    /// above standard error. False when a call failed.
+    /// Puts the request's descriptors where a runner has them, with a standard input of its
+    /// own, and closes every other one. False when a call failed.
     fn place(request: &Request) -> bool {
+        // Standard input: an empty pipe of its own, at its end at once, as `/dev/null` reads.
+        // Not the zygote's `/dev/null`: its flags would be shared with every later runner (a
+        // red team kept state from one check to the next in them).
+        let Ok((input, writer)) = std::io::pipe() else {
+            return false;
+        };
+        drop(writer);
+        let input = OwnedFd::from(input);
         // First out of the way, above anything the targets could be: then the moves into
         // place cannot close one another.
         let high = |fd: &OwnedFd| {
             rustix::io::fcntl_dupfd_cloexec(fd, 100)
                 .ok()
                 .map(std::os::fd::IntoRawFd::into_raw_fd)
+        };
+        let Some(input) = high(&input) else {
+            return false;
         };
         let (Some(out), Some(err), Some(socket)) = (
             high(&request.stdout),
@@ -440,7 +480,7 @@ mod linux {
         // SAFETY: plain system calls on descriptors this process holds; the runner owns
         // what ends in place, and never returns to where the rest are owned (it exits).
         unsafe {
-            if libc::dup2(out, 1) < 0 || libc::dup2(err, 2) < 0 {
+            if libc::dup2(input, 0) < 0 || libc::dup2(out, 1) < 0 || libc::dup2(err, 2) < 0 {
                 return false;
             }
             if libc::dup2(socket, crate::runner::SOCKET_FD) < 0 {

@@ -409,14 +409,17 @@ macro_rules! gateway_mistake {
 /// The variable that names the marker file of `fouls_its_folder_once`.
 pub const FOUL_MARKER_VAR: &str = "GRADER_TEST_FOUL_MARKER";
 
-/// This process's parent when it is a fork server, as in a session; anything else is a
-/// kit bug for the tests that use it (they would stop the test run itself).
+/// This process's parent when it is a fork server, as in a session (or, for code in a
+/// runner, the runner zygote that forks runners for the checks a fork server forks); anything
+/// else is a kit bug for the tests that use it (they would stop the test run itself).
 fn fork_server() -> rustix::process::Pid {
     let parent = rustix::process::getppid().expect("a parent");
     let cmdline =
         std::fs::read(format!("/proc/{}/cmdline", parent.as_raw_nonzero())).unwrap_or_default();
+    let cmdline = String::from_utf8_lossy(&cmdline);
     assert!(
-        String::from_utf8_lossy(&cmdline).contains(grader_checks::forks::SERVER_ARG),
+        // The zygote's argument (`kit_runner`'s, private there).
+        cmdline.contains(grader_checks::forks::SERVER_ARG) || cmdline.contains("__zygote"),
         "not forked from a fork server"
     );
     parent
@@ -505,6 +508,37 @@ pub fn probe_sandbox() -> String {
         ("a signal to its process group", {
             // SAFETY: signal 0 only asks whether it could be sent.
             unsafe { libc::kill(0, 0) == 0 }
+        }),
+        // A file's owner gets SIGIO when the file is ready: a signal no `kill` sends. Owned
+        // by itself, and never made ready, so harmless where it is let through.
+        ("a file's owner (F_SETOWN)", {
+            let mut fds = [0; 2];
+            // SAFETY: plain system calls on a pipe of its own, left to the process's end.
+            unsafe {
+                libc::pipe(fds.as_mut_ptr()) == 0
+                    && libc::fcntl(fds[0], libc::F_SETOWN, libc::getpid()) == 0
+            }
+        }),
+        ("a file's owner (FIOSETOWN)", {
+            let mut fds = [0; 2];
+            let me: libc::c_int = std::process::id() as libc::c_int;
+            // SAFETY: as above; the owner is read from `me`.
+            unsafe { libc::pipe(fds.as_mut_ptr()) == 0 && libc::ioctl(fds[0], 0x8901, &me) == 0 }
+        }),
+        // A lock is seen by every process that opens the file: here its own standard input,
+        // taken and let go at once.
+        ("a lock on a file (flock)", {
+            // SAFETY: plain system calls on its own standard input.
+            unsafe {
+                libc::flock(0, libc::LOCK_SH | libc::LOCK_NB) == 0
+                    && libc::flock(0, libc::LOCK_UN) == 0
+            }
+        }),
+        ("a lock on a file (fcntl)", {
+            let mut lock: libc::flock = unsafe { std::mem::zeroed() };
+            lock.l_type = libc::F_RDLCK as libc::c_short;
+            // SAFETY: only asks whether a lock would conflict; takes none.
+            unsafe { libc::fcntl(0, libc::F_OFD_GETLK, &mut lock) == 0 }
         }),
         ("clear its parent-death signal", {
             // SAFETY: a plain system call on this process.
@@ -798,6 +832,58 @@ pub fn build3(label: &str) -> Option<build3::Learner> {
             // In a session, the parent is the fork server; the check goes down with it.
             let _ = rustix::process::kill_process(fork_server(), rustix::process::Signal::KILL);
             std::thread::sleep(std::time::Duration::from_secs(2));
+            CORRECT(p, r, s, l)
+        },
+        "stops_its_parent_through_a_files_owner" => |p, r, s, l| {
+            // Its parent (the runner zygote, or the judge) as the owner of a pipe, which gets
+            // the signal F_SETSIG names when the pipe is ready: SIGSTOP, which no `kill` of
+            // the sandbox's would let through. Stopped, a zygote could fork no more runners.
+            let mut fds = [0; 2];
+            // SAFETY: plain system calls on a pipe of its own.
+            unsafe {
+                if libc::pipe(fds.as_mut_ptr()) == 0 {
+                    libc::fcntl(fds[0], libc::F_SETOWN, libc::getppid());
+                    libc::fcntl(fds[0], 10, libc::SIGSTOP); // F_SETSIG
+                    let flags = libc::fcntl(fds[0], libc::F_GETFL);
+                    libc::fcntl(fds[0], libc::F_SETFL, flags | libc::O_ASYNC);
+                    libc::write(fds[1], b"x".as_ptr().cast(), 1);
+                }
+            }
+            CORRECT(p, r, s, l)
+        },
+        "leaves_marks_for_the_next_check" => |p, r, s, l| {
+            // Once per process: fails if an earlier check's process left a mark where this
+            // one can see it — its standard input's flags (shared by every runner, if they
+            // shared one), or a lock on it (seen by every process that opens the same file)
+            // — then leaves both marks for the next.
+            static LOOKED: std::sync::atomic::AtomicBool =
+                std::sync::atomic::AtomicBool::new(false);
+            if !LOOKED.swap(true, std::sync::atomic::Ordering::SeqCst) {
+                let mut lock: libc::flock = unsafe { std::mem::zeroed() };
+                lock.l_type = libc::F_WRLCK as libc::c_short;
+                lock.l_start = 4242;
+                lock.l_len = 1;
+                // SAFETY: plain system calls on its own standard input.
+                let (flags, locked) = unsafe {
+                    let flags = libc::fcntl(0, libc::F_GETFL);
+                    let asked = libc::fcntl(0, libc::F_OFD_GETLK, &mut lock) == 0;
+                    (
+                        flags,
+                        asked && lock.l_type != libc::F_UNLCK as libc::c_short,
+                    )
+                };
+                assert!(
+                    flags < 0 || flags & libc::O_APPEND == 0,
+                    "an earlier check's mark on its input"
+                );
+                assert!(!locked, "an earlier check's lock on its input");
+                // SAFETY: as above; the lock is a read lock, at one byte.
+                unsafe {
+                    libc::fcntl(0, libc::F_SETFL, flags.max(0) | libc::O_APPEND);
+                    lock.l_type = libc::F_RDLCK as libc::c_short;
+                    libc::fcntl(0, libc::F_OFD_SETLK, &lock);
+                }
+            }
             CORRECT(p, r, s, l)
         },
         "stops_its_parent" => |p, r, s, l| {
