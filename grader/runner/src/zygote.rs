@@ -117,8 +117,14 @@ mod linux {
             cpu_secs: u64::MAX,
             ..limits
         };
-        if !lasting.apply_to_self().is_empty() {
-            // A runner started as a program says what was not applied; this one cannot.
+        // (A system whose hard CPU limit is lower keeps it: each runner sets its own below.)
+        if lasting
+            .apply_to_self()
+            .iter()
+            .any(|missed| !missed.starts_with("CPU time"))
+        {
+            // A runner started as a program says what was not applied; this one cannot: its
+            // judges start the program.
             end_now(i32::from(crate::runner::EXIT_USAGE));
         }
         crate::runner::prepare();
