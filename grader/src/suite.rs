@@ -70,10 +70,12 @@ pub fn select(lesson: &Lesson, args: &Selection) -> (Vec<&'static CheckInfo>, us
     (selected, left_out)
 }
 
-/// The number of checks run at once unless `--test-threads` says otherwise. Checks spend
-/// most of their time starting a process, so a few more than the cores keeps them busy.
+/// The number of checks run at once unless `--test-threads` says otherwise: one more than
+/// the cores, so that a core is seldom idle while a check waits on its processes. Each
+/// thread has a fork server and a runner zygote of its own to start, so more threads cost
+/// more than they gain (grader/benches/README.md).
 pub fn default_threads() -> usize {
-    std::thread::available_parallelism().map_or(2, |n| n.get()) * 2
+    std::thread::available_parallelism().map_or(2, |n| n.get()) + 1
 }
 
 /// A worker thread's working folder, for its checks one after the other: making a folder

@@ -12,8 +12,11 @@
 //!   refusal, so a check's runner starts from the same state whatever ran before it, and
 //!   the learner's constructors run confined;
 //! - the zygote holds no expectation of any check (it is the runner program: `kit-types`
-//!   and this crate), and its Landlock ruleset and lack of capabilities, taken before it
-//!   serves, are every runner's;
+//!   and this crate), and its Landlock ruleset, lack of capabilities and the part of the
+//!   seccomp filter that names no process (every refused call but those about processes,
+//!   which the zygote makes for its runners), taken before it serves, are every runner's;
+//!   each runner adds the rest of the filter, so it is filtered exactly as a started runner
+//!   is, while the kernel compiles the large part once per zygote;
 //! - a runner joins its judge's process group (the grader ends the group with the check,
 //!   and counts its tasks there) and is ended by its judge through a pidfd; the zygote, its
 //!   parent, reaps it and tells the judge how it ended, which the judge then mirrors as it
@@ -102,8 +105,9 @@ mod linux {
 
     /// The zygote's `main`, after the runner's own start: limits (all but CPU time), the
     /// quiet panic hook and capabilities dropped there, then the first half of the sandbox
-    /// (Landlock: the learner's library, readable; nothing else); then it forks a runner per
-    /// request until its fork server closes the socket.
+    /// (Landlock: the learner's library, readable; nothing else) and the lasting part of the
+    /// system-call filter; then it forks a runner per request until its fork server closes
+    /// the socket.
     pub(crate) fn serve(load: fn(&str) -> Result<Function, crate::setup::SetupError>) -> ! {
         use crate::runner::end_now;
         let limits = std::env::var(LIMITS_VAR)
@@ -133,12 +137,17 @@ mod linux {
         // its successors. (A forked runner inherits this; it only keeps others out of it.)
         // SAFETY: a plain system call on this process.
         unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) };
+        // Whether the zygote holds the lasting part of the system-call filter, which its
+        // runners then inherit.
+        let mut lasting_calls = false;
         if limits.sandbox != Mode::Off {
             let missing = crate::sandbox::confine_files(&crate::runner::readable());
             if limits.sandbox == Mode::Required && !missing.is_empty() {
                 // Each judge then starts the program, which says what is missing.
                 end_now(i32::from(crate::sandbox::EXIT_UNCONFINED));
             }
+            // Where it cannot be had, each runner installs the whole filter (and says so).
+            lasting_calls = crate::sandbox::confine_lasting_calls().is_empty();
         }
         // SAFETY: the server passes the socket as this descriptor and nothing else owns it.
         let socket =
@@ -229,7 +238,7 @@ mod linux {
                 Taken::Closed => end_now(0),
                 Taken::Malformed => {}
                 Taken::Request(request) => {
-                    if let Some(child) = fork(me, request, load) {
+                    if let Some(child) = fork(me, request, lasting_calls, load) {
                         children.push(child);
                     }
                 }
@@ -327,10 +336,12 @@ mod linux {
     }
 
     /// Forks the runner `request` asks for; the parent's side. `None` when it was refused
-    /// (and the judge told so).
+    /// (and the judge told so). `lasting_calls`: the zygote holds the lasting part of the
+    /// system-call filter (the runner adds its own part).
     fn fork(
         me: rustix::process::Pid,
         request: Request,
+        lasting_calls: bool,
         load: fn(&str) -> Result<Function, crate::setup::SetupError>,
     ) -> Option<Child> {
         let refuse = |reply: &OwnedFd, errno: i32| {
@@ -350,7 +361,7 @@ mod linux {
                 );
                 None
             }
-            0 => runner(me, request, load),
+            0 => runner(me, request, lasting_calls, load),
             pid => {
                 // Also done in the child: whichever runs first, the runner is in its
                 // judge's group before the judge hears of it, so the grader's end of the
@@ -407,6 +418,7 @@ mod linux {
     fn runner(
         zygote: rustix::process::Pid,
         request: Request,
+        lasting_calls: bool,
         load: fn(&str) -> Result<Function, crate::setup::SetupError>,
     ) -> ! {
         use crate::runner::end_now;
@@ -445,7 +457,13 @@ mod linux {
             // scoping keeps the zygote and the other runners, each in a domain of its own,
             // out of its reach, whatever route a signal takes.
             let mut missing = crate::sandbox::confine_files(&crate::runner::readable());
-            missing.extend(crate::sandbox::confine_calls());
+            // The system-call filter: the part the zygote holds, inherited, and this
+            // runner's own; or, where the zygote holds none, all of it.
+            missing.extend(if lasting_calls {
+                crate::sandbox::confine_own_calls()
+            } else {
+                crate::sandbox::confine_calls()
+            });
             if mode == Mode::Required && !missing.is_empty() {
                 eprintln!("the sandbox could not be set up: {}", missing.join("; "));
                 end_now(i32::from(crate::sandbox::EXIT_UNCONFINED));

@@ -133,26 +133,26 @@ const SPLIT_FROM: usize = 1024;
 /// enough (the machines the kit runs on have at least two cores, and the judge waits): this
 /// one and the runner's worker ([`crate::cases::on_worker`]).
 fn run_space(imp: RetryFn, start: usize, count: usize) -> Vec<CaseRun> {
-    let blocks = space::blocks();
-    let end = start.saturating_add(count).min(space::total(&blocks));
+    let blocks = space::shared();
+    let end = start.saturating_add(count).min(space::total(blocks));
     if end.saturating_sub(start) < SPLIT_FROM {
-        return run_stretch(imp, &blocks, start, end, 0);
+        return run_stretch(imp, blocks, start, end, 0);
     }
     let middle = start + (end - start) / 2;
     // The later half on the runner's worker thread (a confined runner starts no other);
     // without one, all of it here.
-    let later = crate::cases::on_worker(move || run_stretch(imp, &space::blocks(), middle, end, 1));
+    let later = crate::cases::on_worker(move || run_stretch(imp, blocks, middle, end, 1));
     let Some(later) = later else {
-        return run_stretch(imp, &blocks, start, end, 0);
+        return run_stretch(imp, blocks, start, end, 0);
     };
-    let mut first = run_stretch(imp, &blocks, start, middle, 0);
+    let mut first = run_stretch(imp, blocks, start, middle, 0);
     // A todo!() in the first half ends the answer there.
     if first.len() == middle - start {
         // A worker that took no job (it could not refuse threads), or died: the later half
         // runs here.
         let second = later
             .recv()
-            .unwrap_or_else(|_| run_stretch(imp, &blocks, middle, end, 0));
+            .unwrap_or_else(|_| run_stretch(imp, blocks, middle, end, 0));
         first.extend(second);
     }
     first

@@ -67,7 +67,7 @@ pub fn cases() -> impl Iterator<Item = Case> {
 /// Case number `number` (1-based), if the space has it.
 pub fn case(number: usize) -> Option<Case> {
     let index = number.checked_sub(1)?;
-    let blocks = blocks();
+    let blocks = space::shared();
     let block = blocks
         .iter()
         .find(|b| (b.start..b.start + b.count).contains(&index))?;
@@ -137,27 +137,32 @@ const DIGESTS_HEADER: &[u8] = concat!(
 
 /// Reads the bytes [`reference_digests`] made (`Digests::decode`).
 pub fn decode_digests(bytes: &[u8]) -> Option<Digests> {
-    Digests::decode(bytes, DIGESTS_HEADER, space::total(&blocks()), |index| {
-        // Without the answers the run is read by its number alone: making the case (the
-        // whole space built again) for every one of the cases checked would cost minutes.
-        #[cfg(not(feature = "answers"))]
-        let run = oracle_record(index);
-        #[cfg(feature = "answers")]
-        let run = reference_record(index, &case(index + 1)?);
-        run.ok()?.digest()
-    })
+    Digests::decode(
+        bytes,
+        DIGESTS_HEADER,
+        space::total(space::shared()),
+        |index| {
+            // Without the answers the run is read by its number alone: making the case (the
+            // whole space built again) for every one of the cases checked would cost minutes.
+            #[cfg(not(feature = "answers"))]
+            let run = oracle_record(index);
+            #[cfg(feature = "answers")]
+            let run = reference_record(index, &case(index + 1)?);
+            run.ok()?.digest()
+        },
+    )
 }
 
 /// Runs the reference on every case and returns the digests of its runs as bytes for
 /// `Digests::decode`. The grader calls it once per state of the checks and the reference
 /// (about 0.07 s), keeps the bytes, and writes them to the exhaustive check's standard input.
 pub fn reference_digests() -> Vec<u8> {
-    let blocks = blocks();
-    let total = space::total(&blocks);
+    let blocks = space::shared();
+    let total = space::total(blocks);
     let mut rec = Recording::empty();
     let mut script = Script::repeating(Vec::new());
     let mut digests = Vec::with_capacity(total);
-    for block in &blocks {
+    for block in blocks {
         let mut previous = None;
         for index in 0..block.count {
             block.script_into(index, &mut script.steps, previous);
@@ -201,7 +206,7 @@ fn reference_into(
 /// The reference's run of 0-based case `index`, read from the oracle by its number alone.
 #[cfg(not(feature = "answers"))]
 fn oracle_record(index: usize) -> Result<Recording, String> {
-    crate::oracle::oracle_run!("build3", space::total(&blocks()), index)
+    crate::oracle::oracle_run!("build3", space::total(space::shared()), index)
 }
 
 /// The reference's run of 0-based case `index`, `case` ([`reference_into`]).
@@ -213,9 +218,9 @@ fn reference_record(index: usize, case: &Case) -> Result<Recording, String> {
 /// The reference's run of every case, as the bytes a copy of the kit without the answers
 /// reads ([`crate::oracle::decode`]).
 pub(crate) fn oracle() -> Vec<u8> {
-    let blocks = blocks();
-    let total = space::total(&blocks);
-    let mut walk = space::Walk::new(&blocks);
+    let blocks = space::shared();
+    let total = space::total(blocks);
+    let mut walk = space::Walk::new(blocks);
     let mut rec = Recording::empty();
     let runs: Vec<Vec<u8>> = (0..total)
         .map(|index| {
@@ -267,11 +272,11 @@ pub(crate) fn compare_tracked(
 ) -> Result<usize, Box<Difference>> {
     if let Learner::Runner(runner) = imp {
         return match compare_in_runner(imp, runner, progress, under_way, known) {
-            None => Ok(space::total(&blocks())),
+            None => Ok(space::total(space::shared())),
             Some(index) => Err(difference(imp, index)),
         };
     }
-    let blocks = blocks();
+    let blocks = space::shared();
     let total: usize = blocks.iter().map(|b| b.count).sum();
     // The smallest 0-based index found to differ so far (usize::MAX: none).
     let first = AtomicUsize::new(usize::MAX);
@@ -369,12 +374,12 @@ fn compare_in_runner(
     under_way: &[UnderWay; THREADS],
     known: Option<&Digests>,
 ) -> Option<usize> {
-    let blocks = blocks();
-    let total = space::total(&blocks);
+    let blocks = space::shared();
+    let total = space::total(blocks);
     let mut ours = Recording::empty();
     // The cases in order, for the reference's runs made here: one walk of the space (making
     // each case with `case()` builds the whole space again, once per case).
-    let mut walk = space::Walk::new(&blocks);
+    let mut walk = space::Walk::new(blocks);
     let mut start = 0;
     while start < total {
         let count = RUNNER_CHUNK.min(total - start);
