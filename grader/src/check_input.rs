@@ -36,40 +36,74 @@ pub(crate) fn want(lesson: &str) {
 
 /// Makes `lesson`'s check input ready, if it is wanted ([`want`]) and not ready yet:
 /// read from `cache_dir` when it was kept there; otherwise, when `compiling` (the compiler
-/// leaves a core free), made in a background thread and kept there.
-pub(crate) fn prepare(lesson: &str, cache_dir: &Path, compiling: bool) {
+/// leaves a core free), made in a background thread and kept there. While `compiling`, a
+/// kept input is read in the background too: the build waits for that ([`Started::wait`])
+/// once its compiler is done, never for one being made.
+pub(crate) fn prepare(lesson: &str, cache_dir: &Path, compiling: bool) -> Started {
     let Some((input, i)) = entry(lesson) else {
-        return;
+        return Started::Nothing;
     };
-    if WANTED[i].load(Ordering::SeqCst) {
-        let kept = kept_file(cache_dir, lesson);
-        load_or_make(&MADE[i], kept, input.make, compiling);
+    if !WANTED[i].load(Ordering::SeqCst) {
+        return Started::Nothing;
+    }
+    let kept = kept_file(cache_dir, lesson);
+    load_or_make(&MADE[i], kept, input.make, compiling)
+}
+
+/// What [`prepare`] left running.
+#[must_use = "a build waits for the input it is reading"]
+pub(crate) enum Started {
+    /// Nothing: the input was ready, read, not wanted, or not made for this run.
+    Nothing,
+    /// The kept input, being read: ready in milliseconds.
+    Reading(std::thread::JoinHandle<()>),
+    /// The input, being made and then kept: a check that starts before it is ready
+    /// computes what it needs itself, so nothing waits for this (but the tests).
+    Making(#[cfg_attr(not(test), allow(dead_code))] std::thread::JoinHandle<()>),
+}
+
+impl Started {
+    /// Waits for a kept input being read (the check would otherwise make its own, which
+    /// costs far more than the read); returns at once otherwise.
+    pub(crate) fn wait(self) {
+        if let Started::Reading(reading) = self {
+            let _ = reading.join();
+        }
     }
 }
 
-/// [`prepare`] for one input: `slot` filled from the file `kept`, or by `make` in a thread
-/// that then keeps what it made in that file (the thread's handle is returned).
+/// [`prepare`] for one input: `slot` filled from the file `kept` (in a thread when
+/// `compiling`), or by `make` in a thread that then keeps what it made in that file.
 fn load_or_make(
     slot: &'static OnceLock<Vec<u8>>,
     kept: PathBuf,
     make: fn() -> Vec<u8>,
     compiling: bool,
-) -> Option<std::thread::JoinHandle<()>> {
+) -> Started {
     if slot.get().is_some() {
-        return None;
+        return Started::Nothing;
     }
-    if let Ok(bytes) = std::fs::read(&kept) {
+    if !compiling {
+        read_into(slot, &kept);
+        return Started::Nothing;
+    }
+    if kept.is_file() {
+        // (Gone by the time it is read: the check makes its own.)
+        return Started::Reading(std::thread::spawn(move || read_into(slot, &kept)));
+    }
+    Started::Making(std::thread::spawn(move || {
+        let bytes = made_in(slot, make);
+        if !bytes.is_empty() {
+            keep(&kept, bytes);
+        }
+    }))
+}
+
+/// Fills `slot` from the file `kept`, when it can be read.
+fn read_into(slot: &'static OnceLock<Vec<u8>>, kept: &Path) {
+    if let Ok(bytes) = std::fs::read(kept) {
         let _ = slot.set(bytes);
-        return None;
     }
-    compiling.then(|| {
-        std::thread::spawn(move || {
-            let bytes = made_in(slot, make);
-            if !bytes.is_empty() {
-                keep(&kept, bytes);
-            }
-        })
-    })
 }
 
 /// Where `lesson`'s input is kept in `cache_dir`: named after the state of the checks
@@ -166,10 +200,11 @@ mod tests {
         assert!(name.contains(grader_checks::KIT_STATE), "{name}");
         // The first time, with the compiler running: made in a thread, then kept whole.
         static FIRST: OnceLock<Vec<u8>> = OnceLock::new();
-        load_or_make(&FIRST, kept.clone(), || b"made".to_vec(), true)
-            .expect("made in a thread")
-            .join()
-            .unwrap();
+        let Started::Making(making) = load_or_make(&FIRST, kept.clone(), || b"made".to_vec(), true)
+        else {
+            panic!("not made in a thread");
+        };
+        making.join().unwrap();
         assert_eq!(FIRST.get().map(Vec::as_slice), Some(&b"made"[..]));
         assert_eq!(std::fs::read(&kept).unwrap(), b"made");
         let files = std::fs::read_dir(dir.path()).unwrap().count();
@@ -182,15 +217,28 @@ mod tests {
         keep(&kept, b"made");
         assert!(!stale.exists() && others.exists() && kept.exists());
         std::fs::remove_file(&others).unwrap();
-        // The next process reads it, and makes nothing.
+        // The next process reads it while its compiler runs, and makes nothing; the build
+        // waits for the read.
         static NEXT: OnceLock<Vec<u8>> = OnceLock::new();
         let never = || -> Vec<u8> { panic!("made although it was kept") };
-        assert!(load_or_make(&NEXT, kept.clone(), never, true).is_none());
+        let reading = load_or_make(&NEXT, kept.clone(), never, true);
+        assert!(matches!(reading, Started::Reading(_)));
+        reading.wait();
         assert_eq!(NEXT.get().map(Vec::as_slice), Some(&b"made"[..]));
+        // With no compiler running, it is read at once.
+        static AT_ONCE: OnceLock<Vec<u8>> = OnceLock::new();
+        assert!(matches!(
+            load_or_make(&AT_ONCE, kept.clone(), never, false),
+            Started::Nothing
+        ));
+        assert_eq!(AT_ONCE.get().map(Vec::as_slice), Some(&b"made"[..]));
         // Nothing kept and no compiler running: nothing is made (the check makes its own).
         static IDLE: OnceLock<Vec<u8>> = OnceLock::new();
         let elsewhere = dir.path().join("other.bin");
-        assert!(load_or_make(&IDLE, elsewhere.clone(), never, false).is_none());
+        assert!(matches!(
+            load_or_make(&IDLE, elsewhere.clone(), never, false),
+            Started::Nothing
+        ));
         assert!(IDLE.get().is_none() && !elsewhere.exists());
     }
 }

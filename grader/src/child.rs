@@ -1555,34 +1555,78 @@ fn collect_output(outputs: [Stream; 2]) -> OutputReaders {
     let (tx, done) = mpsc::channel();
     let mut expected = 0;
     let streams = outputs.map(|s| Some(s.reader));
-    for mut stream in streams.into_iter().flatten() {
+    for stream in streams.into_iter().flatten() {
         expected += 1;
-        let tx = tx.clone();
-        thread::spawn(move || {
-            let mut kept = Vec::new();
-            let mut buf = [0u8; 8192];
-            // Every byte is searched for the private mark, also past what is kept: the end
-            // of what was read so far, so that a mark split between two reads is found.
-            let mark = grader_checks::report::PRIVATE_MARKER.as_bytes();
-            let mut tail: Vec<u8> = Vec::new();
-            let mut private = false;
-            while let Ok(n) = stream.read(&mut buf) {
-                if n == 0 {
-                    break;
-                }
-                let room = OUTPUT_KEPT.saturating_sub(kept.len());
-                kept.extend_from_slice(&buf[..n.min(room)]);
-                if !private {
-                    tail.extend_from_slice(&buf[..n]);
-                    private = tail.windows(mark.len()).any(|w| w == mark);
-                    let keep = tail.len().min(mark.len() - 1);
-                    tail.drain(..tail.len() - keep);
-                }
-            }
-            let _ = tx.send((kept, private));
-        });
+        readers::read((stream, tx.clone()));
     }
     OutputReaders { done, expected }
+}
+
+/// The threads that read checks' output streams, each kept for a later stream once its
+/// stream has closed: starting two threads for every check was a noticeable part of the
+/// grader's own time. A thread whose stream never closes (a process that outlived its check
+/// holds it) is never reused; another is started.
+mod readers {
+    use std::io::Read;
+    use std::sync::{mpsc, Mutex, PoisonError};
+
+    /// A stream to read to its end, and where to send what was kept of it and whether the
+    /// private mark was in it.
+    pub(super) type Job = (Box<dyn Read + Send>, mpsc::Sender<(Vec<u8>, bool)>);
+
+    /// The threads waiting for a stream.
+    static IDLE: Mutex<Vec<mpsc::Sender<Job>>> = Mutex::new(Vec::new());
+
+    /// Reads `job`'s stream on an idle thread, or on a new one.
+    pub(super) fn read(job: Job) {
+        let idle = IDLE.lock().unwrap_or_else(PoisonError::into_inner).pop();
+        let job = match idle {
+            Some(thread) => match thread.send(job) {
+                Ok(()) => return,
+                Err(mpsc::SendError(job)) => job,
+            },
+            None => job,
+        };
+        let (give, take) = mpsc::channel::<Job>();
+        std::thread::spawn(move || {
+            let mut next = Some(job);
+            while let Some((stream, tx)) = next.take() {
+                let read = super::read_to_end(stream);
+                // Idle again before it answers: the check's next one may come at once.
+                IDLE.lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .push(give.clone());
+                let _ = tx.send(read);
+                next = take.recv().ok();
+            }
+        });
+    }
+}
+
+/// A check's output stream read to its end: its first [`OUTPUT_KEPT`] bytes, and whether
+/// the private mark was anywhere in it.
+fn read_to_end(mut stream: Box<dyn Read + Send>) -> (Vec<u8>, bool) {
+    let mut kept = Vec::new();
+    let mut buf = [0u8; 8192];
+    // Every byte is searched for the private mark, also past what is kept: the end of what
+    // was read so far, so that a mark split between two reads is found.
+    let mark = grader_checks::report::PRIVATE_MARKER.as_bytes();
+    let mut tail: Vec<u8> = Vec::new();
+    let mut private = false;
+    while let Ok(n) = stream.read(&mut buf) {
+        if n == 0 {
+            break;
+        }
+        let room = OUTPUT_KEPT.saturating_sub(kept.len());
+        kept.extend_from_slice(&buf[..n.min(room)]);
+        if !private {
+            tail.extend_from_slice(&buf[..n]);
+            private = tail.windows(mark.len()).any(|w| w == mark);
+            let keep = tail.len().min(mark.len() - 1);
+            tail.drain(..tail.len() - keep);
+        }
+    }
+    (kept, private)
 }
 
 impl OutputReaders {

@@ -259,7 +259,7 @@ pub fn build_harness_at(
                 .as_ref()
                 .is_none_or(|library| library.is_file());
         if entry.fingerprint == fingerprint && present {
-            crate::check_input::prepare(lesson, &cache_dir, false);
+            crate::check_input::prepare(lesson, &cache_dir, false).wait();
             for text in &entry.messages {
                 let _ = write!(messages, "{text}");
             }
@@ -268,7 +268,7 @@ pub fn build_harness_at(
     }
     // The compiler runs from here on and leaves a core free: the checks' input is made now
     // (if it was never kept), if the command will run the check that reads it.
-    crate::check_input::prepare(lesson, &cache_dir, true);
+    let input = crate::check_input::prepare(lesson, &cache_dir, true);
     // Only the learner's code changed since cargo last showed its commands: run them.
     let recipe_name = format!("replay-{lesson}.json");
     let kept = cache::load::<Recipe>(&cache_dir, &recipe_name);
@@ -345,6 +345,8 @@ pub fn build_harness_at(
             }
         }
     };
+    // The checks' input read while the compiler ran: ready before any check starts.
+    input.wait();
     let built = private_copy(&target, &keep(&cache_dir, lesson, harness));
     drop(lock);
     built
