@@ -589,6 +589,28 @@ mod linux {
         libc::SYS_pidfd_send_signal,
     ];
 
+    /// Whether `call` is in the runner's own part of the filter: [`OWN_CALLS`], and the old
+    /// calls that make a process where there are any (a C library may fork with them: musl
+    /// does, and a zygote refused them could serve no runner).
+    fn own_call(call: i64) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        if call == libc::SYS_fork || call == libc::SYS_vfork {
+            return true;
+        }
+        OWN_CALLS.contains(&call)
+    }
+
+    /// The refused calls of `part`, with their rules.
+    pub(super) fn part_calls(part: Part) -> Result<BTreeMap<i64, Vec<SeccompRule>>, String> {
+        let mut refused = refused_calls()?;
+        match part {
+            Part::Whole => {}
+            Part::Lasting => refused.retain(|call, _| !own_call(*call)),
+            Part::Own => refused.retain(|call, _| own_call(*call)),
+        }
+        Ok(refused)
+    }
+
     pub(super) fn seccomp(part: Part) -> Result<(), String> {
         let fail = |e: String| format!("system-call filter (seccomp): {e}");
         let arch = arch().map_err(fail)?;
@@ -606,12 +628,7 @@ mod linux {
                 .map_err(fail)?,
             );
         }
-        let mut refused = refused_calls().map_err(fail)?;
-        match part {
-            Part::Whole => {}
-            Part::Lasting => refused.retain(|call, _| !OWN_CALLS.contains(call)),
-            Part::Own => refused.retain(|call, _| OWN_CALLS.contains(call)),
-        }
+        let refused = part_calls(part).map_err(fail)?;
         programs.push(filter(refused, libc::EPERM, arch).map_err(fail)?);
         for program in &programs {
             seccompiler::apply_filter(program).map_err(|e| fail(e.to_string()))?;
@@ -897,6 +914,47 @@ mod linux {
             rules.insert(call, Vec::new());
         }
         Ok(rules)
+    }
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::linux::{part_calls, Part};
+
+    #[test]
+    fn the_zygotes_part_and_the_runners_own_make_the_whole_filter() {
+        let keys = |part| -> Vec<i64> { part_calls(part).unwrap().into_keys().collect() };
+        let (whole, lasting, own) = (keys(Part::Whole), keys(Part::Lasting), keys(Part::Own));
+        assert!(lasting.iter().all(|call| !own.contains(call)), "apart");
+        let mut both: Vec<i64> = lasting.iter().chain(&own).copied().collect();
+        both.sort_unstable();
+        assert_eq!(both, whole, "together, the whole filter");
+        // Every rule that names this process (a signal's or a limit's target), and every
+        // call that makes a process or a group, is the runner's own: the zygote's part is
+        // the same in every runner, and leaves the zygote able to serve.
+        for call in [
+            libc::SYS_kill,
+            libc::SYS_tgkill,
+            libc::SYS_rt_sigqueueinfo,
+            libc::SYS_rt_tgsigqueueinfo,
+            libc::SYS_prlimit64,
+            libc::SYS_clone,
+            libc::SYS_setpgid,
+            libc::SYS_pidfd_open,
+            libc::SYS_pidfd_send_signal,
+            libc::SYS_prctl,
+        ] {
+            assert!(own.contains(&call), "{call} is the runner's own");
+        }
+        #[cfg(target_arch = "x86_64")]
+        assert!(own.contains(&libc::SYS_fork) && own.contains(&libc::SYS_vfork));
+        // The large part is the zygote's.
+        assert!(
+            lasting.len() > 100 && own.len() < 15,
+            "{} {}",
+            lasting.len(),
+            own.len()
+        );
     }
 }
 
