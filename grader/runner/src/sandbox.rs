@@ -83,12 +83,13 @@ pub const EXIT_UNCONFINED: u8 = 4;
 /// thread and the threads and processes it starts later, not to threads already running.
 pub fn confine(readable: &[PathBuf]) -> Vec<String> {
     let mut missing = confine_files(readable);
-    missing.extend(confine_calls());
+    missing.extend(confine_calls(Calls::Whole));
     missing
 }
 
 /// The first half of [`confine`]: no new privileges, and the Landlock ruleset. A runner
-/// zygote ([`crate::zygote`]) takes this half once, and each runner it forks the other.
+/// zygote ([`crate::zygote`]) takes this half once (with [`Calls::Lasting`]), and each
+/// runner it forks the other (a nested Landlock domain, and [`Calls::Own`]).
 pub(crate) fn confine_files(readable: &[PathBuf]) -> Vec<String> {
     #[cfg(target_os = "linux")]
     {
@@ -101,51 +102,34 @@ pub(crate) fn confine_files(readable: &[PathBuf]) -> Vec<String> {
     }
 }
 
-/// The second half of [`confine`]: the seccomp filter, whose rules name this process's own
-/// id (the one process it may signal), so it is made in the process it confines.
-pub(crate) fn confine_calls() -> Vec<String> {
-    #[cfg(target_os = "linux")]
-    {
-        linux::seccomp(linux::Part::Whole)
-            .err()
-            .into_iter()
-            .collect()
-    }
-    #[cfg(not(target_os = "linux"))]
-    {
-        Vec::new()
-    }
+/// Which part of the system-call filter [`confine_calls`] installs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Calls {
+    /// All of it.
+    Whole,
+    /// The part that names no process and that a runner zygote can live with: every refused
+    /// call but those about processes (new ones, signals, limits, process groups), which
+    /// the zygote makes for its runners; with `clone3` refused. The zygote takes it once,
+    /// and each runner it forks inherits it and adds [`Calls::Own`]: together, the same
+    /// filter as [`Calls::Whole`], but the kernel compiles the large part once per zygote
+    /// rather than once per check (it was a tenth of a small check's time).
+    Lasting,
+    /// The rest after [`Calls::Lasting`]: the calls about processes, with this process's
+    /// own id in their rules.
+    Own,
 }
 
-/// The part of [`confine_calls`] that names no process and that a runner zygote can live
-/// with: every refused call but those about processes (new ones, signals, limits, process
-/// groups), which the zygote makes for its runners. The zygote takes it once, and each
-/// runner it forks inherits it and adds [`confine_own_calls`]: together, the same filter as
-/// [`confine_calls`], but the kernel compiles the large part once per zygote rather than
-/// once per check (it was a tenth of a small check's time).
-pub(crate) fn confine_lasting_calls() -> Vec<String> {
+/// The second half of [`confine`]: the seccomp filter (`part` of it), whose rules name this
+/// process's own id (the one process it may signal), so it is made in the process it
+/// confines.
+pub(crate) fn confine_calls(part: Calls) -> Vec<String> {
     #[cfg(target_os = "linux")]
     {
-        linux::seccomp(linux::Part::Lasting)
-            .err()
-            .into_iter()
-            .collect()
+        linux::seccomp(part).err().into_iter().collect()
     }
     #[cfg(not(target_os = "linux"))]
     {
-        Vec::new()
-    }
-}
-
-/// The rest of [`confine_calls`] after [`confine_lasting_calls`]: the calls about processes,
-/// with this process's own id in their rules.
-pub(crate) fn confine_own_calls() -> Vec<String> {
-    #[cfg(target_os = "linux")]
-    {
-        linux::seccomp(linux::Part::Own).err().into_iter().collect()
-    }
-    #[cfg(not(target_os = "linux"))]
-    {
+        let _ = part;
         Vec::new()
     }
 }
@@ -336,6 +320,7 @@ pub fn probe() -> Vec<String> {
 #[cfg(target_os = "linux")]
 mod linux {
     use super::landlock::{self, access, Ruleset};
+    use super::Calls;
     use seccompiler::{
         BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
         SeccompRule, TargetArch,
@@ -562,20 +547,9 @@ mod linux {
         Ok(())
     }
 
-    /// Which part of the filter [`seccomp`] installs.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-    pub(super) enum Part {
-        /// All of it.
-        Whole,
-        /// What names no process ([`OWN_CALLS`] left out), with `clone3` refused.
-        Lasting,
-        /// [`OWN_CALLS`] alone, on top of [`Part::Lasting`].
-        Own,
-    }
-
     /// The refused calls whose rules name this process, or that a runner zygote makes for
     /// its runners (forks, process groups, pidfds, signals, limits): the part of the filter
-    /// each runner installs for itself ([`Part::Own`]).
+    /// each runner installs for itself ([`Calls::Own`]).
     const OWN_CALLS: [i64; 10] = [
         libc::SYS_clone,
         libc::SYS_kill,
@@ -601,21 +575,21 @@ mod linux {
     }
 
     /// The refused calls of `part`, with their rules.
-    pub(super) fn part_calls(part: Part) -> Result<BTreeMap<i64, Vec<SeccompRule>>, String> {
+    pub(super) fn part_calls(part: Calls) -> Result<BTreeMap<i64, Vec<SeccompRule>>, String> {
         let mut refused = refused_calls()?;
         match part {
-            Part::Whole => {}
-            Part::Lasting => refused.retain(|call, _| !own_call(*call)),
-            Part::Own => refused.retain(|call, _| own_call(*call)),
+            Calls::Whole => {}
+            Calls::Lasting => refused.retain(|call, _| !own_call(*call)),
+            Calls::Own => refused.retain(|call, _| own_call(*call)),
         }
         Ok(refused)
     }
 
-    pub(super) fn seccomp(part: Part) -> Result<(), String> {
+    pub(super) fn seccomp(part: Calls) -> Result<(), String> {
         let fail = |e: String| format!("system-call filter (seccomp): {e}");
         let arch = arch().map_err(fail)?;
         let mut programs = Vec::new();
-        if part != Part::Own {
+        if part != Calls::Own {
             // `clone3` passes its flags in memory, where a filter cannot read them: refused
             // as unknown, so that the C library starts threads with `clone`, whose flags it
             // can.
@@ -919,12 +893,13 @@ mod linux {
 
 #[cfg(all(test, target_os = "linux"))]
 mod tests {
-    use super::linux::{part_calls, Part};
+    use super::linux::part_calls;
+    use super::Calls;
 
     #[test]
     fn the_zygotes_part_and_the_runners_own_make_the_whole_filter() {
         let keys = |part| -> Vec<i64> { part_calls(part).unwrap().into_keys().collect() };
-        let (whole, lasting, own) = (keys(Part::Whole), keys(Part::Lasting), keys(Part::Own));
+        let (whole, lasting, own) = (keys(Calls::Whole), keys(Calls::Lasting), keys(Calls::Own));
         assert!(lasting.iter().all(|call| !own.contains(call)), "apart");
         let mut both: Vec<i64> = lasting.iter().chain(&own).copied().collect();
         both.sort_unstable();

@@ -85,7 +85,7 @@ mod linux {
     use super::Reply;
     use crate::limits::{Limits, LIMITS_VAR};
     use crate::runner::Function;
-    use crate::sandbox::Mode;
+    use crate::sandbox::{Calls, Mode};
     use rustix::fd::{AsFd, OwnedFd};
     use rustix::net::{
         recvmsg, sendmsg, RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags,
@@ -147,7 +147,7 @@ mod linux {
                 end_now(i32::from(crate::sandbox::EXIT_UNCONFINED));
             }
             // Where it cannot be had, each runner installs the whole filter (and says so).
-            lasting_calls = crate::sandbox::confine_lasting_calls().is_empty();
+            lasting_calls = crate::sandbox::confine_calls(Calls::Lasting).is_empty();
         }
         // SAFETY: the server passes the socket as this descriptor and nothing else owns it.
         let socket =
@@ -459,11 +459,11 @@ mod linux {
             let mut missing = crate::sandbox::confine_files(&crate::runner::readable());
             // The system-call filter: the part the zygote holds, inherited, and this
             // runner's own; or, where the zygote holds none, all of it.
-            missing.extend(if lasting_calls {
-                crate::sandbox::confine_own_calls()
+            missing.extend(crate::sandbox::confine_calls(if lasting_calls {
+                Calls::Own
             } else {
-                crate::sandbox::confine_calls()
-            });
+                Calls::Whole
+            }));
             if mode == Mode::Required && !missing.is_empty() {
                 eprintln!("the sandbox could not be set up: {}", missing.join("; "));
                 end_now(i32::from(crate::sandbox::EXIT_UNCONFINED));

@@ -277,7 +277,7 @@ pub(crate) fn compare_tracked(
         };
     }
     let blocks = space::shared();
-    let total: usize = blocks.iter().map(|b| b.count).sum();
+    let total = space::total(blocks);
     // The smallest 0-based index found to differ so far (usize::MAX: none).
     let first = AtomicUsize::new(usize::MAX);
     // The threads take the space in chunks, in order (later cases are longer, so fixed
