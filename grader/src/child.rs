@@ -526,6 +526,132 @@ impl Session<'_> {
     }
 }
 
+/// Fork servers started ahead of their checks ([`prestart`]), while the learner's library
+/// is compiled: a run's checks then find their servers, and the servers' runner zygotes,
+/// started and ready, rather than starting them when the compiler is done (most of the time
+/// between the compile and the first checks' runners). Linux only, like the servers.
+#[cfg(target_os = "linux")]
+mod prestarted {
+    use super::Launcher;
+    use crate::forked::Server;
+    use std::ffi::OsString;
+    use std::sync::{mpsc, Mutex, PoisonError};
+
+    /// The servers waiting for a session, each with the launcher it was started for.
+    static WAITING: Mutex<Vec<(Launcher, Server)>> = Mutex::new(Vec::new());
+
+    /// The environment of a fork server of `launcher`: its checks' variables, and their
+    /// limits, so that the server starts its runner zygote as it starts.
+    pub(super) fn server_envs(launcher: &Launcher) -> Vec<(OsString, OsString)> {
+        let mut envs = launcher.envs.clone();
+        envs.push((
+            kit_runner::remote::ZYGOTE_LIMITS_VAR.into(),
+            launcher.limits.encode().into(),
+        ));
+        envs
+    }
+
+    /// Whether a server started for `a` serves `b` as one started for `b` would.
+    fn same(a: &Launcher, b: &Launcher) -> bool {
+        a.program == b.program && a.args == b.args && a.envs == b.envs && a.limits == b.limits
+    }
+
+    /// A thread that started waiting servers: a server ends with the thread that started
+    /// it, so it waits, doing nothing, until [`stop`] drops `keep`.
+    struct Keeper {
+        keep: mpsc::Sender<()>,
+        thread: std::thread::JoinHandle<()>,
+        /// How many servers it was to start.
+        count: usize,
+    }
+
+    /// The keepers of the servers started so far.
+    static KEEPERS: Mutex<Vec<Keeper>> = Mutex::new(Vec::new());
+
+    /// Starts `count` fork servers of `launcher` on a thread of their own, so that the
+    /// caller goes on at once (to start its compiler), in place of any still waiting.
+    pub(crate) fn start(launcher: &Launcher, count: usize) {
+        stop();
+        if !launcher.fork || count == 0 {
+            return;
+        }
+        let launcher = launcher.clone();
+        let (keep, until) = mpsc::channel::<()>();
+        let thread = std::thread::spawn(move || {
+            for _ in 0..count {
+                let envs = server_envs(&launcher);
+                let Some(server) = Server::spawn(&launcher.program, &launcher.args, &envs) else {
+                    break;
+                };
+                WAITING
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .push((launcher.clone(), server));
+            }
+            // Until `stop`: the servers end with this thread.
+            let _ = until.recv();
+        });
+        KEEPERS
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(Keeper {
+                keep,
+                thread,
+                count,
+            });
+    }
+
+    /// A server started for a launcher like `launcher`, if one is waiting.
+    pub(super) fn take(launcher: &Launcher) -> Option<Server> {
+        let mut waiting = WAITING.lock().unwrap_or_else(PoisonError::into_inner);
+        let i = waiting.iter().position(|(l, _)| same(l, launcher))?;
+        Some(waiting.swap_remove(i).1)
+    }
+
+    /// Stops every server still waiting (a run whose checks took fewer, or none), then
+    /// ends the threads that started them: call it once the sessions that took the others
+    /// are done.
+    pub(crate) fn stop() {
+        let keepers = std::mem::take(&mut *KEEPERS.lock().unwrap_or_else(PoisonError::into_inner));
+        let mut started = 0;
+        for keeper in keepers {
+            drop(keeper.keep);
+            let _ = keeper.thread.join();
+            started += keeper.count;
+        }
+        // After the threads: a server one was still starting is here too, and reaped.
+        let waiting = std::mem::take(&mut *WAITING.lock().unwrap_or_else(PoisonError::into_inner));
+        if started > 0 {
+            crate::fast::taken(
+                "prestart",
+                &format!(
+                    "{} of {started} fork servers started during the build served checks",
+                    started.saturating_sub(waiting.len())
+                ),
+            );
+        }
+        drop(waiting);
+    }
+}
+
+#[cfg(target_os = "linux")]
+pub(crate) use prestarted::start as prestart;
+
+/// [`prestart`] where there are no fork servers: nothing.
+#[cfg(not(target_os = "linux"))]
+pub(crate) fn prestart(_launcher: &Launcher, _count: usize) {}
+
+/// Stops, when dropped, the fork servers [`prestart`] started that no session took: a run
+/// holds one from before its build to after its checks, so that none outlives it.
+pub(crate) struct PrestartedRun;
+
+impl Drop for PrestartedRun {
+    fn drop(&mut self) {
+        #[cfg(target_os = "linux")]
+        prestarted::stop();
+    }
+}
+
 /// A session's fork server.
 enum ServerSlot {
     /// None started yet.
@@ -572,12 +698,17 @@ impl ServerSlot {
                 return launcher.spawn(args, envs, scratch);
             };
             if matches!(self, ServerSlot::Unstarted) {
-                *self = match crate::forked::Server::start(
-                    &launcher.program,
-                    &launcher.args,
-                    &launcher.envs,
-                    SERVER_ANSWER,
-                ) {
+                let prestarted = prestarted::take(launcher)
+                    .and_then(|mut server| server.ready(SERVER_ANSWER).then_some(server));
+                let server = prestarted.or_else(|| {
+                    crate::forked::Server::start(
+                        &launcher.program,
+                        &launcher.args,
+                        &prestarted::server_envs(launcher),
+                        SERVER_ANSWER,
+                    )
+                });
+                *self = match server {
                     Some(server) => ServerSlot::Idle(server),
                     None => {
                         crate::fast::not_taken(

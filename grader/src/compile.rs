@@ -91,23 +91,36 @@ impl Built {
     /// library is when it loads one. Only a loading harness may serve forks (see
     /// [`Launcher::fork`](crate::Launcher::fork)).
     pub(crate) fn launcher(&self) -> crate::Launcher {
-        let launcher = crate::Launcher::new(&self.executable);
-        match &self.library {
-            // The loading harness runs the learner's code only in a check's own process, after
-            // its limits are set: a fork server of it runs none.
-            Some(library) => {
-                let launcher = launcher.env(grader_checks::library::LIBRARY_VAR, library);
-                match &self.runner {
-                    Some(runner) => launcher.env(kit_runner::remote::PROGRAM_VAR, runner),
-                    None => launcher,
-                }
+        launcher_for(
+            &self.executable,
+            self.library.as_deref(),
+            self.runner.as_deref(),
+        )
+    }
+}
+
+/// [`Built::launcher`] of a build with these files.
+fn launcher_for(
+    executable: &Path,
+    library: Option<&Path>,
+    runner: Option<&Path>,
+) -> crate::Launcher {
+    let launcher = crate::Launcher::new(executable);
+    match library {
+        // The loading harness runs the learner's code only in a check's own process, after
+        // its limits are set: a fork server of it runs none.
+        Some(library) => {
+            let launcher = launcher.env(grader_checks::library::LIBRARY_VAR, library);
+            match runner {
+                Some(runner) => launcher.env(kit_runner::remote::PROGRAM_VAR, runner),
+                None => launcher,
             }
-            // The learner's crate is linked in: its code could run before `main`.
-            None => crate::Launcher {
-                fork: false,
-                ..launcher
-            },
         }
+        // The learner's crate is linked in: its code could run before `main`.
+        None => crate::Launcher {
+            fork: false,
+            ..launcher
+        },
     }
 }
 
@@ -173,6 +186,24 @@ pub struct BuildPlace {
     /// token, and could write a report of its own. A learner's own run may take cargo's
     /// harness when no library can be built; a class's grade may not.
     pub(crate) loaded_only: bool,
+    /// Fork servers to start while the compiler runs, for the checks that follow the build
+    /// ([`Prestart`]); none when `None`.
+    pub(crate) prestart: Option<Prestart>,
+}
+
+/// The fork servers a build starts while its compiler runs, on the thread that builds (a
+/// server ends with the thread that started it): that thread then runs the checks, whose
+/// sessions take the servers ready, each with its runner zygote (`child::prestart`).
+/// Started only for a replayed build (the kit did not change since its recipe was made):
+/// the recipe's harness and runner, which that build keeps, are linked into the build's
+/// private folder before the compile, and the learner's library is linked there after it,
+/// under the name the servers were given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Prestart {
+    /// How many: as many as the checks will run at once.
+    pub(crate) servers: usize,
+    /// The limits the checks will run under.
+    pub(crate) limits: grader_checks::limits::Limits,
 }
 
 impl BuildPlace {
@@ -186,6 +217,7 @@ impl BuildPlace {
             strip_debuginfo: false,
             limits: CompileLimits::from_env(),
             loaded_only: false,
+            prestart: None,
         }
     }
 
@@ -201,6 +233,7 @@ impl BuildPlace {
             strip_debuginfo: true,
             limits: CompileLimits::from_env(),
             loaded_only: true,
+            prestart: None,
         }
     }
 
@@ -220,6 +253,22 @@ pub(crate) fn build_harness(
     messages: &mut dyn Write,
 ) -> Result<Built, BuildError> {
     build_harness_at(&BuildPlace::kit(root), lesson, color, messages)
+}
+
+/// [`build_harness`], starting fork servers for the checks while the compiler runs
+/// ([`Prestart`]).
+pub(crate) fn build_harness_prestarting(
+    root: &Path,
+    lesson: &str,
+    color: bool,
+    messages: &mut dyn Write,
+    prestart: Prestart,
+) -> Result<Built, BuildError> {
+    let place = BuildPlace {
+        prestart: Some(prestart),
+        ..BuildPlace::kit(root)
+    };
+    build_harness_at(&place, lesson, color, messages)
 }
 
 /// Waits for, then holds until dropped, the lock the grader takes around every build into
@@ -249,7 +298,7 @@ pub fn build_harness_at(
     // Nothing changed since the last build of this lesson: no cargo at all.
     let (fingerprint, key) = cache::fingerprints(root, lesson);
     let fast = crate::fast::FastPaths::from_env();
-    if let Some(entry) = cache::load::<BuildEntry>(&cache_dir, &entry_name(lesson)) {
+    if let Some(entry) = &cache::load::<BuildEntry>(&cache_dir, &entry_name(lesson)) {
         // A replayed build is not kept for a run that does not replay.
         let present = (fast.replay || entry.library.is_none())
             && entry.executable.is_file()
@@ -263,7 +312,7 @@ pub fn build_harness_at(
             for text in &entry.messages {
                 let _ = write!(messages, "{text}");
             }
-            return private_copy(&target, &entry);
+            return private_copy(&target, entry, None);
         }
     }
     // The compiler runs from here on and leaves a core free: the checks' input is made now
@@ -278,6 +327,25 @@ pub fn build_harness_at(
         Some(r) => replay::misfit(r, &key, root, &target, color),
     };
     let recipe = kept.filter(|_| misfit.is_none());
+    // While the compiler runs, the checks' fork servers start, with the harness and runner
+    // the replayed build keeps, in the private folder the build will have.
+    let early = match (place.prestart, &recipe) {
+        (Some(prestart), Some(recipe)) if fast.fork => {
+            let early = Early::start(&target, lesson, &recipe.harness, prestart);
+            if early.is_none() {
+                crate::fast::not_taken(
+                    "prestart",
+                    "the build's private folder could not be made before the compile",
+                );
+            }
+            early
+        }
+        (Some(_), None) => {
+            crate::fast::not_taken("prestart", "there is no replayed build to start from");
+            None
+        }
+        _ => None,
+    };
     let replayed = match &recipe {
         Some(recipe) => replay::run(recipe, &place.limits),
         None => {
@@ -347,7 +415,7 @@ pub fn build_harness_at(
     };
     // The checks' input read while the compiler ran: ready before any check starts.
     input.wait();
-    let built = private_copy(&target, &keep(&cache_dir, lesson, harness));
+    let built = private_copy(&target, &keep(&cache_dir, lesson, harness), early);
     drop(lock);
     built
 }
@@ -830,13 +898,106 @@ pub fn last_build_replayed(cache_dir: &Path, lesson: &str) -> Option<bool> {
     cache::load::<BuildEntry>(cache_dir, &entry_name(lesson)).map(|e| e.replayed)
 }
 
+/// A build's private folder made before its compile ([`Prestart`]): the replayed build's
+/// harness and runner linked in, under the names the build keeps them by ([`keep`]), and the
+/// name the learner's library will have there.
+struct Early {
+    private: crate::scratch::Scratch,
+    executable: PathBuf,
+    runner: PathBuf,
+    library: PathBuf,
+}
+
+impl Early {
+    /// Makes the folder for a replayed build of `lesson` whose harness is `harness` (the
+    /// recipe's, which the build keeps: what the build would run anyway), and starts
+    /// `prestart`'s fork servers for it. `None` when the folder cannot be made: the build
+    /// goes on without.
+    fn start(target: &Path, lesson: &str, harness: &Path, prestart: Prestart) -> Option<Early> {
+        let private = crate::scratch::Scratch::new("kit-harness-", Some(target)).ok()?;
+        let link = |file: &Path, name: String| -> Option<PathBuf> {
+            let to = private.path().join(name);
+            std::fs::hard_link(file, &to).ok()?;
+            Some(to)
+        };
+        let executable = link(harness, format!("harness-{lesson}"))?;
+        let runner = link(&replay::runner_of(harness), format!("runner-{lesson}"))?;
+        let library = private.path().join(format!("learner-{lesson}.so"));
+        let launcher =
+            launcher_for(&executable, Some(&library), Some(&runner)).limits(prestart.limits);
+        crate::child::prestart(&launcher, prestart.servers);
+        Some(Early {
+            private,
+            executable,
+            runner,
+            library,
+        })
+    }
+
+    /// The build `built` in this folder, its library linked in under the name the servers
+    /// were given: when its harness and runner are the very files linked here (the same
+    /// files, not only the same names). `None` otherwise, and the folder goes.
+    fn finish(self, built: &BuildEntry) -> Option<Built> {
+        let (Some(library), Some(runner)) = (&built.library, &built.runner) else {
+            return None;
+        };
+        let fits = same_file(&self.executable, &built.executable)
+            && same_file(&self.runner, runner)
+            && library.file_name() == self.library.file_name();
+        if !fits {
+            return None;
+        }
+        std::fs::hard_link(library, &self.library)
+            .or_else(|_| std::fs::copy(library, &self.library).map(|_| ()))
+            .ok()?;
+        Some(Built {
+            executable: self.executable,
+            library: Some(self.library),
+            runner: Some(self.runner),
+            practice_dep_info: built.dep_info.clone(),
+            _private: self.private,
+        })
+    }
+}
+
+/// Whether two paths name one file (the same device and inode).
+fn same_file(a: &Path, b: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        match (std::fs::metadata(a), std::fs::metadata(b)) {
+            (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+            _ => false,
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (a, b);
+        false
+    }
+}
+
 /// Private links to what `built` names (in a folder of their own under the target folder),
-/// valid as long as the returned value lives.
-fn private_copy(target: &Path, built: &BuildEntry) -> Result<Built, BuildError> {
+/// valid as long as the returned value lives; in `early`'s folder when it fits
+/// ([`Prestart`]).
+fn private_copy(
+    target: &Path,
+    built: &BuildEntry,
+    early: Option<Early>,
+) -> Result<Built, BuildError> {
     let private_err = |source| BuildError::Private {
         dir: target.to_path_buf(),
         source,
     };
+    if let Some(early) = early {
+        match early.finish(built) {
+            Some(built) => return Ok(built),
+            None => crate::fast::not_taken(
+                "prestart",
+                "this build's harness is not the last one's: the servers started for it go",
+            ),
+        }
+    }
     let private =
         crate::scratch::Scratch::new("kit-harness-", Some(target)).map_err(private_err)?;
     let link = |file: &Path, fallback: &str| -> std::io::Result<PathBuf> {

@@ -1,7 +1,8 @@
 //! The fast paths, behind one switch: compiling only the learner's crate after an edit (the
 //! replayed compiler commands of `crate::replay`) and starting checks as forks of one
 //! harness per thread (`crate::Session`), whose runners are forks of one runner zygote per
-//! harness (`kit_runner`'s `zygote`). Each must give exactly what the slow path gives
+//! harness (`kit_runner`'s `zygote`); those harnesses and zygotes start while the compiler
+//! runs (`compile::Prestart`). Each must give exactly what the slow path gives
 //! (a test runs every lesson both ways); the switch turns both off, to compare, or where one
 //! misbehaves.
 
@@ -39,8 +40,16 @@ pub(crate) fn set_verbose(on: bool) {
     VERBOSE.store(on, std::sync::atomic::Ordering::Relaxed);
 }
 
-/// Says, under `-v`, that fast path `which` (`replay`, `fork`) was not taken and why: the
-/// slow path gives the same results, only later, so this is never an error.
+/// Says, under `-v`, how fast path `which` was taken, when there is more to it than yes
+/// (how many of the fork servers started during a build served checks).
+pub(crate) fn taken(which: &str, how: &str) {
+    if VERBOSE.load(std::sync::atomic::Ordering::Relaxed) {
+        eprintln!("note: fast path {which} taken: {how}");
+    }
+}
+
+/// Says, under `-v`, that fast path `which` (`replay`, `fork`, `prestart`) was not taken
+/// and why: the slow path gives the same results, only later, so this is never an error.
 pub(crate) fn not_taken(which: &str, why: &str) {
     if !VERBOSE.load(std::sync::atomic::Ordering::Relaxed) {
         return;

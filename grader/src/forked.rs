@@ -43,6 +43,17 @@ impl Server {
         envs: &[(OsString, OsString)],
         ready_within: Duration,
     ) -> Option<Server> {
+        let mut server = Server::spawn(program, args, envs)?;
+        server.ready(ready_within).then_some(server)
+    }
+
+    /// [`Server::start`] without the wait: the server starts while the caller goes on, and
+    /// [`Server::ready`] hears that it did.
+    pub(crate) fn spawn(
+        program: &Path,
+        args: &[OsString],
+        envs: &[(OsString, OsString)],
+    ) -> Option<Server> {
         let (ours, theirs) = socketpair(
             AddressFamily::UNIX,
             SocketType::SEQPACKET,
@@ -63,14 +74,16 @@ impl Server {
             .stderr(Stdio::null())
             .spawn()
             .ok()?;
-        let mut server = Server {
+        Some(Server {
             process,
             socket: ours,
-        };
-        match server.next(ready_within) {
-            Ok(Some(Reply::Ready)) => Some(server),
-            _ => None, // dropped: stopped
-        }
+        })
+    }
+
+    /// Whether a server just spawned says it is ready within `within` (one that does not
+    /// is of no use: drop it, which stops it).
+    pub(crate) fn ready(&mut self, within: Duration) -> bool {
+        matches!(self.next(within), Ok(Some(Reply::Ready)))
     }
 
     /// Asks the server to start the check `request` with these standard streams; returns

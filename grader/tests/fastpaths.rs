@@ -104,3 +104,83 @@ fn same_results_both_ways(root: &Path, lesson: &grader::Lesson) {
         assert_eq!(first, slow, "{}: cargo's first run differs", lesson.name);
     }
 }
+
+/// The processes running a program of the copy at `root` (its fork servers, zygotes, checks),
+/// as `pid: command line`; processes that have ended and wait to be reaped are not counted.
+fn running_from(root: &Path) -> Vec<String> {
+    let needle = root.to_string_lossy().into_owned();
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let status = std::fs::read_to_string(entry.path().join("status")).unwrap_or_default();
+        if status
+            .lines()
+            .any(|l| l.starts_with("State:") && l.contains('Z'))
+        {
+            continue;
+        }
+        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        // Not the grader itself, which names the copy as its --root.
+        if cmdline.contains(&needle) && !cmdline.contains("--root") {
+            found.push(format!("{pid}: {cmdline}"));
+        }
+    }
+    found
+}
+
+#[test]
+fn after_an_edit_the_checks_find_their_fork_servers_started_during_the_build() {
+    let kit = fresh_kit();
+    let root = kit.root();
+    let run = |filter: &[&str]| -> String {
+        let mut args = vec!["build3", "-v"];
+        args.extend_from_slice(filter);
+        let out = grader_command(root, &args)
+            .output()
+            .expect("the grader runs");
+        assert!(out.status.code().is_some_and(|c| c < 2), "{out:?}");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    write_learner(root, "build3", &stub("build3"));
+    // The first build (cargo's) has no earlier one to start from; a build after an edit does.
+    run(&[]);
+    for (round, filter) in [&[][..], &["--exact", "fixtures::capped_exhaustion"][..]]
+        .into_iter()
+        .enumerate()
+    {
+        write_learner(
+            root,
+            "build3",
+            &format!("{}\n// edit {round}\n", stub("build3")),
+        );
+        let said = run(filter);
+        assert!(
+            replayed(root, "build3"),
+            "the edit was not replayed:\n{said}"
+        );
+        assert!(!said.contains("prestart not taken"), "{said}");
+        // As many servers as the checks run on at once, and every one took checks.
+        let threads = grader::suite::default_threads().min(if filter.is_empty() {
+            grader::lessons::lesson("build3").unwrap().checks.len()
+        } else {
+            1
+        });
+        let taken = format!(
+            "note: fast path prestart taken: {threads} of {threads} fork servers started \
+             during the build served checks"
+        );
+        assert!(said.contains(&taken), "{said}");
+        // None of them, nor their zygotes, outlives the run (a killed process goes within
+        // a moment of its parent's end).
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        let mut left = running_from(root);
+        while !left.is_empty() && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+            left = running_from(root);
+        }
+        assert!(left.is_empty(), "left running after the run: {left:?}");
+    }
+}

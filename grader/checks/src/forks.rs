@@ -138,6 +138,14 @@ mod server {
         // may take long, and the grader waits for the group to be empty).
         // SAFETY: a plain system call on this process.
         unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
+        // The runner zygote, started now when the grader gave its checks' limits (it may
+        // start this server while the learner's library is still being compiled: the zygote
+        // is confined at its first request); otherwise at the first check, with its limits.
+        if let Some(limits) = std::env::var_os(kit_runner::remote::ZYGOTE_LIMITS_VAR) {
+            // Not the judges' to see. SAFETY: this process is single-threaded.
+            unsafe { std::env::remove_var(kit_runner::remote::ZYGOTE_LIMITS_VAR) };
+            let _ = kit_runner::remote::start_zygote(limits.to_str());
+        }
         if !reply(&socket, Reply::Ready) {
             return 3;
         }

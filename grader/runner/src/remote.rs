@@ -22,6 +22,11 @@ use std::sync::Mutex;
 /// one.
 pub const PROGRAM_VAR: &str = "KIT_RUNNER_PROGRAM";
 
+/// The variable that gives a judges' fork server the limits of its checks (a
+/// [`LIMITS_VAR`](crate::limits::LIMITS_VAR) value), so that it starts its runner zygote as
+/// it starts, rather than at its first check ([`start_zygote`]).
+pub const ZYGOTE_LIMITS_VAR: &str = "KIT_ZYGOTE_LIMITS";
+
 /// Every runner this process started and has not yet reaped: ended at once by
 /// [`end_runners`].
 static STARTED: Mutex<Vec<Process>> = Mutex::new(Vec::new());

@@ -104,10 +104,10 @@ mod linux {
     }
 
     /// The zygote's `main`, after the runner's own start: limits (all but CPU time), the
-    /// quiet panic hook and capabilities dropped there, then the first half of the sandbox
-    /// (Landlock: the learner's library, readable; nothing else) and the lasting part of the
-    /// system-call filter; then it forks a runner per request until its fork server closes
-    /// the socket.
+    /// quiet panic hook and capabilities dropped there; before its first fork, the first half
+    /// of the sandbox (Landlock: the learner's library, readable; nothing else) and the
+    /// lasting part of the system-call filter; then it forks a runner per request until its
+    /// fork server closes the socket.
     pub(crate) fn serve(load: fn(&str) -> Result<Function, crate::setup::SetupError>) -> ! {
         use crate::runner::end_now;
         let limits = std::env::var(LIMITS_VAR)
@@ -137,18 +137,25 @@ mod linux {
         // its successors. (A forked runner inherits this; it only keeps others out of it.)
         // SAFETY: a plain system call on this process.
         unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) };
-        // Whether the zygote holds the lasting part of the system-call filter, which its
-        // runners then inherit.
-        let mut lasting_calls = false;
-        if limits.sandbox != Mode::Off {
-            let missing = crate::sandbox::confine_files(&crate::runner::readable());
-            if limits.sandbox == Mode::Required && !missing.is_empty() {
-                // Each judge then starts the program, which says what is missing.
-                end_now(i32::from(crate::sandbox::EXIT_UNCONFINED));
+        // Confined before its first fork, not at its start: a zygote may start while the
+        // learner's library is still being compiled (its fork server starts it at once), and
+        // its Landlock rule names that file, which must exist then. Until its first request
+        // it runs nothing but this loop. `Some(lasting_calls)` once confined: whether it
+        // holds the lasting part of the system-call filter, which its runners then inherit.
+        let mut confined: Option<bool> = None;
+        let mut confine = || {
+            let mut lasting_calls = false;
+            if limits.sandbox != Mode::Off {
+                let missing = crate::sandbox::confine_files(&crate::runner::readable());
+                if limits.sandbox == Mode::Required && !missing.is_empty() {
+                    // Each judge then starts the program, which says what is missing.
+                    end_now(i32::from(crate::sandbox::EXIT_UNCONFINED));
+                }
+                // Where it cannot be had, each runner installs the whole filter (and says so).
+                lasting_calls = crate::sandbox::confine_calls(Calls::Lasting).is_empty();
             }
-            // Where it cannot be had, each runner installs the whole filter (and says so).
-            lasting_calls = crate::sandbox::confine_calls(Calls::Lasting).is_empty();
-        }
+            lasting_calls
+        };
         // SAFETY: the server passes the socket as this descriptor and nothing else owns it.
         let socket =
             unsafe { <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(crate::runner::SOCKET_FD) };
@@ -238,6 +245,7 @@ mod linux {
                 Taken::Closed => end_now(0),
                 Taken::Malformed => {}
                 Taken::Request(request) => {
+                    let lasting_calls = *confined.get_or_insert_with(&mut confine);
                     if let Some(child) = fork(me, request, lasting_calls, load) {
                         children.push(child);
                     }

@@ -252,6 +252,8 @@ pub(crate) fn run_lesson(
     }
     // Kept alive until the checks are done: the harness is a private link inside it.
     let mut built: Option<Built> = None;
+    // The fork servers started during the build that no check took stop with the run.
+    let _prestarted = crate::child::PrestartedRun;
     let launcher = if libtest.list {
         // Listing runs nothing: no build, and no guidance shown.
         Launcher::new("unused")
@@ -278,7 +280,14 @@ pub(crate) fn run_lesson(
                 Launcher::new(me).arg("__check")
             }
             Against::Practice => {
-                let harness = match build_practice(&root, &exercise) {
+                let prestart = compile::Prestart {
+                    servers: libtest
+                        .test_threads
+                        .unwrap_or_else(suite::default_threads)
+                        .min(selected.len()),
+                    limits,
+                };
+                let harness = match build_practice(&root, &exercise, Some(prestart)) {
                     Ok(harness) => harness,
                     Err(NotBuilt {
                         failure,
@@ -626,28 +635,39 @@ pub(crate) struct NotBuilt {
 
 /// Builds the harness for `exercise`'s lesson, then refuses a practice crate that reaches
 /// the kit's answers. Compiler messages go to standard error.
-pub(crate) fn build_practice(root: &Path, exercise: &LessonInfo) -> Result<Built, NotBuilt> {
+/// With `prestart`, the checks' fork servers start while the compiler runs
+/// ([`compile::Prestart`]); hold a [`crate::child::PrestartedRun`] over the build and the
+/// checks.
+pub(crate) fn build_practice(
+    root: &Path,
+    exercise: &LessonInfo,
+    prestart: Option<compile::Prestart>,
+) -> Result<Built, NotBuilt> {
     let color = colored::control::SHOULD_COLORIZE.should_colorize();
     // They quote the learner's source, and rustc shows C1 controls raw.
     let mut messages = crate::sanitise::EscapingWriter::new(super::output::ErrOut);
-    let built = compile::build_harness(root, &exercise.name, color, &mut messages).map_err(
-        |e| match e {
-            BuildError::Compile { errors } => NotBuilt {
-                failure: compile_failure(root, exercise, &errors),
-                standing: Standing::DoesNotCompile,
-                // For the reports: the compiler quotes the learner's source.
-                why: Some(NotRun::DoesNotCompile(crate::sanitise::escape_string(
-                    compile::errors_text(&errors),
-                ))),
-            },
-            other => NotBuilt {
-                failure: CommandError::new(other.to_string())
-                    .hint("is cargo on your PATH? `cargo --version` should answer"),
-                standing: Standing::NotRun,
-                why: None,
-            },
+    let built = match prestart {
+        Some(prestart) => {
+            compile::build_harness_prestarting(root, &exercise.name, color, &mut messages, prestart)
+        }
+        None => compile::build_harness(root, &exercise.name, color, &mut messages),
+    };
+    let built = built.map_err(|e| match e {
+        BuildError::Compile { errors } => NotBuilt {
+            failure: compile_failure(root, exercise, &errors),
+            standing: Standing::DoesNotCompile,
+            // For the reports: the compiler quotes the learner's source.
+            why: Some(NotRun::DoesNotCompile(crate::sanitise::escape_string(
+                compile::errors_text(&errors),
+            ))),
         },
-    )?;
+        other => NotBuilt {
+            failure: CommandError::new(other.to_string())
+                .hint("is cargo on your PATH? `cargo --version` should answer"),
+            standing: Standing::NotRun,
+            why: None,
+        },
+    })?;
     let found =
         borrowed::inspect(root, built.practice_dep_info.as_deref()).map_err(|e| NotBuilt {
             failure: CommandError::new(format!(

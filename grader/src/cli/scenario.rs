@@ -115,7 +115,7 @@ fn show_printed(printed: &str) {
 /// Builds the learner's code of `lesson` into the harness that runs their scenarios.
 pub(super) fn build_learner(root: &Path, lesson: &Lesson) -> Result<Built, CommandError> {
     let exercise = load_exercise(root, lesson)?;
-    build_practice(root, &exercise).map_err(|e| e.failure)
+    build_practice(root, &exercise, None).map_err(|e| e.failure)
 }
 
 /// Runs the scenario file on the learner's code built in `built`: in a harness process, whose

@@ -313,7 +313,14 @@ fn run_lesson(
     );
     // Every check runs, the one that reads the lesson's input too.
     crate::check_input::want(lesson.name);
-    let built = match build_practice(root, exercise) {
+    // Its fork servers start during the build, and those no check took stop with the run.
+    let _prestarted = crate::child::PrestartedRun;
+    let prestart = crate::compile::Prestart {
+        servers: suite::default_threads().min(lesson.checks.len()),
+        // The limits of the launcher below (`Built::launcher`'s: the default ones).
+        limits: grader_checks::limits::Limits::default(),
+    };
+    let built = match build_practice(root, exercise, Some(prestart)) {
         Ok(built) => built,
         Err(NotBuilt {
             failure, standing, ..
