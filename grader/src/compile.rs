@@ -724,6 +724,26 @@ fn show_commands(
 /// and a line per crate it found up to date take a few dozen KiB.
 const SHOWN_COMMANDS_KEPT: usize = 4 << 20;
 
+/// The programs and library a build keeps in the cache ([`keep`]), by the names they have
+/// there and in a build's private folder ([`Early`]).
+#[derive(Debug, Clone, Copy)]
+enum KeptFile {
+    Harness,
+    Runner,
+    Library,
+}
+
+impl KeptFile {
+    /// The file's name for `lesson`.
+    fn name(self, lesson: &str) -> String {
+        match self {
+            KeptFile::Harness => format!("harness-{lesson}"),
+            KeptFile::Runner => format!("runner-{lesson}"),
+            KeptFile::Library => format!("learner-{lesson}.so"),
+        }
+    }
+}
+
 /// Keeps the harness `built` (and the learner's library it loads) for the next run with
 /// nothing changed: files of their own in the cache, which no other build overwrites,
 /// recorded with what they were built from. What was kept, or `built` itself where it could
@@ -744,18 +764,18 @@ fn keep(cache_dir: &Path, lesson: &str, built: BuildEntry) -> BuildEntry {
     // The entry goes first: a half-kept build must never be found under the old one's
     // fingerprint.
     let _ = std::fs::remove_file(cache_dir.join(entry_name(lesson)));
-    let Some(executable) = kept(&built.executable, format!("harness-{lesson}"), false) else {
+    let Some(executable) = kept(&built.executable, KeptFile::Harness.name(lesson), false) else {
         return built;
     };
     let library = match &built.library {
-        Some(library) => match kept(library, format!("learner-{lesson}.so"), true) {
+        Some(library) => match kept(library, KeptFile::Library.name(lesson), true) {
             Some(library) => Some(library),
             None => return built,
         },
         None => None,
     };
     let runner = match &built.runner {
-        Some(runner) => match kept(runner, format!("runner-{lesson}"), false) {
+        Some(runner) => match kept(runner, KeptFile::Runner.name(lesson), false) {
             Some(runner) => Some(runner),
             None => return built,
         },
@@ -920,9 +940,9 @@ impl Early {
             std::fs::hard_link(file, &to).ok()?;
             Some(to)
         };
-        let executable = link(harness, format!("harness-{lesson}"))?;
-        let runner = link(&replay::runner_of(harness), format!("runner-{lesson}"))?;
-        let library = private.path().join(format!("learner-{lesson}.so"));
+        let executable = link(harness, KeptFile::Harness.name(lesson))?;
+        let runner = link(&replay::runner_of(harness), KeptFile::Runner.name(lesson))?;
+        let library = private.path().join(KeptFile::Library.name(lesson));
         let launcher =
             launcher_for(&executable, Some(&library), Some(&runner)).limits(prestart.limits);
         crate::child::prestart(&launcher, prestart.servers);
@@ -947,9 +967,7 @@ impl Early {
         if !fits {
             return None;
         }
-        std::fs::hard_link(library, &self.library)
-            .or_else(|_| std::fs::copy(library, &self.library).map(|_| ()))
-            .ok()?;
+        link_or_copy(library, &self.library).ok()?;
         Some(Built {
             executable: self.executable,
             library: Some(self.library),
@@ -958,6 +976,11 @@ impl Early {
             _private: self.private,
         })
     }
+}
+
+/// Makes `to` a hard link to `from`, or a copy where a link cannot be made.
+fn link_or_copy(from: &Path, to: &Path) -> std::io::Result<()> {
+    std::fs::hard_link(from, to).or_else(|_| std::fs::copy(from, to).map(|_| ()))
 }
 
 /// Whether two paths name one file (the same device and inode).
@@ -1005,7 +1028,7 @@ fn private_copy(
             .file_name()
             .unwrap_or_else(|| std::ffi::OsStr::new(fallback));
         let to = private.path().join(name);
-        std::fs::hard_link(file, &to).or_else(|_| std::fs::copy(file, &to).map(|_| ()))?;
+        link_or_copy(file, &to)?;
         Ok(to)
     };
     let executable = link(&built.executable, PRACTICE_HARNESS).map_err(private_err)?;
