@@ -378,7 +378,14 @@ pub fn build_harness_at(
                 && tried.as_ref() != Some(&key)
             {
                 let made = show_commands(place, lesson, color, &cargo).and_then(|steps| {
-                    replay::make(&steps, key.clone(), (root, &target), color, &cache_dir)
+                    replay::make(
+                        &steps,
+                        key.clone(),
+                        (root, &target),
+                        color,
+                        &cache_dir,
+                        &place.limits,
+                    )
                 });
                 match made {
                     Some(recipe) => cache::store(&cache_dir, &recipe_name, &recipe),

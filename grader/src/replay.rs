@@ -54,8 +54,15 @@ pub(crate) struct Recipe {
     pub(crate) target: PathBuf,
     /// Whether their messages carry colour.
     pub(crate) color: bool,
-    /// The compiler run that builds the learner's library from the practice crate.
+    /// The compiler run that builds the learner's library from the practice crate: linked
+    /// by the toolchain's `rust-lld` directly where that was tried and worked
+    /// ([`direct_link`]), else through the C compiler as cargo links.
     pub(crate) library: Step,
+    /// The same run linked through the C compiler, when `library` links directly: tried when
+    /// the direct link fails on the learner's code (a library it cannot find), so that such
+    /// code is never "does not compile" for the grader alone.
+    #[serde(default)]
+    pub(crate) fallback: Option<Step>,
     /// The harness that loads that library, built when the recipe was made.
     pub(crate) harness: PathBuf,
     /// The crates the library links, each with its size and time when the harness was
@@ -69,8 +76,8 @@ pub(crate) struct Recipe {
 }
 
 /// How this grader makes recipes; raised whenever that changes (4: the learner's code is a
-/// library that one harness loads; 5: a runner beside it).
-pub(crate) const RECIPE_FORMAT: u32 = 5;
+/// library that one harness loads; 5: a runner beside it; 6: the library linked directly).
+pub(crate) const RECIPE_FORMAT: u32 = 6;
 
 /// What a replayed build made.
 #[derive(Debug, PartialEq, Eq)]
@@ -136,6 +143,122 @@ pub(crate) fn library_step(practice: &Step) -> Step {
         args,
         ..practice.clone()
     }
+}
+
+/// How the learner's library is linked when the toolchain's own linker can link it alone.
+///
+/// rustc links a library through the C compiler (`cc`), which starts `collect2`, which starts
+/// the linker (`rust-lld` by way of a wrapper, on x86-64 Linux since Rust 1.90): three more
+/// programs for a library of a few kilobytes, and `rust-lld` then starts a thread per core
+/// for work that takes less time than starting them. Run directly with one thread, the link
+/// is about 8 ms shorter, a twentieth of an edit's wait (grader/benches/README.md).
+///
+/// What the C compiler added, and why the direct link does without:
+/// - the folders where `-lgcc_s` and `-lc` are found: asked of `cc` once, when the recipe is
+///   made (`cc -print-file-name`), and passed as `-L`;
+/// - its start files (`crti.o`, `crtbeginS.o` and their ends): a Rust library needs none of
+///   what they hold (`_init` and `_fini` sections, `__dso_handle` for C++'s destructors,
+///   frame registration that `--eh-frame-hdr` replaces). A library that did would name a
+///   symbol left undefined, which `-z defs` makes a link error, never a library that loads
+///   wrong.
+///
+/// Only where rustc itself links with `rust-lld` (x86-64 Linux, no `--target`, no linker set
+/// by the kit's owner in cargo's configuration), and only when the recipe's own library
+/// linked this way when the recipe was made ([`make`]); else the library is linked as cargo
+/// links it.
+pub(crate) struct DirectLink {
+    /// The toolchain's `rust-lld`.
+    linker: PathBuf,
+    /// The folders of the C libraries the library names (`libgcc_s.so`, `libc.so`).
+    search: Vec<PathBuf>,
+}
+
+impl DirectLink {
+    /// The direct link for `library` (a [`library_step`]) with the standard library in
+    /// `std_dir`, where it can be had; `None` where it cannot (see [`DirectLink`]).
+    fn find(library: &Step, std_dir: &Path) -> Option<DirectLink> {
+        if !cfg!(all(target_os = "linux", target_arch = "x86_64")) {
+            return None;
+        }
+        let linking_set = library.args.windows(2).any(|w| {
+            w[0] == "--target"
+                || (w[0] == "-C"
+                    && [
+                        "linker=",
+                        "linker-flavor=",
+                        "link-self-contained=",
+                        "linker-features=",
+                    ]
+                    .iter()
+                    .any(|option| w[1].starts_with(option)))
+        });
+        if linking_set {
+            return None;
+        }
+        // `<sysroot>/lib/rustlib/<host>/lib` holds the standard library; its linker is in
+        // `<sysroot>/lib/rustlib/<host>/bin`.
+        let linker = std_dir.parent()?.join("bin").join("rust-lld");
+        if !linker.is_file() || linker.to_str().is_none() {
+            return None;
+        }
+        let mut search: Vec<PathBuf> = Vec::new();
+        for name in ["libgcc_s.so", "libc.so"] {
+            let output = Command::new("cc")
+                .arg(format!("-print-file-name={name}"))
+                .stdin(Stdio::null())
+                .stderr(Stdio::null())
+                .output()
+                .ok()?;
+            let answer = String::from_utf8(output.stdout).ok()?;
+            // `cc` answers with the name alone when it does not know the file.
+            let file = std::fs::canonicalize(answer.trim()).ok()?;
+            let dir = file.parent()?.to_path_buf();
+            if !output.status.success() || !file.is_absolute() || dir.to_str().is_none() {
+                return None;
+            }
+            if !search.contains(&dir) {
+                search.push(dir);
+            }
+        }
+        Some(DirectLink { linker, search })
+    }
+
+    /// `library` linked this way: the C compiler's `-Wl,` form of `-z defs` becomes the
+    /// linker's own, and the linker, its one thread and the C libraries' folders are named.
+    fn step(&self, library: &Step) -> Step {
+        let mut args = rewrite(&library.args, |option, value| match option {
+            "-C" if value == "link-arg=-Wl,-z,defs" => None,
+            _ => Some(value.to_string()),
+        });
+        let path = |p: &Path| p.to_str().unwrap_or_default().to_string();
+        let mut options = vec![
+            format!("linker={}", path(&self.linker)),
+            "linker-flavor=ld.lld".to_string(),
+            "link-arg=-zdefs".to_string(),
+            "link-arg=--threads=1".to_string(),
+        ];
+        options.extend(
+            self.search
+                .iter()
+                .map(|dir| format!("link-arg=-L{}", path(dir))),
+        );
+        for option in options {
+            args.extend(["-C".to_string(), option]);
+        }
+        Step {
+            args,
+            ..library.clone()
+        }
+    }
+}
+
+/// The linker `step` names (`-C linker=…`), if it names one.
+fn linker_of(step: &Step) -> Option<&str> {
+    step.args.windows(2).find_map(|w| {
+        (w[0] == "-C")
+            .then(|| w[1].strip_prefix("linker="))
+            .flatten()
+    })
 }
 
 /// The harness's compiler run, changed to build the judge: the harness that starts a
@@ -238,6 +361,7 @@ pub(crate) fn make(
     (root, target): (&Path, &Path),
     color: bool,
     cache_dir: &Path,
+    limits: &CompileLimits,
 ) -> Option<Recipe> {
     if !cfg!(unix) {
         return None;
@@ -253,7 +377,8 @@ pub(crate) fn make(
                 .and_then(|n| n.to_str())
                 .is_some_and(|n| n.starts_with("libstd-") && n.ends_with(".so"))
         })?;
-    let std_dir = std_dir.display().to_string();
+    let std_path = std_dir;
+    let std_dir = std_path.display().to_string();
     let build = |dir: &Path| loading_harness_step(harness, dir, &std_dir);
     let build_runner = |dir: &Path| runner_step(harness, dir, &std_dir);
     let harness_dir = cache_dir.join(harness_dir_name(
@@ -278,6 +403,7 @@ pub(crate) fn make(
         target: target.to_path_buf(),
         color,
         library,
+        fallback: None,
         harness: harness_dir.join("practice_harness-kit"),
         linked,
         std_library,
@@ -310,6 +436,14 @@ pub(crate) fn make(
         let runner = artifacts(&lines, "link").into_iter().next()?;
         if runner != runner_of(&recipe.harness) {
             return None;
+        }
+    }
+    // The direct link, tried on the learner's code as it is (cargo has just compiled it),
+    // under the bounds of the learner's compiles: kept only when it links.
+    if let Some(direct) = DirectLink::find(&recipe.library, &std_path) {
+        let step = direct.step(&recipe.library);
+        if compile(&recipe, &step, limits, true).is_ok() {
+            recipe.fallback = Some(std::mem::replace(&mut recipe.library, step));
         }
     }
     Some(recipe)
@@ -478,6 +612,8 @@ struct RustcLine {
     #[serde(default)]
     rendered: Option<String>,
     #[serde(default)]
+    message: String,
+    #[serde(default)]
     artifact: Option<PathBuf>,
     #[serde(default)]
     emit: Option<String>,
@@ -493,9 +629,35 @@ pub(crate) enum Unreplayed {
     Exceeded(Exceeded),
 }
 
-/// Builds the learner's library with `recipe`, under `limits`.
+/// Why one compiler run made nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Failure {
+    /// As [`Unreplayed`] says.
+    Stopped(Unreplayed),
+    /// The compiler said its linker failed (`linking with … failed`), and nothing else
+    /// stopped it.
+    Linking,
+}
+
+impl From<Failure> for Unreplayed {
+    fn from(failure: Failure) -> Unreplayed {
+        match failure {
+            Failure::Stopped(why) => why,
+            Failure::Linking => Unreplayed::Cargo,
+        }
+    }
+}
+
+/// Builds the learner's library with `recipe`, under `limits`: linked as the recipe links
+/// it, and through the C compiler when a direct link failed ([`Recipe::fallback`]).
 pub(crate) fn run(recipe: &Recipe, limits: &CompileLimits) -> Result<Replayed, Unreplayed> {
-    let lines = compile(recipe, &recipe.library, limits, true)?;
+    let lines = match (
+        compile(recipe, &recipe.library, limits, true),
+        &recipe.fallback,
+    ) {
+        (Err(Failure::Linking), Some(fallback)) => compile(recipe, fallback, limits, true)?,
+        (lines, _) => lines?,
+    };
     let library = artifacts(&lines, "link")
         .into_iter()
         .next()
@@ -529,7 +691,7 @@ fn compile(
     step: &Step,
     limits: &CompileLimits,
     timed: bool,
-) -> Result<Vec<RustcLine>, Unreplayed> {
+) -> Result<Vec<RustcLine>, Failure> {
     let mut command = Command::new(&step.program);
     command
         .args(&step.args)
@@ -540,6 +702,7 @@ fn compile(
     }
     let mut lines = Vec::new();
     let mut readable = true;
+    let mut linking_failed = false;
     let mut kept = Kept::new(limits.output);
     let ended = run_bounded(&mut command, limits, timed, |line| {
         let text = match line {
@@ -568,16 +731,23 @@ fn compile(
                 lines.push(line)
             }
             "future_incompat" => {}
+            "diagnostic" if line.level == "error" && line.message.starts_with("linking with ") => {
+                linking_failed = true;
+                readable = false;
+            }
             _ => readable = false,
         }
         Clock::Keep
     })
-    .map_err(|_| Unreplayed::Cargo)?;
+    .map_err(|_| Failure::Stopped(Unreplayed::Cargo))?;
     if let Some(exceeded) = ended.exceeded {
-        return Err(Unreplayed::Exceeded(exceeded));
+        return Err(Failure::Stopped(Unreplayed::Exceeded(exceeded)));
+    }
+    if linking_failed && !ended.status.success() {
+        return Err(Failure::Linking);
     }
     if !ended.status.success() || !readable {
-        return Err(Unreplayed::Cargo);
+        return Err(Failure::Stopped(Unreplayed::Cargo));
     }
     Ok(lines)
 }
@@ -613,6 +783,8 @@ pub(crate) fn misfit(
         "the recipe was made for the other colour setting"
     } else if !Path::new(&recipe.library.program).is_file() {
         "the compiler the recipe runs is gone"
+    } else if linker_of(&recipe.library).is_some_and(|linker| !Path::new(linker).is_file()) {
+        "the linker the recipe runs is gone"
     } else if !recipe.harness.is_file() || !runner_of(&recipe.harness).is_file() {
         "the harness or the runner the recipe loads into is gone"
     } else if !recipe.std_library.is_file() {
@@ -860,6 +1032,7 @@ mod tests {
                 args: args.iter().map(|a| a.to_string()).collect(),
                 env: vec![],
             },
+            fallback: None,
             harness: built_harness(),
             linked: vec![],
             std_library: std::env::current_exe().unwrap(),
@@ -971,6 +1144,159 @@ mod tests {
         assert_eq!(ok.runner, runner_of(&built_harness()));
         assert_eq!(ok.library, Path::new("/t/deps/libpractice-1.so"));
         assert_eq!(ok.warnings, ["warning: w"]);
+    }
+
+    /// A library step as [`library_step`] makes it (shortened).
+    fn library(extra: &[&str]) -> Step {
+        let mut words = vec![
+            "--crate-name",
+            "practice",
+            "--crate-type",
+            "cdylib",
+            "-C",
+            "prefer-dynamic",
+            "-C",
+            "link-arg=-Wl,-z,defs",
+        ];
+        words.extend_from_slice(extra);
+        Step {
+            crate_name: "practice".into(),
+            program: "/t/bin/rustc".into(),
+            args: args(&words),
+            env: vec![],
+        }
+    }
+
+    #[test]
+    fn a_direct_link_names_the_linker_its_one_thread_and_the_c_libraries_folders() {
+        let direct = DirectLink {
+            linker: PathBuf::from("/t/lib/rustlib/x/bin/rust-lld"),
+            search: vec![
+                PathBuf::from("/usr/lib/gcc/x/12"),
+                PathBuf::from("/usr/lib/x"),
+            ],
+        };
+        let step = direct.step(&library(&[]));
+        assert_eq!(
+            step.args,
+            args(&[
+                "--crate-name",
+                "practice",
+                "--crate-type",
+                "cdylib",
+                "-C",
+                "prefer-dynamic",
+                "-C",
+                "linker=/t/lib/rustlib/x/bin/rust-lld",
+                "-C",
+                "linker-flavor=ld.lld",
+                "-C",
+                "link-arg=-zdefs",
+                "-C",
+                "link-arg=--threads=1",
+                "-C",
+                "link-arg=-L/usr/lib/gcc/x/12",
+                "-C",
+                "link-arg=-L/usr/lib/x",
+            ])
+        );
+        assert_eq!(linker_of(&step), Some("/t/lib/rustlib/x/bin/rust-lld"));
+        assert_eq!(linker_of(&library(&[])), None);
+    }
+
+    #[test]
+    fn no_direct_link_where_the_kits_owner_chose_the_linker_or_the_target_or_there_is_no_rust_lld()
+    {
+        // A standard library folder whose toolchain has a `rust-lld` (an empty file is enough
+        // to be found; it is never run here).
+        let sysroot = tempfile::tempdir().unwrap();
+        let std_dir = sysroot.path().join("lib/rustlib/host/lib");
+        std::fs::create_dir_all(&std_dir).unwrap();
+        std::fs::create_dir_all(sysroot.path().join("lib/rustlib/host/bin")).unwrap();
+        for chosen in [
+            &["-C", "linker=clang"][..],
+            &["-C", "linker-flavor=gnu-cc"],
+            &["-C", "link-self-contained=-linker"],
+            &["-C", "linker-features=-lld"],
+            &["--target", "aarch64-unknown-linux-gnu"],
+        ] {
+            assert!(
+                DirectLink::find(&library(chosen), &std_dir).is_none(),
+                "{chosen:?}"
+            );
+        }
+        // No `rust-lld` beside the standard library (a distribution's rustc, say).
+        assert!(DirectLink::find(&library(&[]), &std_dir).is_none());
+        std::fs::write(sysroot.path().join("lib/rustlib/host/bin/rust-lld"), "").unwrap();
+        let found = DirectLink::find(&library(&[]), &std_dir);
+        if cfg!(all(target_os = "linux", target_arch = "x86_64")) {
+            let found = found.expect("rust-lld beside the standard library, and cc answers");
+            assert!(found.linker.ends_with("lib/rustlib/host/bin/rust-lld"));
+            assert!(!found.search.is_empty());
+            assert!(found
+                .search
+                .iter()
+                .all(|dir| dir.is_absolute() && dir.is_dir()));
+        } else {
+            assert!(
+                found.is_none(),
+                "only where rustc links with rust-lld itself"
+            );
+        }
+    }
+
+    #[test]
+    fn a_direct_link_that_fails_is_linked_again_through_cc_and_nothing_else_is() {
+        let limits = CompileLimits::default();
+        let made =
+            r#"{"$message_type":"artifact","artifact":"/t/deps/libpractice-1.so","emit":"link"}"#;
+        let fallback = Step {
+            crate_name: "practice".into(),
+            program: "sh".into(),
+            args: args(&["-c", &format!("echo '{made}' >&2")]),
+            env: vec![],
+        };
+        let failing = |message: &str| {
+            let line = format!(
+                r#"{{"$message_type":"diagnostic","level":"error","message":"{message}","rendered":"error: {message}"}}"#
+            );
+            Recipe {
+                fallback: Some(fallback.clone()),
+                ..recipe("sh", &["-c", &format!("echo '{line}' >&2; exit 1")])
+            }
+        };
+        let linked = run(
+            &failing("linking with `rust-lld` failed: exit status: 1"),
+            &limits,
+        )
+        .expect("linked through cc after all");
+        assert_eq!(linked.library, Path::new("/t/deps/libpractice-1.so"));
+        // The learner's own error: the fallback would build, but it is not tried.
+        assert_eq!(
+            run(&failing("mismatched types"), &limits),
+            Err(Unreplayed::Cargo)
+        );
+        // A failed link with nothing to fall back on: cargo builds.
+        let alone = Recipe {
+            fallback: None,
+            ..failing("linking with `rust-lld` failed: exit status: 1")
+        };
+        assert_eq!(run(&alone, &limits), Err(Unreplayed::Cargo));
+    }
+
+    #[test]
+    fn a_recipe_whose_linker_is_gone_does_not_fit() {
+        let rustc = std::env::current_exe().unwrap();
+        let mut recipe = recipe(rustc.to_str().unwrap(), &[]);
+        let key = Fingerprint("k".into());
+        let (root, target) = (recipe.root.clone(), recipe.target.clone());
+        recipe.library.args = args(&["-C", &format!("linker={}", rustc.display())]);
+        assert!(fits(&recipe, &key, &root, &target, false));
+        recipe.library.args = args(&["-C", "linker=/no/such/rust-lld"]);
+        assert_eq!(
+            misfit(&recipe, &key, &root, &target, false),
+            Some("the linker the recipe runs is gone")
+        );
     }
 
     #[test]

@@ -74,6 +74,40 @@ fn every_lesson_gives_the_same_results_with_the_fast_paths_on_and_off() {
     });
 }
 
+/// Whether the recipe at `path` links the learner's library with a linker of its own (the
+/// toolchain's `rust-lld`, run directly), and keeps the C compiler's link to fall back on.
+fn links_directly(path: &Path) -> bool {
+    let text = std::fs::read_to_string(path).expect("the recipe is readable");
+    let recipe: Value = serde_json::from_str(&text).expect("the recipe is JSON");
+    let args = recipe["library"]["args"].as_array().expect("its arguments");
+    let direct = args
+        .iter()
+        .filter_map(Value::as_str)
+        .any(|a| a.starts_with("linker=") && a.ends_with("/rust-lld"));
+    direct && recipe["fallback"].is_object()
+}
+
+/// Whether rustc links with its own `rust-lld` here (x86-64 Linux, where the toolchain has
+/// one): where the recipe must link the library with it directly.
+fn rust_lld_beside_rustc() -> bool {
+    let rustc = |args: &[&str]| {
+        let out = std::process::Command::new("rustc").args(args).output();
+        String::from_utf8(out.expect("rustc runs").stdout).expect("rustc prints UTF-8")
+    };
+    let sysroot = rustc(&["--print", "sysroot"]);
+    let host = rustc(&["-vV"])
+        .lines()
+        .find_map(|l| l.strip_prefix("host: "))
+        .map(str::to_string)
+        .expect("rustc names its host");
+    cfg!(all(target_os = "linux", target_arch = "x86_64"))
+        && Path::new(sysroot.trim())
+            .join("lib/rustlib")
+            .join(host)
+            .join("bin/rust-lld")
+            .is_file()
+}
+
 /// Runs `lesson` in the copy at `root` with the fast paths on and off, and requires the same
 /// checks, statuses and messages.
 fn same_results_both_ways(root: &Path, lesson: &grader::Lesson) {
@@ -87,6 +121,12 @@ fn same_results_both_ways(root: &Path, lesson: &grader::Lesson) {
         let first = checks_of(root, lesson.name, true);
         let recipe = root.join(format!("target/kit-cache/replay-{}.json", lesson.name));
         assert!(recipe.is_file(), "{}: no recipe to replay", lesson.name);
+        assert_eq!(
+            links_directly(&recipe),
+            rust_lld_beside_rustc(),
+            "{}: the library is linked by rust-lld directly exactly where rustc links with it",
+            lesson.name
+        );
         write_learner(root, lesson.name, &format!("{text}\n// an edit\n"));
         let fast = checks_of(root, lesson.name, true);
         assert!(
