@@ -40,6 +40,7 @@ mod replay;
 pub mod reports;
 pub mod reset;
 mod sanitise;
+mod saves;
 mod scaffold;
 mod scratch;
 pub mod seed;

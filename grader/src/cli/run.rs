@@ -86,7 +86,7 @@ struct LibtestArgs {
     /// Same as --format terse.
     #[arg(short, long, conflicts_with = "format")]
     quiet: bool,
-    /// How many checks run at once (default: twice the cores).
+    /// How many checks run at once (default: one more than the cores).
     #[arg(long, value_name = "N")]
     test_threads: Option<usize>,
     /// Colour: auto (on a terminal, unless NO_COLOR is set), always or never.

@@ -461,30 +461,20 @@ fn watch_files(
     root: &Path,
     lessons: &[Watched],
     tx: mpsc::Sender<Event>,
-) -> Result<notify_debouncer_mini::Debouncer<notify::RecommendedWatcher>, notify::Error> {
+) -> std::io::Result<crate::saves::Saves> {
     let canonical = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
     let files: Vec<(PathBuf, &'static Lesson)> = lessons
         .iter()
         .map(|l| (canonical(&root.join(&l.exercise.file)), l.lesson))
         .collect();
     let folder = canonical(&root.join("practice").join("src"));
-    let mut debouncer = notify_debouncer_mini::new_debouncer(
-        DEBOUNCE,
-        move |events: notify_debouncer_mini::DebounceEventResult| {
-            let Ok(events) = events else { return };
-            for event in events {
-                // A rename leaves the new file at the lesson's path: match by path.
-                let path = canonical(&event.path);
-                if let Some((_, lesson)) = files.iter().find(|(f, _)| *f == path) {
-                    let _ = tx.send(Event::Saved(lesson));
-                }
-            }
-        },
-    )?;
-    debouncer
-        .watcher()
-        .watch(&folder, notify::RecursiveMode::NonRecursive)?;
-    Ok(debouncer)
+    crate::saves::Saves::watch(&folder, DEBOUNCE, move |saved| {
+        // A rename leaves the new file at the lesson's path: match by path.
+        let path = canonical(&saved);
+        if let Some((_, lesson)) = files.iter().find(|(f, _)| *f == path) {
+            let _ = tx.send(Event::Saved(lesson));
+        }
+    })
 }
 
 /// Reads keys from standard input on a thread of their own.
