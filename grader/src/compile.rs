@@ -347,7 +347,11 @@ pub fn build_harness_at(
         _ => None,
     };
     let replayed = match &recipe {
-        Some(recipe) => replay::run(recipe, &place.limits),
+        Some(recipe) => replay::run(recipe, &place.limits).inspect(|done| {
+            if let Some(new) = &done.new_recipe {
+                cache::store(&cache_dir, &recipe_name, new);
+            }
+        }),
         None => {
             crate::fast::not_taken("replay", misfit.unwrap_or("no recipe"));
             Err(replay::Unreplayed::Cargo)

@@ -41,7 +41,7 @@ pub(crate) struct Step {
 }
 
 /// How to rebuild a lesson's learner's code after an edit, and what it is valid for.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct Recipe {
     /// How the grader that made it makes recipes ([`RECIPE_FORMAT`]): a recipe made another
     /// way (an older grader's) is made again.
@@ -75,9 +75,23 @@ pub(crate) struct Recipe {
     pub(crate) std_library: PathBuf,
 }
 
+impl Recipe {
+    /// This recipe with its library linked through `cc` (its fallback), when it links
+    /// directly.
+    pub(crate) fn linked_through_cc(&self) -> Option<Recipe> {
+        let fallback = self.fallback.clone()?;
+        Some(Recipe {
+            library: fallback,
+            fallback: None,
+            ..self.clone()
+        })
+    }
+}
+
 /// How this grader makes recipes; raised whenever that changes (4: the learner's code is a
-/// library that one harness loads; 5: a runner beside it; 6: the library linked directly).
-pub(crate) const RECIPE_FORMAT: u32 = 6;
+/// library that one harness loads; 5: a runner beside it; 6: the library linked directly;
+/// 7: with the C compiler's start files).
+pub(crate) const RECIPE_FORMAT: u32 = 7;
 
 /// What a replayed build made.
 #[derive(Debug, PartialEq, Eq)]
@@ -91,6 +105,11 @@ pub(crate) struct Replayed {
     pub(crate) runner: PathBuf,
     /// The compiler's warnings about the learner's code, rendered.
     pub(crate) warnings: Vec<String>,
+    /// The recipe to keep from now on, when this build changed it: a direct link that
+    /// failed and was linked through `cc` instead is not tried again for this kit state
+    /// ([`Recipe::linked_through_cc`]), so a learner's code that only `cc` links costs one
+    /// compile per edit, not two.
+    pub(crate) new_recipe: Option<Recipe>,
 }
 
 /// The crates whose compiler runs a recipe is made from, in order.
@@ -153,46 +172,33 @@ pub(crate) fn library_step(practice: &Step) -> Step {
 /// for work that takes less time than starting them. Run directly with one thread, the link
 /// is about 8 ms shorter, a twentieth of an edit's wait (grader/benches/README.md).
 ///
-/// What the C compiler added, and why the direct link does without:
-/// - the folders where `-lgcc_s` and `-lc` are found: asked of `cc` once, when the recipe is
-///   made (`cc -print-file-name`), and passed as `-L`;
-/// - its start files (`crti.o`, `crtbeginS.o` and their ends): a Rust library needs none of
-///   what they hold (`_init` and `_fini` sections, `__dso_handle` for C++'s destructors,
-///   frame registration that `--eh-frame-hdr` replaces). A library that did would name a
-///   symbol left undefined, which `-z defs` makes a link error, never a library that loads
-///   wrong.
+/// What the C compiler adds is asked of it once, when the recipe is made, and named here:
+/// the folders where `-lgcc_s` and `-lc` are found (`cc -print-file-name`), and its start
+/// files (`crti.o`, `crtbeginS.o`, `crtendS.o`, `crtn.o`), so that a learner's code that
+/// defines one of their names (`_init`, `__dso_handle`) fails to link here as it does for
+/// cargo, rather than passing here alone.
 ///
-/// Only where rustc itself links with `rust-lld` (x86-64 Linux, no `--target`, no linker set
-/// by the kit's owner in cargo's configuration), and only when the recipe's own library
-/// linked this way when the recipe was made ([`make`]); else the library is linked as cargo
-/// links it.
+/// Only where rustc itself links with `rust-lld` (x86-64 Linux, no `--target`, and no linker
+/// or link argument of the kit's owner in cargo's configuration or `RUSTFLAGS`, which are
+/// written for `cc`), and only when the recipe's own library linked this way when the recipe
+/// was made ([`make`]); else the library is linked as cargo links it.
 pub(crate) struct DirectLink {
     /// The toolchain's `rust-lld`.
     linker: PathBuf,
     /// The folders of the C libraries the library names (`libgcc_s.so`, `libc.so`).
     search: Vec<PathBuf>,
+    /// The C compiler's start files, in the order it passes them.
+    start_files: Vec<PathBuf>,
 }
+
+/// The C compiler's start files for a shared library, in the order it passes them.
+const START_FILES: [&str; 4] = ["crti.o", "crtbeginS.o", "crtendS.o", "crtn.o"];
 
 impl DirectLink {
     /// The direct link for `library` (a [`library_step`]) with the standard library in
     /// `std_dir`, where it can be had; `None` where it cannot (see [`DirectLink`]).
     fn find(library: &Step, std_dir: &Path) -> Option<DirectLink> {
-        if !cfg!(all(target_os = "linux", target_arch = "x86_64")) {
-            return None;
-        }
-        let linking_set = library.args.windows(2).any(|w| {
-            w[0] == "--target"
-                || (w[0] == "-C"
-                    && [
-                        "linker=",
-                        "linker-flavor=",
-                        "link-self-contained=",
-                        "linker-features=",
-                    ]
-                    .iter()
-                    .any(|option| w[1].starts_with(option)))
-        });
-        if linking_set {
+        if !cfg!(all(target_os = "linux", target_arch = "x86_64")) || links_as_chosen(library) {
             return None;
         }
         // `<sysroot>/lib/rustlib/<host>/lib` holds the standard library; its linker is in
@@ -203,28 +209,25 @@ impl DirectLink {
         }
         let mut search: Vec<PathBuf> = Vec::new();
         for name in ["libgcc_s.so", "libc.so"] {
-            let output = Command::new("cc")
-                .arg(format!("-print-file-name={name}"))
-                .stdin(Stdio::null())
-                .stderr(Stdio::null())
-                .output()
-                .ok()?;
-            let answer = String::from_utf8(output.stdout).ok()?;
-            // `cc` answers with the name alone when it does not know the file.
-            let file = std::fs::canonicalize(answer.trim()).ok()?;
-            let dir = file.parent()?.to_path_buf();
-            if !output.status.success() || !file.is_absolute() || dir.to_str().is_none() {
-                return None;
-            }
+            let dir = c_compilers_file(name)?.parent()?.to_path_buf();
             if !search.contains(&dir) {
                 search.push(dir);
             }
         }
-        Some(DirectLink { linker, search })
+        let start_files = START_FILES
+            .iter()
+            .map(|name| c_compilers_file(name))
+            .collect::<Option<Vec<_>>>()?;
+        Some(DirectLink {
+            linker,
+            search,
+            start_files,
+        })
     }
 
     /// `library` linked this way: the C compiler's `-Wl,` form of `-z defs` becomes the
-    /// linker's own, and the linker, its one thread and the C libraries' folders are named.
+    /// linker's own, and the linker, its one thread, the C libraries' folders and the start
+    /// files are named.
     fn step(&self, library: &Step) -> Step {
         let mut args = rewrite(&library.args, |option, value| match option {
             "-C" if value == "link-arg=-Wl,-z,defs" => None,
@@ -242,6 +245,11 @@ impl DirectLink {
                 .iter()
                 .map(|dir| format!("link-arg=-L{}", path(dir))),
         );
+        options.extend(
+            self.start_files
+                .iter()
+                .map(|f| format!("link-arg={}", path(f))),
+        );
         for option in options {
             args.extend(["-C".to_string(), option]);
         }
@@ -250,6 +258,77 @@ impl DirectLink {
             ..library.clone()
         }
     }
+}
+
+/// Whether `library`'s command chooses how it is linked: a target, a linker, its flavour or
+/// features, or link arguments of its own (written for `cc`, as cargo's configuration and
+/// `RUSTFLAGS` write them), in any of the forms rustc reads (`-C linker=…`, `-Clinker=…`,
+/// `--codegen linker=…`, `--target=…`, `-Z…`). The one link argument [`library_step`] adds
+/// is the kit's.
+fn links_as_chosen(library: &Step) -> bool {
+    const CHOSEN: [&str; 6] = [
+        "linker=",
+        "linker-flavor=",
+        "link-self-contained=",
+        "linker-features=",
+        "link-arg=",
+        "link-args=",
+    ];
+    let mut words = library.args.iter().map(String::as_str).peekable();
+    while let Some(word) = words.next() {
+        let codegen = match word {
+            "-C" | "--codegen" => words.next().unwrap_or_default(),
+            "-Z" | "--target" => return true,
+            _ if word.starts_with("-Z") || word.starts_with("--target=") => return true,
+            _ => match word
+                .strip_prefix("--codegen=")
+                .or_else(|| word.strip_prefix("-C"))
+            {
+                Some(joined) => joined,
+                None => continue,
+            },
+        };
+        if codegen != "link-arg=-Wl,-z,defs" && CHOSEN.iter().any(|c| codegen.starts_with(c)) {
+            return true;
+        }
+    }
+    false
+}
+
+/// The file `name` where the C compiler (`cc`) finds it, as it says (`-print-file-name`):
+/// `None` when it does not know it (it then prints the name alone), or cannot be asked.
+fn c_compilers_file(name: &str) -> Option<PathBuf> {
+    let output = Command::new("cc")
+        .arg(format!("-print-file-name={name}"))
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .ok()?;
+    let answer = String::from_utf8(output.stdout).ok()?;
+    let file = PathBuf::from(answer.trim());
+    (output.status.success() && file.is_absolute() && file.is_file() && file.to_str().is_some())
+        .then_some(file)
+}
+
+/// The files a direct link reads by name besides its inputs (the linker, the C libraries'
+/// folders and the start files), empty for a step linked through `cc`: gone, the recipe no
+/// longer fits (a toolchain or compiler update).
+fn direct_link_files(step: &Step) -> Vec<PathBuf> {
+    let Some(linker) = linker_of(step) else {
+        return Vec::new();
+    };
+    let linked = step
+        .args
+        .windows(2)
+        .filter(|w| w[0] == "-C")
+        .filter_map(|w| {
+            let arg = w[1].strip_prefix("link-arg=")?;
+            let file = arg.strip_prefix("-L").unwrap_or(arg);
+            file.starts_with('/').then(|| PathBuf::from(file))
+        });
+    std::iter::once(PathBuf::from(linker))
+        .chain(linked)
+        .collect()
 }
 
 /// The linker `step` names (`-C linker=…`), if it names one.
@@ -651,12 +730,13 @@ impl From<Failure> for Unreplayed {
 /// Builds the learner's library with `recipe`, under `limits`: linked as the recipe links
 /// it, and through the C compiler when a direct link failed ([`Recipe::fallback`]).
 pub(crate) fn run(recipe: &Recipe, limits: &CompileLimits) -> Result<Replayed, Unreplayed> {
-    let lines = match (
-        compile(recipe, &recipe.library, limits, true),
-        &recipe.fallback,
-    ) {
-        (Err(Failure::Linking), Some(fallback)) => compile(recipe, fallback, limits, true)?,
-        (lines, _) => lines?,
+    let first = compile(recipe, &recipe.library, limits, true);
+    let (lines, new_recipe) = match (first, &recipe.fallback) {
+        (Err(Failure::Linking), Some(fallback)) => (
+            compile(recipe, fallback, limits, true)?,
+            recipe.linked_through_cc(),
+        ),
+        (lines, _) => (lines?, None),
     };
     let library = artifacts(&lines, "link")
         .into_iter()
@@ -672,6 +752,7 @@ pub(crate) fn run(recipe: &Recipe, limits: &CompileLimits) -> Result<Replayed, U
         runner: runner_of(&recipe.harness),
         library,
         warnings,
+        new_recipe,
     })
 }
 
@@ -783,8 +864,11 @@ pub(crate) fn misfit(
         "the recipe was made for the other colour setting"
     } else if !Path::new(&recipe.library.program).is_file() {
         "the compiler the recipe runs is gone"
-    } else if linker_of(&recipe.library).is_some_and(|linker| !Path::new(linker).is_file()) {
-        "the linker the recipe runs is gone"
+    } else if !direct_link_files(&recipe.library)
+        .iter()
+        .all(|f| f.exists())
+    {
+        "the linker the recipe runs, or a file it links, is gone"
     } else if !recipe.harness.is_file() || !runner_of(&recipe.harness).is_file() {
         "the harness or the runner the recipe loads into is gone"
     } else if !recipe.std_library.is_file() {
@@ -1168,12 +1252,16 @@ mod tests {
     }
 
     #[test]
-    fn a_direct_link_names_the_linker_its_one_thread_and_the_c_libraries_folders() {
+    fn a_direct_link_names_the_linker_its_one_thread_the_c_libraries_and_the_start_files() {
         let direct = DirectLink {
             linker: PathBuf::from("/t/lib/rustlib/x/bin/rust-lld"),
             search: vec![
                 PathBuf::from("/usr/lib/gcc/x/12"),
                 PathBuf::from("/usr/lib/x"),
+            ],
+            start_files: vec![
+                PathBuf::from("/usr/lib/x/crti.o"),
+                PathBuf::from("/usr/lib/x/crtn.o"),
             ],
         };
         let step = direct.step(&library(&[]));
@@ -1198,36 +1286,65 @@ mod tests {
                 "link-arg=-L/usr/lib/gcc/x/12",
                 "-C",
                 "link-arg=-L/usr/lib/x",
+                "-C",
+                "link-arg=/usr/lib/x/crti.o",
+                "-C",
+                "link-arg=/usr/lib/x/crtn.o",
             ])
         );
         assert_eq!(linker_of(&step), Some("/t/lib/rustlib/x/bin/rust-lld"));
         assert_eq!(linker_of(&library(&[])), None);
+        assert_eq!(
+            direct_link_files(&step),
+            [
+                "/t/lib/rustlib/x/bin/rust-lld",
+                "/usr/lib/gcc/x/12",
+                "/usr/lib/x",
+                "/usr/lib/x/crti.o",
+                "/usr/lib/x/crtn.o",
+            ]
+            .map(PathBuf::from)
+        );
+        assert!(direct_link_files(&library(&[])).is_empty());
     }
 
     #[test]
-    fn no_direct_link_where_the_kits_owner_chose_the_linker_or_the_target_or_there_is_no_rust_lld()
-    {
+    fn no_direct_link_where_the_kits_owner_chose_how_to_link_or_there_is_no_rust_lld() {
         // A standard library folder whose toolchain has a `rust-lld` (an empty file is enough
         // to be found; it is never run here).
         let sysroot = tempfile::tempdir().unwrap();
         let std_dir = sysroot.path().join("lib/rustlib/host/lib");
         std::fs::create_dir_all(&std_dir).unwrap();
         std::fs::create_dir_all(sysroot.path().join("lib/rustlib/host/bin")).unwrap();
+        std::fs::write(sysroot.path().join("lib/rustlib/host/bin/rust-lld"), "").unwrap();
+        // In every form rustc reads, from cargo's configuration or RUSTFLAGS.
         for chosen in [
             &["-C", "linker=clang"][..],
+            &["-Clinker=clang"],
+            &["--codegen", "linker=clang"],
+            &["--codegen=linker=clang"],
             &["-C", "linker-flavor=gnu-cc"],
             &["-C", "link-self-contained=-linker"],
             &["-C", "linker-features=-lld"],
+            &["-C", "link-arg=-fuse-ld=mold"],
+            &["-Clink-args=-Wl,--as-needed"],
             &["--target", "aarch64-unknown-linux-gnu"],
+            &["--target=aarch64-unknown-linux-gnu"],
+            &["-Z", "linker-features=-lld"],
+            &["-Zthreads=2"],
         ] {
+            assert!(links_as_chosen(&library(chosen)), "{chosen:?}");
             assert!(
                 DirectLink::find(&library(chosen), &std_dir).is_none(),
                 "{chosen:?}"
             );
         }
-        // No `rust-lld` beside the standard library (a distribution's rustc, say).
-        assert!(DirectLink::find(&library(&[]), &std_dir).is_none());
-        std::fs::write(sysroot.path().join("lib/rustlib/host/bin/rust-lld"), "").unwrap();
+        // The kit's own `-z defs`, and options about other things, choose nothing.
+        assert!(!links_as_chosen(&library(&[
+            "-C",
+            "opt-level=0",
+            "-Cdebuginfo=1"
+        ])));
         let found = DirectLink::find(&library(&[]), &std_dir);
         if cfg!(all(target_os = "linux", target_arch = "x86_64")) {
             let found = found.expect("rust-lld beside the standard library, and cc answers");
@@ -1237,16 +1354,26 @@ mod tests {
                 .search
                 .iter()
                 .all(|dir| dir.is_absolute() && dir.is_dir()));
+            assert_eq!(found.start_files.len(), START_FILES.len());
+            assert!(found
+                .start_files
+                .iter()
+                .all(|f| f.is_absolute() && f.is_file()));
         } else {
             assert!(
                 found.is_none(),
                 "only where rustc links with rust-lld itself"
             );
         }
+        // No `rust-lld` beside the standard library (a distribution's rustc, say).
+        std::fs::remove_file(sysroot.path().join("lib/rustlib/host/bin/rust-lld")).unwrap();
+        assert!(DirectLink::find(&library(&[]), &std_dir).is_none());
+        // A file the C compiler does not know: no answer.
+        assert_eq!(c_compilers_file("no-such-start-file.o"), None);
     }
 
     #[test]
-    fn a_direct_link_that_fails_is_linked_again_through_cc_and_nothing_else_is() {
+    fn a_direct_link_that_fails_is_linked_through_cc_then_and_from_then_on_and_nothing_else_is() {
         let limits = CompileLimits::default();
         let made =
             r#"{"$message_type":"artifact","artifact":"/t/deps/libpractice-1.so","emit":"link"}"#;
@@ -1265,12 +1392,30 @@ mod tests {
                 ..recipe("sh", &["-c", &format!("echo '{line}' >&2; exit 1")])
             }
         };
-        let linked = run(
-            &failing("linking with `rust-lld` failed: exit status: 1"),
-            &limits,
-        )
-        .expect("linked through cc after all");
+        let direct = failing("linking with `rust-lld` failed: exit status: 1");
+        let linked = run(&direct, &limits).expect("linked through cc after all");
         assert_eq!(linked.library, Path::new("/t/deps/libpractice-1.so"));
+        // And through cc from now on: the recipe to keep has the fallback as its library,
+        // and is the same recipe otherwise.
+        let kept = linked
+            .new_recipe
+            .expect("a recipe linked through cc to keep");
+        assert_eq!(kept.library, fallback);
+        assert_eq!(kept.fallback, None);
+        assert_eq!(
+            Recipe {
+                library: direct.library.clone(),
+                fallback: Some(fallback.clone()),
+                ..kept
+            },
+            direct
+        );
+        // A build linked as the recipe says keeps the recipe as it is.
+        let direct_ok = Recipe {
+            fallback: Some(fallback.clone()),
+            ..recipe("sh", &["-c", &format!("echo '{made}' >&2")])
+        };
+        assert_eq!(run(&direct_ok, &limits).unwrap().new_recipe, None);
         // The learner's own error: the fallback would build, but it is not tried.
         assert_eq!(
             run(&failing("mismatched types"), &limits),
@@ -1285,18 +1430,30 @@ mod tests {
     }
 
     #[test]
-    fn a_recipe_whose_linker_is_gone_does_not_fit() {
+    fn a_recipe_whose_linker_or_its_files_are_gone_does_not_fit() {
         let rustc = std::env::current_exe().unwrap();
         let mut recipe = recipe(rustc.to_str().unwrap(), &[]);
         let key = Fingerprint("k".into());
         let (root, target) = (recipe.root.clone(), recipe.target.clone());
-        recipe.library.args = args(&["-C", &format!("linker={}", rustc.display())]);
+        let linker = format!("linker={}", rustc.display());
+        let here = std::env::temp_dir();
+        recipe.library.args = args(&[
+            "-C",
+            &linker,
+            "-C",
+            &format!("link-arg=-L{}", here.display()),
+        ]);
         assert!(fits(&recipe, &key, &root, &target, false));
         recipe.library.args = args(&["-C", "linker=/no/such/rust-lld"]);
         assert_eq!(
             misfit(&recipe, &key, &root, &target, false),
-            Some("the linker the recipe runs is gone")
+            Some("the linker the recipe runs, or a file it links, is gone")
         );
+        // A C compiler updated since: its start files or library folder moved.
+        for gone in ["link-arg=/no/such/crti.o", "link-arg=-L/no/such/gcc/12"] {
+            recipe.library.args = args(&["-C", &linker, "-C", gone]);
+            assert!(!fits(&recipe, &key, &root, &target, false), "{gone}");
+        }
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! Noticing that files were saved: the folder of the lessons' files is watched, and each
 //! file saved in it is named once per burst of changes (an editor's save is several: write,
-//! truncate, or a new file renamed over the old one), when the folder has been quiet for a
-//! moment.
+//! truncate, or a new file renamed over the old one), when that file has been quiet for a
+//! moment. Another file that never stops changing delays no save. Changes the kernel could
+//! not queue count as changes of every file; a folder removed ends the watch, and says so.
 //!
 //! On Linux the kernel's inotify tells, through `rustix` (already here for the sandbox):
 //! the `notify` crate and its debouncer, which this replaces there, were eight more crates
@@ -18,43 +19,46 @@ pub(crate) struct Saves {
     _watch: Watch,
 }
 
+/// What a watch tells.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Change {
+    /// This file of the folder changed.
+    Saved(PathBuf),
+    /// The watch stopped, for this reason (the folder was removed, say): no more saves will
+    /// be told.
+    Stopped(String),
+}
+
 #[cfg(target_os = "linux")]
 use inotify::Watch;
 #[cfg(not(target_os = "linux"))]
 use with_notify::Watch;
 
 impl Saves {
-    /// Watches `folder` (not what is under its subfolders) and calls `on_save` with the
-    /// path of each file of it that changed — written, truncated, made, renamed to or from,
-    /// removed — once the folder has had no change for `quiet`.
+    /// Watches `folder` (not what is under its subfolders) and tells `on_change` the path of
+    /// each file of it that changed — written, truncated, made, renamed to or from,
+    /// removed — once that file has had no change for `quiet` (or, changing all along, every
+    /// [`QUIET_AT_MOST`] `quiet`s).
     pub(crate) fn watch(
         folder: &Path,
         quiet: Duration,
-        on_save: impl FnMut(PathBuf) + Send + 'static,
+        on_change: impl FnMut(Change) + Send + 'static,
     ) -> io::Result<Saves> {
         Ok(Saves {
-            _watch: Watch::start(folder, quiet, on_save)?,
+            _watch: Watch::start(folder, quiet, on_change)?,
         })
     }
 }
 
-/// The paths in `events`, each once, in the order they first came.
-fn distinct(events: impl IntoIterator<Item = PathBuf>) -> Vec<PathBuf> {
-    let mut paths: Vec<PathBuf> = Vec::new();
-    for path in events {
-        if !paths.contains(&path) {
-            paths.push(path);
-        }
-    }
-    paths
-}
+/// A file that never stops changing is still told, every this many quiet times.
+pub(crate) const QUIET_AT_MOST: u32 = 10;
 
 #[cfg(target_os = "linux")]
 mod inotify {
-    use super::distinct;
+    use super::{Change, QUIET_AT_MOST};
     use rustix::event::{eventfd, poll, EventfdFlags, PollFd, PollFlags, Timespec};
     use rustix::fd::{AsFd, OwnedFd};
-    use rustix::fs::inotify::{self as kernel, CreateFlags, WatchFlags};
+    use rustix::fs::inotify::{self as kernel, CreateFlags, ReadFlags, WatchFlags};
     use std::io;
     use std::mem::MaybeUninit;
     use std::os::unix::ffi::OsStrExt;
@@ -76,11 +80,49 @@ mod inotify {
         thread: Option<std::thread::JoinHandle<()>>,
     }
 
+    /// The files changed and not told yet: each with its first and last change.
+    struct Pending {
+        quiet: Duration,
+        files: Vec<(PathBuf, Instant, Instant)>,
+    }
+
+    impl Pending {
+        fn note(&mut self, path: PathBuf) {
+            let now = Instant::now();
+            match self.files.iter_mut().find(|(p, _, _)| *p == path) {
+                Some((_, _, last)) => *last = now,
+                None => self.files.push((path, now, now)),
+            }
+        }
+
+        /// When the next file is due (`None`: nothing pending).
+        fn next_due(&self) -> Option<Instant> {
+            let at_most = self.quiet * QUIET_AT_MOST;
+            self.files
+                .iter()
+                .map(|(_, first, last)| (*last + self.quiet).min(*first + at_most))
+                .min()
+        }
+
+        /// Tells and forgets the files due now, in the order they first changed.
+        fn tell_due(&mut self, on_change: &mut impl FnMut(Change)) {
+            let (now, at_most) = (Instant::now(), self.quiet * QUIET_AT_MOST);
+            let due = |(_, first, last): &(PathBuf, Instant, Instant)| {
+                now >= *last + self.quiet || now >= *first + at_most
+            };
+            let (told, kept) = std::mem::take(&mut self.files).into_iter().partition(due);
+            self.files = kept;
+            for (path, _, _) in told {
+                on_change(Change::Saved(path));
+            }
+        }
+    }
+
     impl Watch {
         pub(super) fn start(
             folder: &Path,
             quiet: Duration,
-            mut on_save: impl FnMut(PathBuf) + Send + 'static,
+            mut on_change: impl FnMut(Change) + Send + 'static,
         ) -> io::Result<Watch> {
             let events = kernel::init(CreateFlags::CLOEXEC | CreateFlags::NONBLOCK)?;
             kernel::add_watch(&events, folder, CHANGES)?;
@@ -90,56 +132,76 @@ mod inotify {
             let thread = std::thread::Builder::new()
                 .name("saves".into())
                 .spawn(move || {
-                    let mut pending = Vec::new();
-                    let mut last_change = Instant::now();
-                    let mut buf = [MaybeUninit::<u8>::uninit(); 4096];
-                    loop {
-                        // Wait for a change, for the end, or (with changes pending) for the
-                        // rest of the quiet time.
-                        let wait = (!pending.is_empty())
-                            .then(|| quiet.saturating_sub(last_change.elapsed()));
-                        if wait == Some(Duration::ZERO) {
-                            for path in distinct(pending.drain(..)) {
-                                on_save(path);
-                            }
-                            continue;
-                        }
-                        let timeout = wait.and_then(|w| Timespec::try_from(w).ok());
-                        let mut fds = [
-                            PollFd::new(&events, PollFlags::IN),
-                            PollFd::new(&stopped, PollFlags::IN),
-                        ];
-                        match poll(&mut fds, timeout.as_ref()) {
-                            Ok(_) | Err(rustix::io::Errno::INTR) => {}
-                            Err(_) => return,
-                        }
-                        if !fds[1].revents().is_empty() {
-                            return;
-                        }
-                        if fds[0].revents().is_empty() {
-                            continue;
-                        }
-                        let mut reader = kernel::Reader::new(events.as_fd(), &mut buf);
-                        loop {
-                            match reader.next() {
-                                Ok(event) => {
-                                    if let Some(name) = event.file_name() {
-                                        let name = std::ffi::OsStr::from_bytes(name.to_bytes());
-                                        pending.push(folder.join(name));
-                                        last_change = Instant::now();
-                                    }
-                                }
-                                Err(rustix::io::Errno::AGAIN) => break,
-                                Err(rustix::io::Errno::INTR) => continue,
-                                Err(_) => return,
-                            }
-                        }
+                    if let Err(why) = read(&folder, &events, &stopped, quiet, &mut on_change) {
+                        on_change(Change::Stopped(why));
                     }
                 })?;
             Ok(Watch {
                 stop,
                 thread: Some(thread),
             })
+        }
+    }
+
+    /// Reads the kernel's events about `folder` from `events` and tells the changes, until
+    /// `stopped` is written (`Ok`) or the watch cannot go on (`Err`: why).
+    fn read(
+        folder: &Path,
+        events: &OwnedFd,
+        stopped: &OwnedFd,
+        quiet: Duration,
+        on_change: &mut impl FnMut(Change),
+    ) -> Result<(), String> {
+        let mut pending = Pending {
+            quiet,
+            files: Vec::new(),
+        };
+        let mut buf = [MaybeUninit::<u8>::uninit(); 4096];
+        loop {
+            pending.tell_due(on_change);
+            // Wait for a change, for the end, or for the next file due.
+            let timeout = pending
+                .next_due()
+                .map(|due| due.saturating_duration_since(Instant::now()))
+                .and_then(|wait| Timespec::try_from(wait).ok());
+            let mut fds = [
+                PollFd::new(events, PollFlags::IN),
+                PollFd::new(stopped, PollFlags::IN),
+            ];
+            match poll(&mut fds, timeout.as_ref()) {
+                Ok(_) | Err(rustix::io::Errno::INTR) => {}
+                Err(e) => return Err(format!("waiting for changes failed: {e}")),
+            }
+            if !fds[1].revents().is_empty() {
+                return Ok(());
+            }
+            if fds[0].revents().is_empty() {
+                continue;
+            }
+            let mut reader = kernel::Reader::new(events.as_fd(), &mut buf);
+            loop {
+                let event = match reader.next() {
+                    Ok(event) => event,
+                    Err(rustix::io::Errno::AGAIN) => break,
+                    Err(rustix::io::Errno::INTR) => continue,
+                    Err(e) => return Err(format!("reading the changes failed: {e}")),
+                };
+                let flags = event.events();
+                if flags.contains(ReadFlags::IGNORED) {
+                    return Err(format!(
+                        "{} was removed, moved away or unmounted",
+                        folder.display()
+                    ));
+                }
+                if flags.contains(ReadFlags::QUEUE_OVERFLOW) {
+                    // Changes were lost: every file of the folder may have changed.
+                    for entry in std::fs::read_dir(folder).into_iter().flatten().flatten() {
+                        pending.note(entry.path());
+                    }
+                } else if let Some(name) = event.file_name() {
+                    pending.note(folder.join(std::ffi::OsStr::from_bytes(name.to_bytes())));
+                }
+            }
         }
     }
 
@@ -159,6 +221,17 @@ mod with_notify {
     use std::path::{Path, PathBuf};
     use std::time::Duration;
 
+    /// The paths in `events`, each once, in the order they first came.
+    fn distinct(events: impl IntoIterator<Item = PathBuf>) -> Vec<PathBuf> {
+        let mut paths: Vec<PathBuf> = Vec::new();
+        for path in events {
+            if !paths.contains(&path) {
+                paths.push(path);
+            }
+        }
+        paths
+    }
+
     /// `notify`'s debounced watcher.
     pub(super) struct Watch {
         _debouncer: notify_debouncer_mini::Debouncer<notify::RecommendedWatcher>,
@@ -168,14 +241,14 @@ mod with_notify {
         pub(super) fn start(
             folder: &Path,
             quiet: Duration,
-            mut on_save: impl FnMut(PathBuf) + Send + 'static,
+            mut on_change: impl FnMut(super::Change) + Send + 'static,
         ) -> io::Result<Watch> {
             let mut debouncer = notify_debouncer_mini::new_debouncer(
                 quiet,
                 move |events: notify_debouncer_mini::DebounceEventResult| {
                     let Ok(events) = events else { return };
-                    for path in super::distinct(events.into_iter().map(|e| e.path)) {
-                        on_save(path);
+                    for path in distinct(events.into_iter().map(|e| e.path)) {
+                        on_change(super::Change::Saved(path));
                     }
                 },
             )
@@ -199,35 +272,45 @@ mod tests {
     use std::time::Instant;
 
     /// What a watch reports, and a way to wait for it.
-    struct Seen(mpsc::Receiver<PathBuf>);
+    struct Seen(mpsc::Receiver<Change>);
 
     impl Seen {
-        /// The paths reported within `within`, then nothing more for `quiet`.
+        /// The paths saved within `within`, then nothing more for `quiet`.
         fn settle(&self, within: Duration, quiet: Duration) -> Vec<PathBuf> {
             let mut seen = Vec::new();
             let deadline = Instant::now() + within;
+            let mut take = |change| match change {
+                Change::Saved(path) => seen.push(path),
+                Change::Stopped(why) => panic!("the watch stopped: {why}"),
+            };
             if let Ok(first) = self.0.recv_timeout(within) {
-                seen.push(first);
+                take(first);
             }
-            while let Ok(path) = self.0.recv_timeout(quiet) {
-                seen.push(path);
+            while let Ok(change) = self.0.recv_timeout(quiet) {
+                take(change);
                 assert!(Instant::now() < deadline + within, "saves never stop");
             }
             seen
         }
     }
 
-    /// Runs the same saves under a watch made by `start`, and checks what it reports.
-    fn reports_each_save_once<W>(start: impl Fn(&Path, Duration, mpsc::Sender<PathBuf>) -> W) {
+    /// A watch on a new folder holding `lib.rs`, made by `start` with a quiet time of 50 ms.
+    fn watched<W>(
+        start: impl Fn(&Path, Duration, mpsc::Sender<Change>) -> W,
+    ) -> (tempfile::TempDir, PathBuf, W, Seen) {
         let dir = tempfile::tempdir().unwrap();
         // As the grader names it: canonical.
         let folder = std::fs::canonicalize(dir.path()).unwrap();
-        let lesson = folder.join("lib.rs");
-        std::fs::write(&lesson, "fn a() {}\n").unwrap();
+        std::fs::write(folder.join("lib.rs"), "fn a() {}\n").unwrap();
         let (tx, rx) = mpsc::channel();
-        let quiet = Duration::from_millis(50);
-        let watch = start(&folder, quiet, tx);
-        let seen = Seen(rx);
+        let watch = start(&folder, Duration::from_millis(50), tx);
+        (dir, folder, watch, Seen(rx))
+    }
+
+    /// Runs the same saves under a watch made by `start`, and checks what it reports.
+    fn reports_each_save_once<W>(start: impl Fn(&Path, Duration, mpsc::Sender<Change>) -> W) {
+        let (_dir, folder, watch, seen) = watched(start);
+        let lesson = folder.join("lib.rs");
         let (within, settle) = (Duration::from_secs(10), Duration::from_millis(400));
 
         // Written in place, in several writes: one save.
@@ -278,24 +361,80 @@ mod tests {
         );
     }
 
+    /// The kit's watch.
+    fn kits(folder: &Path, quiet: Duration, tx: mpsc::Sender<Change>) -> Saves {
+        Saves::watch(folder, quiet, move |change| {
+            let _ = tx.send(change);
+        })
+        .expect("the folder can be watched")
+    }
+
     #[test]
     fn the_watch_reports_each_save_once_by_its_path() {
+        reports_each_save_once(kits);
+    }
+
+    #[test]
+    fn notifys_watch_used_off_linux_reports_the_same() {
         reports_each_save_once(|folder, quiet, tx| {
-            Saves::watch(folder, quiet, move |path| {
-                let _ = tx.send(path);
+            with_notify::Watch::start(folder, quiet, move |change| {
+                let _ = tx.send(change);
             })
             .expect("the folder can be watched")
         });
     }
 
     #[test]
-    fn notifys_watch_used_off_linux_reports_the_same() {
-        reports_each_save_once(|folder, quiet, tx| {
-            with_notify::Watch::start(folder, quiet, move |path| {
-                let _ = tx.send(path);
-            })
-            .expect("the folder can be watched")
+    fn a_file_changing_all_the_time_delays_no_other_files_save_and_is_told_now_and_then() {
+        let (_dir, folder, _watch, seen) = watched(kits);
+        let (lesson, noise) = (folder.join("lib.rs"), folder.join("noise.txt"));
+        let writing = std::sync::atomic::AtomicBool::new(true);
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                while writing.load(std::sync::atomic::Ordering::Relaxed) {
+                    std::fs::write(&noise, "x").unwrap();
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+            });
+            std::thread::sleep(Duration::from_millis(200));
+            let saved = Instant::now();
+            std::fs::write(&lesson, "fn b() {}\n").unwrap();
+            let mut noise_told = 0;
+            let told_after = loop {
+                match seen.0.recv_timeout(Duration::from_secs(10)) {
+                    Ok(Change::Saved(path)) if path == lesson => break saved.elapsed(),
+                    Ok(Change::Saved(path)) if path == noise => noise_told += 1,
+                    other => panic!("{other:?}"),
+                }
+            };
+            // Its own quiet time, not the folder's (which never comes while the noise goes).
+            assert!(
+                told_after < Duration::from_millis(400),
+                "the save was told {told_after:?} after it"
+            );
+            // The noise, changing all along, is told at least every ten quiet times.
+            std::thread::sleep(Duration::from_millis(1200));
+            writing.store(false, std::sync::atomic::Ordering::Relaxed);
+            while let Ok(change) = seen.0.recv_timeout(Duration::from_millis(300)) {
+                assert_eq!(change, Change::Saved(noise.clone()));
+                noise_told += 1;
+            }
+            assert!(noise_told >= 2, "the noise was told {noise_told} times");
         });
+    }
+
+    #[test]
+    fn a_watch_whose_folder_is_removed_says_it_stopped() {
+        let (_dir, folder, _watch, seen) = watched(kits);
+        std::fs::remove_dir_all(&folder).unwrap();
+        let stopped = loop {
+            match seen.0.recv_timeout(Duration::from_secs(10)) {
+                Ok(Change::Saved(_)) => continue,
+                Ok(Change::Stopped(why)) => break why,
+                Err(e) => panic!("the watch never said it stopped: {e}"),
+            }
+        };
+        assert!(stopped.contains("was removed"), "{stopped}");
     }
 
     #[test]

@@ -18,6 +18,7 @@ use crate::cache::learner_hash;
 use crate::guidance::{GuidanceLog, Kind};
 use crate::help::Help;
 use crate::lessons::LESSONS;
+use crate::saves::Change;
 use crate::suite::{self, RunError, RunSettings};
 use crate::{Lesson, LessonInfo};
 use clap::Args;
@@ -58,6 +59,8 @@ enum Event {
     InputClosed,
     /// Run number N's thread is done.
     RunEnded(usize),
+    /// Saves are no longer noticed, for this reason.
+    WatchStopped(String),
 }
 
 /// Runs a closure when dropped.
@@ -225,6 +228,11 @@ pub(crate) fn watch(root: Option<PathBuf>, args: WatchArgs) -> CommandResult {
                     continue;
                 }
                 Event::Key(key @ (b'h' | b'l')) => show(key, current),
+                Event::WatchStopped(why) => say!(
+                    "\n{} saves are no longer noticed: {why}. Press r to run after each save, \
+                     or q and start the watch again.",
+                    "warning:".yellow().bold()
+                ),
                 Event::Key(_) => continue,
                 Event::RunEnded(number) => {
                     // From a run stopped since (already joined), or from the one under way.
@@ -468,11 +476,16 @@ fn watch_files(
         .map(|l| (canonical(&root.join(&l.exercise.file)), l.lesson))
         .collect();
     let folder = canonical(&root.join("practice").join("src"));
-    crate::saves::Saves::watch(&folder, DEBOUNCE, move |saved| {
-        // A rename leaves the new file at the lesson's path: match by path.
-        let path = canonical(&saved);
-        if let Some((_, lesson)) = files.iter().find(|(f, _)| *f == path) {
-            let _ = tx.send(Event::Saved(lesson));
+    crate::saves::Saves::watch(&folder, DEBOUNCE, move |change| match change {
+        Change::Saved(saved) => {
+            // A rename leaves the new file at the lesson's path: match by path.
+            let path = canonical(&saved);
+            if let Some((_, lesson)) = files.iter().find(|(f, _)| *f == path) {
+                let _ = tx.send(Event::Saved(lesson));
+            }
+        }
+        Change::Stopped(why) => {
+            let _ = tx.send(Event::WatchStopped(why));
         }
     })
 }
