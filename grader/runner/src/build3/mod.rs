@@ -17,6 +17,7 @@ use kit_types::graded::RetryFn;
 use kit_types::RetryPolicy;
 use recording::{record_into, Callback, Recording, Script};
 use std::panic::{self as std_panic, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// What the judge asks a build3 runner.
 #[derive(Debug, Clone, PartialEq)]
@@ -126,36 +127,102 @@ fn ending_of(payload: &(dyn std::any::Any + Send)) -> Ending {
     Ending::Panicked(panics::Reported::of(payload))
 }
 
-/// The fewest cases a question of the space must hold to be split between two threads.
+/// The fewest cases a question of the space must hold to be shared with the worker.
 const SPLIT_FROM: usize = 1024;
 
-/// Cases `start..start + count` of the space, in order; on two threads when there are
-/// enough (the machines the kit runs on have at least two cores, and the judge waits): this
-/// one and the runner's worker ([`crate::cases::on_worker`]).
+/// How many cases a thread takes at a time from a question it shares with the worker.
+///
+/// Taken in turns rather than in fixed halves: the two threads often get unequal shares of
+/// the processor — the other core busy with another check's processes, or both threads woken
+/// on one core, where the scheduler keeps them while each runs in short bursts, one after
+/// the other, with the other core idle — and a fixed half then held up the whole answer. A
+/// turn is short (well under a millisecond), so whichever thread runs takes the rest.
+const TURN: usize = 256;
+
+/// Cases `start..start + count` of the space, in order; shared with the runner's worker
+/// thread when there are enough (the machines the kit runs on have at least two cores, and
+/// the judge waits): both take [`TURN`]s of it until it is done
+/// ([`crate::cases::on_worker`]).
 fn run_space(imp: RetryFn, start: usize, count: usize) -> Vec<CaseRun> {
     let blocks = space::shared();
     let end = start.saturating_add(count).min(space::total(blocks));
     if end.saturating_sub(start) < SPLIT_FROM {
         return run_stretch(imp, blocks, start, end, 0);
     }
-    let middle = start + (end - start) / 2;
-    // The later half on the runner's worker thread (a confined runner starts no other);
-    // without one, all of it here.
-    let later = crate::cases::on_worker(move || run_stretch(imp, blocks, middle, end, 1));
-    let Some(later) = later else {
-        return run_stretch(imp, blocks, start, end, 0);
+    let turns = std::sync::Arc::new(Turns {
+        next: AtomicUsize::new(start),
+        end,
+        stop: AtomicBool::new(false),
+    });
+    // The worker's turns (a confined runner starts no other thread); without one, all of
+    // them here.
+    let theirs = {
+        let turns = std::sync::Arc::clone(&turns);
+        crate::cases::on_worker(move || take_turns(imp, blocks, &turns, 1))
     };
-    let mut first = run_stretch(imp, blocks, start, middle, 0);
-    // A todo!() in the first half ends the answer there.
-    if first.len() == middle - start {
-        // A worker that took no job (it could not refuse threads), or died: the later half
-        // runs here.
-        let second = later
-            .recv()
-            .unwrap_or_else(|_| run_stretch(imp, blocks, middle, end, 0));
-        first.extend(second);
+    let mut taken = take_turns(imp, blocks, &turns, 0);
+    // A worker that took no job (it could not refuse threads), or died: the turns it
+    // did not answer are run here below.
+    if let Some(Ok(more)) = theirs.map(|r| r.recv()) {
+        taken.extend(more);
     }
-    first
+    taken.sort_by_key(|(first, _)| *first);
+    let mut runs = Vec::with_capacity(end - start);
+    let mut at = start;
+    for (first, turn_runs) in taken {
+        if first != at {
+            // A turn nobody answered (see above), or an answer past one that ended early.
+            break;
+        }
+        let asked = TURN.min(end - first);
+        let ended_early = turn_runs.len() < asked;
+        runs.extend(turn_runs);
+        at += asked;
+        // A todo!() ends the answer there: what comes after it is not asked.
+        if ended_early {
+            return runs;
+        }
+    }
+    if at < end {
+        runs.extend(run_stretch(imp, blocks, at, end, 0));
+    }
+    runs
+}
+
+/// The turns of one question of the space: the next case no thread has taken, where the
+/// question ends, and whether a thread reached a `todo!()` (no more turns are taken then).
+struct Turns {
+    next: AtomicUsize,
+    end: usize,
+    stop: AtomicBool,
+}
+
+/// Takes turns of `turns` on this thread, marked in `slot` of the shared page, until none is
+/// left: each turn's first case with its runs, in the order taken.
+fn take_turns(
+    imp: RetryFn,
+    blocks: &[space::Block],
+    turns: &Turns,
+    slot: usize,
+) -> Vec<(usize, Vec<CaseRun>)> {
+    let mut taken = Vec::new();
+    let mut rec = Recording::empty();
+    // One walk for all of this thread's turns: they come in increasing order.
+    let mut walk = space::Walk::new(blocks);
+    while !turns.stop.load(Ordering::Relaxed) {
+        let first = turns.next.fetch_add(TURN, Ordering::Relaxed);
+        if first >= turns.end {
+            break;
+        }
+        let last = (first + TURN).min(turns.end);
+        let mut runs = Vec::with_capacity(last - first);
+        if !stretch_into(imp, &mut walk, &mut rec, first, last, slot, &mut runs) {
+            turns.stop.store(true, Ordering::Relaxed);
+        }
+        taken.push((first, runs));
+    }
+    crate::cases::mark(slot, 0);
+    taken
 }
 
 /// Cases `start..end` of `blocks`, in order, on this thread, marked in `slot` of the shared
@@ -167,25 +234,36 @@ fn run_stretch(
     end: usize,
     slot: usize,
 ) -> Vec<CaseRun> {
-    let runs = stretch(imp, blocks, start, end, slot);
+    let mut runs = Vec::with_capacity(end.saturating_sub(start));
+    let mut walk = space::Walk::new(blocks);
+    stretch_into(
+        imp,
+        &mut walk,
+        &mut Recording::empty(),
+        start,
+        end,
+        slot,
+        &mut runs,
+    );
     crate::cases::mark(slot, 0);
     runs
 }
 
-fn stretch(
+/// Runs cases `start..end` of `walk`'s space into `runs`; false when a case reached a
+/// `todo!()` (its run is the last one added).
+fn stretch_into(
     imp: RetryFn,
-    blocks: &[space::Block],
+    walk: &mut space::Walk<'_>,
+    rec: &mut Recording,
     start: usize,
     end: usize,
     slot: usize,
-) -> Vec<CaseRun> {
-    let mut runs = Vec::with_capacity(end.saturating_sub(start));
-    let mut rec = Recording::empty();
-    let mut walk = space::Walk::new(blocks);
+    runs: &mut Vec<CaseRun>,
+) -> bool {
     for index in start..end {
         let (policy, script) = walk.case(index);
         crate::cases::mark(slot, index as u64 + 1);
-        let case = match run(&mut rec, imp, policy, script, None) {
+        let case = match run(rec, imp, policy, script, None) {
             None => match rec.digest() {
                 Some(digest) => CaseRun::Digest(digest),
                 None => CaseRun::Full(Box::new(rec.clone())),
@@ -195,14 +273,14 @@ fn stretch(
                     matches!(&ending, Ending::Panicked(p) if panics::is_stub_panic(&p.message));
                 runs.push(CaseRun::Ended(Box::new(ending)));
                 if stub {
-                    return runs;
+                    return false;
                 }
                 continue;
             }
         };
         runs.push(case);
     }
-    runs
+    true
 }
 
 impl Wire for Callback {
@@ -388,4 +466,101 @@ pub(crate) const WORKERS: usize = 1;
 pub(crate) fn serve_bytes(imp: RetryFn, ask: &[u8], _: &mut State) -> Option<Vec<u8>> {
     let ask: Ask = wire::decode(ask)?;
     Some(wire::encode(&serve(imp, &ask)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kit_types::graded::Reply;
+    use kit_types::{RequestError, RetryError, RetryEvent};
+
+    /// One call of `request`, and a wait of the policy's base delay after a failure: runs
+    /// that differ from case to case, cheaply.
+    fn once(
+        policy: &RetryPolicy,
+        request: &mut dyn FnMut() -> Result<Reply, RequestError>,
+        sleep: &mut dyn FnMut(f64),
+        _log: &mut dyn FnMut(RetryEvent),
+    ) -> Result<Reply, RetryError> {
+        match request() {
+            Ok(reply) => Ok(reply),
+            Err(RequestError::Permanent(e)) => Err(e.into()),
+            Err(RequestError::Transient(_)) => {
+                sleep(policy.base_delay);
+                Ok(Reply::Null)
+            }
+        }
+    }
+
+    /// [`once`], but unfinished for policies of five attempts (cases in the middle of the
+    /// space).
+    fn unfinished_at_five(
+        policy: &RetryPolicy,
+        request: &mut dyn FnMut() -> Result<Reply, RequestError>,
+        sleep: &mut dyn FnMut(f64),
+        log: &mut dyn FnMut(RetryEvent),
+    ) -> Result<Reply, RetryError> {
+        if policy.max_attempts == 5 {
+            todo!()
+        }
+        once(policy, request, sleep, log)
+    }
+
+    /// The runner's worker, as a confined runner has it.
+    fn with_worker() {
+        crate::cases::Workers::start(WORKERS);
+        if cfg!(target_os = "linux") {
+            assert_eq!(crate::cases::workers(), WORKERS, "the worker started");
+        }
+    }
+
+    #[test]
+    fn a_question_shared_in_turns_is_answered_as_one_thread_answers_it() {
+        with_worker();
+        let blocks = space::shared();
+        let total = space::total(blocks);
+        for (start, count) in [(0, 5000), (1000, 20_000), (total - 3000, 3000), (7, 1500)] {
+            let end = (start + count).min(total);
+            // As text: a recording can hold a NaN wait, which is not equal to itself.
+            assert_eq!(
+                format!("{:?}", run_space(once, start, count)),
+                format!("{:?}", run_stretch(once, blocks, start, end, 0)),
+                "cases {start}..{end}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_todo_in_a_shared_question_ends_the_answer_at_its_case() {
+        with_worker();
+        let blocks = space::shared();
+        let total = space::total(blocks);
+        // A block of five attempts with several turns of other cases before it.
+        let first_five = blocks
+            .iter()
+            .filter(|b| b.policy.max_attempts == 5 && b.start > 4 * TURN)
+            .find(|b| {
+                blocks
+                    .iter()
+                    .filter(|o| o.policy.max_attempts == 5 && o.start < b.start)
+                    .all(|o| o.start + o.count + 3 * TURN + 5 <= b.start)
+            })
+            .map(|b| b.start)
+            .expect("the space has policies of five attempts, apart");
+        let start = first_five - 3 * TURN - 5;
+        let answer = run_space(unfinished_at_five, start, total - start);
+        assert_eq!(answer.len(), first_five - start + 1, "up to the todo!()");
+        assert!(matches!(
+            answer.last(),
+            Some(CaseRun::Ended(ending))
+                if matches!(&**ending, Ending::Panicked(p) if panics::is_stub_panic(&p.message))
+        ));
+        assert_eq!(
+            format!("{answer:?}"),
+            format!(
+                "{:?}",
+                run_stretch(unfinished_at_five, blocks, start, total, 0)
+            )
+        );
+    }
 }

@@ -358,9 +358,13 @@ pub(crate) fn compare_tracked(
     Err(difference(imp, index))
 }
 
-/// How many cases a runner is asked for at a time (a stall still names its case: the
-/// runner marks each one as it starts it).
-const RUNNER_CHUNK: usize = 4096;
+/// How many cases a runner is asked for first, and at most, at a time: the first question is
+/// small, so that code that differs early (most wrong code, since the shortest cases come
+/// first) is answered soon, and each next one twice the last, so that a runner that agrees
+/// is asked a few large questions rather than many small ones (a stall still names its case:
+/// the runner marks each one as it starts it). Between two questions the runner waits for
+/// the judge, and its two threads share a question better the longer it is.
+const RUNNER_CHUNKS: (usize, usize) = (4096, 65536);
 
 /// [`compare_tracked`] for a learner's function in a runner: the runner runs the space a
 /// chunk at a time and sends, per case, the digest of what it observed; the reference's
@@ -381,8 +385,10 @@ fn compare_in_runner(
     // each case with `case()` builds the whole space again, once per case).
     let mut walk = space::Walk::new(blocks);
     let mut start = 0;
+    let mut chunk = RUNNER_CHUNKS.0;
     while start < total {
-        let count = RUNNER_CHUNK.min(total - start);
+        let count = chunk.min(total - start);
+        chunk = (chunk * 2).min(RUNNER_CHUNKS.1);
         under_way[0].0.store(start + 1, Ordering::Relaxed);
         let ask = wire::encode(&Ask::Space { start, count });
         let runs = ask_watching_marks(runner, progress, under_way, &ask, |bytes| {
