@@ -61,8 +61,9 @@ type Job = Box<dyn FnOnce() + Send>;
 
 /// The threads besides the main one that a confined runner runs the learner's code on,
 /// started before new threads are refused ([`sandbox::refuse_threads`], which each also
-/// applies to itself): one for build2 and build3, as many as stage8's concurrent lookups
-/// take for stage8.
+/// applies to itself): as many as the check's first question says (`workers` in each
+/// lesson's module): one for build3's exhaustive check, as many as stage8's concurrent
+/// lookups take for stage8, none for the rest.
 pub(crate) struct Workers {
     jobs: Vec<std::sync::Mutex<std::sync::mpsc::Sender<Job>>>,
 }

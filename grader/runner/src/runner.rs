@@ -7,8 +7,9 @@
 //! check's output and error streams. In order, before any of the learner's code runs:
 //! limits ([`crate::limits`]), the quiet panic hook, the sandbox ([`crate::sandbox`]: it
 //! may read the learner's library and nothing else, write nothing, start nothing, signal
-//! nothing outside itself); then the learner's function is loaded and each request read
-//! from the socket is answered on it, until the judge closes it.
+//! nothing outside itself), the check's first question read from the socket, and the
+//! threads it runs cases on (then no more); then the learner's function is loaded and each
+//! question is answered on it, until the judge closes the socket.
 //!
 //! It holds nothing worth taking: no reference answer, no expectation of a check, no token,
 //! no report. What it sends is observation, which the judge checks as it reads it.
@@ -28,7 +29,7 @@ pub(crate) const EXIT_USAGE: u8 = 2;
 /// Declares [`Function`] (a lesson's function, as a runner holds it) and the state a runner
 /// keeps for one check, from the lessons' list below. Each lesson's module of this crate
 /// (`crate::NAME`) gives `serve_bytes(function, ask, &mut State) -> Option<Vec<u8>>`, its
-/// `State` and `WORKERS`.
+/// `State` and `workers(first_question) -> usize`.
 macro_rules! lessons {
     ($($name:ident $variant:ident: $graded:ty,)*) => {
         /// A lesson's function, as a runner holds it.
@@ -49,13 +50,13 @@ macro_rules! lessons {
                 }
             }
 
-            /// How many threads besides the main one `lesson`'s questions run the
-            /// function on. Known from the lesson's name alone, so that they start before
-            /// the learner's library loads.
-            fn workers(lesson: &str) -> usize {
+            /// How many threads besides the main one `lesson`'s check runs the function
+            /// on, from its `first` question: read before the learner's library loads, so
+            /// that they start (and then no more) before any of its code runs.
+            fn workers(lesson: &str, first: &[u8]) -> usize {
                 match lesson {
-                    $(stringify!($name) => crate::$name::WORKERS,)*
-                    _ => 1,
+                    $(stringify!($name) => crate::$name::workers(first),)*
+                    _ => 0,
                 }
             }
 
@@ -145,18 +146,22 @@ pub(crate) fn readable() -> Vec<PathBuf> {
         .collect()
 }
 
-/// The rest of a runner's start, once it is confined: the threads cases run on, then no
-/// more threads; the learner's function loaded; then each request answered until the judge
-/// is done.
+/// The rest of a runner's start, once it is confined: the check's first question read; the
+/// threads it runs cases on, then no more threads; the learner's function loaded; then
+/// each request answered until the judge is done.
 pub(crate) fn run(
     lesson: &str,
     mode: Mode,
     load: fn(&str) -> Result<Function, crate::setup::SetupError>,
 ) -> ! {
+    let mut questions = Questions::open();
+    // What the check asks first says how many threads it runs cases on (a named check's
+    // runs need none): read before any of the learner's code is loaded.
+    let first = questions.next();
     if mode != Mode::Off {
         // The threads cases run on, started now; then no more, on any of them. Before the
         // library loads: its constructors run with threads already refused.
-        crate::cases::Workers::start(Function::workers(lesson));
+        crate::cases::Workers::start(Function::workers(lesson, &first));
         if let Err(missing) = sandbox::refuse_threads() {
             if mode == Mode::Required {
                 eprintln!("the sandbox could not be set up: {missing}");
@@ -171,20 +176,38 @@ pub(crate) fn run(
             end_now(i32::from(EXIT_USAGE));
         }
     };
-    serve(function)
+    serve(function, questions, first)
+}
+
+/// The judge's questions, read from the socket.
+#[cfg(unix)]
+struct Questions(std::os::unix::net::UnixStream);
+
+#[cfg(unix)]
+impl Questions {
+    fn open() -> Questions {
+        use std::os::fd::FromRawFd;
+        // SAFETY: the judge passes the socket as this descriptor and nothing else owns it.
+        Questions(unsafe { std::os::unix::net::UnixStream::from_raw_fd(SOCKET_FD) })
+    }
+
+    /// The next question; when there is none (the judge is done, or gone), the runner ends.
+    fn next(&mut self) -> Vec<u8> {
+        match wire::read_frame(&mut self.0) {
+            Ok(Some(ask)) => ask,
+            Ok(None) | Err(_) => end_now(0),
+        }
+    }
 }
 
 #[cfg(unix)]
-fn serve(function: Function) -> ! {
-    use std::os::fd::FromRawFd;
-    // SAFETY: the judge passes the socket as this descriptor and nothing else owns it.
-    let mut socket = unsafe { std::os::unix::net::UnixStream::from_raw_fd(SOCKET_FD) };
+fn serve(function: Function, mut questions: Questions, first: Vec<u8>) -> ! {
     let mut state = State::default();
+    let mut next = Some(first);
     loop {
-        let ask = match wire::read_frame(&mut socket) {
-            Ok(Some(ask)) => ask,
-            // The judge is done (or gone): nothing more to do.
-            Ok(None) | Err(_) => end_now(0),
+        let ask = match next.take() {
+            Some(ask) => ask,
+            None => questions.next(),
         };
         let Some(told) = function.serve(&ask, &mut state) else {
             eprintln!("the runner got a request it cannot read");
@@ -197,14 +220,30 @@ fn serve(function: Function) -> ! {
             let _ = std::io::stdout().flush();
             let _ = std::io::stderr().flush();
         }
-        if wire::write_frame(&mut socket, &told).is_err() {
+        if wire::write_frame(&mut questions.0, &told).is_err() {
             end_now(0);
         }
     }
 }
 
+/// The judge's questions: a runner needs Unix.
 #[cfg(not(unix))]
-fn serve(_: Function) -> ! {
+struct Questions;
+
+#[cfg(not(unix))]
+impl Questions {
+    fn open() -> Questions {
+        eprintln!("a runner needs Unix");
+        end_now(i32::from(EXIT_USAGE))
+    }
+
+    fn next(&mut self) -> Vec<u8> {
+        end_now(i32::from(EXIT_USAGE))
+    }
+}
+
+#[cfg(not(unix))]
+fn serve(_: Function, _: Questions, _: Vec<u8>) -> ! {
     eprintln!("a runner needs Unix");
     end_now(i32::from(EXIT_USAGE))
 }

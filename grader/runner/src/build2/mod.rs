@@ -42,10 +42,12 @@ pub fn serve(imp: FetchFn, ask: &Ask) -> Told {
 /// What a runner keeps between one check's questions: nothing.
 pub(crate) type State = ();
 
-/// How many threads besides the main one its questions run the function on: none, every
-/// question runs on the main thread (a worker costs each check a thread and a filter to
-/// start, grader/benches/README.md).
-pub(crate) const WORKERS: usize = 0;
+/// How many threads besides the main one a check's questions run the function on, from its
+/// first question: none, every question runs on the main thread (a worker costs each check a
+/// thread and a filter to start, grader/benches/README.md).
+pub(crate) fn workers(_first: &[u8]) -> usize {
+    0
+}
 
 /// [`serve`] on a request's bytes; `None` when they are not a request.
 pub(crate) fn serve_bytes(imp: FetchFn, ask: &[u8], _: &mut State) -> Option<Vec<u8>> {

@@ -187,9 +187,11 @@ pub(crate) fn serve(f: LookupFn, ask: &Ask, session: &mut Option<Session>) -> Op
 /// What a runner keeps between one check's questions: the check's gateway.
 pub(crate) type State = Option<Session>;
 
-/// How many threads besides the main one its questions run the function on: the
-/// concurrent lookups'.
-pub(crate) const WORKERS: usize = session::THREADS;
+/// How many threads besides the main one a check's questions run the function on, from its
+/// first question: the concurrent lookups', for every check.
+pub(crate) fn workers(_first: &[u8]) -> usize {
+    session::THREADS
+}
 
 /// [`serve`] on a question's bytes; `None` when they are not a question it can answer.
 pub(crate) fn serve_bytes(f: LookupFn, ask: &[u8], session: &mut State) -> Option<Vec<u8>> {
