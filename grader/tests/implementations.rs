@@ -1003,6 +1003,51 @@ fn stage8_trials() -> Vec<Trial> {
                 .map_err(|e| format!("{}\n{out}", e.message().unwrap_or_default()).into())
             },
         ),
+        Trial::test(
+            "a_case_wrong_only_among_the_others_fails_the_exhaustive_check",
+            || {
+                // Wrong on one call of the process (past the first question to a runner),
+                // right when that case is run again alone: in a runner and in the check's own
+                // process, as with the fast paths on and off.
+                let me = || std::env::current_exe().expect("the test binary knows its own path");
+                for (lesson, says) in [
+                    (
+                        &build3::LESSON,
+                        "did something else on this case when it ran among",
+                    ),
+                    (&stage8::LESSON, "the run differs from one time to the next"),
+                ] {
+                    for in_process in [false, true] {
+                        let mut launcher = Launcher::new(me());
+                        if in_process {
+                            launcher = launcher.env(IN_PROCESS_VAR, "1");
+                        }
+                        let (summary, out) = grade_launched(
+                            lesson,
+                            launcher,
+                            "wrong_on_one_call",
+                            "exhaustive::",
+                            30.0,
+                            FormatSetting::Pretty,
+                        );
+                        expect_failed(
+                            &summary,
+                            "exhaustive::matches_reference_on_every_case",
+                            FailureKind::Mismatch,
+                            &[says],
+                        )
+                        .map_err(|e| {
+                            format!(
+                                "{} (in its own process: {in_process}): {}\n{out}",
+                                lesson.name,
+                                e.message().unwrap_or_default()
+                            )
+                        })?;
+                    }
+                }
+                Ok(())
+            },
+        ),
         Trial::test("stage8_forged_exhaustive_digests_never_pass", || {
             let (summary, out) = grade8("forges_space_digests", "exhaustive::");
             ensure(summary.count(Status::Passed) == 0, || {

@@ -644,7 +644,12 @@ fn environment_names() -> String {
 /// library's constructor would), for `threads_at_load`: set by the test's runner.
 pub static THREAD_AT_LOAD: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
 
-/// Counts the calls of `retry_request` this process made, for `counts_across_checks`.
+/// The 0-based call of the process on which `wrong_on_one_call` answers wrong: past the
+/// exhaustive check's first question to a runner.
+pub const WRONG_CALL: usize = 5000;
+
+/// Counts the calls of `retry_request` this process made, for `counts_across_checks` and
+/// `wrong_on_one_call`.
 static CALLS_SO_FAR: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 /// A build3 implementation of `retry_request`, by name.
@@ -794,6 +799,16 @@ pub fn build3(label: &str) -> Option<build3::Learner> {
                 },
             ));
             reference::retry_request(p, r, s, l)
+        },
+        "wrong_on_one_call" => |p, r, s, l| {
+            // Right on every call of the process but one, deep in the exhaustive space: that
+            // case comes out wrong among the others and right when it is run again alone.
+            let n = CALLS_SO_FAR.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            if n == WRONG_CALL {
+                Ok(Reply::Null)
+            } else {
+                reference::retry_request(p, r, s, l)
+            }
         },
         "counts_across_checks" => |p, r, s, l| {
             // Right for the first two calls of the process, wrong after: a verdict that
@@ -1070,6 +1085,18 @@ pub fn stage8(label: &str) -> Option<stage8::Learner> {
                 )));
             }
             reference::lookup_availability(g, item)
+        },
+        "wrong_on_one_call" => |g, item| {
+            // Right on every lookup of the process but one, deep in the exhaustive space.
+            let n = CALLS_SO_FAR.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            if n == WRONG_CALL {
+                Lookup {
+                    outcome: kit_types::Outcome::Missing,
+                    attempts: 0,
+                }
+            } else {
+                reference::lookup_availability(g, item)
+            }
         },
         "counts_across_checks" => |g, item| {
             // Right for the first twenty lookups of the process, wrong after: a verdict that

@@ -1387,6 +1387,13 @@ mod exhaustive {
         };
         let file = super::super::exhaustive::case_text(&difference.case, difference.number);
         let scenario = difference.case.to_scenario();
+        let side = side_by_side(
+            ("yours", &difference.learner),
+            ("reference", &difference.reference),
+        );
+        // A run that parts from the reference nowhere (one that differed only among the other
+        // cases) has no line to point at.
+        let parted = side.contains('≠');
         Err(format!(
             "your function and the reference differ on case {} of the exhaustive space (cases \
              come shortest first, so this is a smallest one).\n\n\
@@ -1399,11 +1406,9 @@ mod exhaustive {
                 .map(|l| format!("  {l}"))
                 .collect::<Vec<_>>()
                 .join("\n"),
-            side_by_side(
-                ("yours", &difference.learner),
-                ("reference", &difference.reference)
-            ),
+            side,
             match &difference.rule {
+                Some(rule) if !parted => format!("{rule} "),
                 Some(rule) => format!(
                     "{rule} (The first line marked ≠ is where your retry_request parts from \
                      that rule.) "

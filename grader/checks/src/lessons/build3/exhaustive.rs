@@ -358,6 +358,15 @@ pub(crate) fn compare_tracked(
     Err(difference(imp, index))
 }
 
+/// What the check says of a case that differed among the others but, run again alone for
+/// the difference shown, ran as the reference does: the function's runs depend on more than
+/// their inputs.
+const RAN_OTHERWISE: &str = "your retry_request did something else on this case when it \
+    ran among the other cases of the space than when it ran alone (the run shown is the \
+    one alone): what it does must depend only on the policy and on what request \
+    returns, never on a count or a value kept from earlier runs, the thread it runs on, the \
+    stack or the time.";
+
 /// How many cases a runner is asked for first, and at most, at a time: the first question is
 /// small, so that code that differs early (most wrong code, since the shortest cases come
 /// first) is answered soon, and each next one twice the last, so that a runner that agrees
@@ -428,11 +437,18 @@ fn compare_in_runner(
                     _ => false,
                 },
                 CaseRun::Digest(digest) if Some(digest) == reference_digest() => true,
-                // A digest that differs says nothing (see `Recording::digest`): compare the
-                // whole recording, asked for again.
-                CaseRun::Digest(_) => {
+                // A digest that differs may still be the same run within the check's
+                // tolerance (see `Recording::digest`): compare the whole recording, asked for
+                // again. Asked again, the case must do exactly what it did (the same digest):
+                // a run that comes out right only alone is no match.
+                CaseRun::Digest(digest) => {
                     let case = case(index + 1)?;
                     let theirs = guarded_record(imp, &case);
+                    let again = theirs.as_ref().ok().and_then(Recording::digest);
+                    if again != Some(digest) {
+                        under_way[0].0.store(0, Ordering::SeqCst);
+                        return Some(index);
+                    }
                     same_runs(theirs, index, &case)
                 }
                 CaseRun::Full(theirs) => {
@@ -497,6 +513,8 @@ fn difference(imp: &Learner, index: usize) -> Box<Difference> {
     let theirs = guarded_record(imp, &case);
     let ours = reference_record(index, &case);
     let rule = match (&theirs, &ours) {
+        // Alone it ran as the reference does: what differed was its run among the others.
+        (Ok(theirs), Ok(ours)) if theirs.same_as(ours) => Some(RAN_OTHERWISE.to_string()),
         (Ok(theirs), Ok(ours)) => {
             super::checks::rule_broken(&case.policy, &case.script, theirs, ours)
         }
