@@ -145,6 +145,43 @@ fn same_results_both_ways(root: &Path, lesson: &grader::Lesson) {
     }
 }
 
+#[test]
+fn a_system_library_the_learners_code_links_loads_with_the_fast_paths_on_and_off() {
+    // The C library's maths, which neither the runner nor the standard library loads: a
+    // learner's library that needs it must load in a confined runner as in one started as
+    // a program.
+    let kit = fresh_kit();
+    let root = kit.root();
+    let text = stub_with(
+        "build3",
+        r#"{
+        #[link(name = "m")]
+        extern "C" {
+            fn ilogb(x: f64) -> i32;
+        }
+        // SAFETY: a pure function of the C library's maths.
+        panic!("ilogb of 8 is {}", unsafe { ilogb(8.0) })
+    }"#,
+    );
+    write_learner(root, "build3", &text);
+    checks_of(root, "build3", true);
+    write_learner(root, "build3", &format!("{text}\n// an edit\n"));
+    let fast = checks_of(root, "build3", true);
+    assert!(replayed(root, "build3"), "the edit was not replayed");
+    let slow = checks_of(root, "build3", false);
+    assert_eq!(fast, slow, "the fast paths differ");
+    let checks = fast.as_array().expect("a list of checks");
+    assert!(!checks.is_empty(), "no checks ran");
+    for check in checks {
+        assert!(
+            check[2]
+                .as_str()
+                .is_some_and(|m| m.contains("ilogb of 8 is 3")),
+            "the learner's library did not run: {check}"
+        );
+    }
+}
+
 /// The processes running a program of the copy at `root` (its fork servers, zygotes, checks),
 /// as `pid: command line`; processes that have ended and wait to be reaped are not counted.
 fn running_from(root: &Path) -> Vec<String> {

@@ -5,7 +5,8 @@
 //! library is loaded, so its constructors are confined too). On Linux it gets:
 //! - **no new privileges** (`PR_SET_NO_NEW_PRIVS`), which the two below need;
 //! - a **Landlock** ruleset: it may read only the files it was given (the learner's library)
-//!   and create, write or remove nothing: the one file it writes, its
+//!   and the system's shared libraries (which that library may need), and create, write or
+//!   remove nothing: the one file it writes, its
 //!   report, is opened before, and stays the only writable thing it holds. No TCP, no
 //!   abstract sockets, and no signals to processes outside the sandbox;
 //! - a **seccomp** filter that refuses (`EPERM`) what a pure function never needs: new
@@ -392,16 +393,24 @@ mod linux {
         for file in readable {
             ruleset.allow(file, access::READ_FILE, false)?;
         }
-        let libraries = access::READ_FILE | access::READ_DIR | access::EXECUTE;
+        allow_system_libraries(
+            &mut ruleset,
+            access::READ_FILE | access::READ_DIR | access::EXECUTE,
+        )?;
+        Ok(Some(ruleset.into_fd()))
+    }
+
+    /// Lets `ruleset` reach the system's shared libraries with `rights`, and read the
+    /// dynamic loader's cache that finds them by name.
+    fn allow_system_libraries(ruleset: &mut Ruleset, rights: u64) -> Result<(), String> {
         for folder in ["/lib", "/lib64", "/usr/lib", "/usr/lib64"] {
-            ruleset.allow(std::path::Path::new(folder), libraries, false)?;
+            ruleset.allow(std::path::Path::new(folder), rights, false)?;
         }
         ruleset.allow(
             std::path::Path::new("/etc/ld.so.cache"),
             access::READ_FILE,
             false,
-        )?;
-        Ok(Some(ruleset.into_fd()))
+        )
     }
 
     /// The Landlock ruleset of a [`super::CompileLayer`], as a descriptor to apply later.
@@ -537,6 +546,10 @@ mod linux {
             // A file that is not there is not needed.
             ruleset.allow(file, access::READ_FILE, false)?;
         }
+        // The system's shared libraries, which a learner's library may need beyond the
+        // runner's own (`#[link(name = "m")]`), as a runner started as a program may read
+        // them ([`exec_ruleset`]): public files, and the same on both paths.
+        allow_system_libraries(&mut ruleset, access::READ_FILE | access::READ_DIR)?;
         ruleset.restrict_self()?;
         if abi < ABI_USED {
             return Err(format!(
