@@ -1048,6 +1048,42 @@ fn stage8_trials() -> Vec<Trial> {
                 Ok(())
             },
         ),
+        Trial::test(
+            "stage8_the_exhaustive_check_judges_the_run_that_was_sent",
+            || {
+                // Wrong where its first lookup ran (the space's runs), right elsewhere: the
+                // run compared in full must be the one whose digest was sent, in a runner
+                // and in the check's own process.
+                for in_process in [false, true] {
+                    let me = std::env::current_exe().expect("the test binary's path");
+                    let mut launcher = Launcher::new(me);
+                    if in_process {
+                        launcher = launcher.env(IN_PROCESS_VAR, "1");
+                    }
+                    let (summary, out) = grade_launched(
+                        &stage8::LESSON,
+                        launcher,
+                        "wrong_at_its_first_depth",
+                        "exhaustive::",
+                        30.0,
+                        FormatSetting::Pretty,
+                    );
+                    expect_failed(
+                        &summary,
+                        "exhaustive::matches_reference_on_every_case",
+                        FailureKind::Mismatch,
+                        &["differ"],
+                    )
+                    .map_err(|e| {
+                        format!(
+                            "in its own process: {in_process}: {}\n{out}",
+                            e.message().unwrap_or_default()
+                        )
+                    })?;
+                }
+                Ok(())
+            },
+        ),
         Trial::test("stage8_forged_exhaustive_digests_never_pass", || {
             let (summary, out) = grade8("forges_space_digests", "exhaustive::");
             ensure(summary.count(Status::Passed) == 0, || {
@@ -2105,6 +2141,37 @@ const MISTAKES: &[Mistake] = &[
             "callbacks::log_before_sleep",
             &["log the event, then sleep"],
             &[],
+        )],
+    },
+    Mistake {
+        lesson: &build3::LESSON,
+        label: "sleep_before_log_on_server_wait",
+        // Right wherever no server wait is asked for, as in callbacks::log_before_sleep:
+        // the exhaustive check compares the order of the callbacks on every case.
+        first: (
+            "exhaustive::matches_reference_on_every_case",
+            &["log the event"],
+        ),
+        also: &[],
+    },
+    Mistake {
+        lesson: &build3::LESSON,
+        label: "attempt_in_a_static",
+        // Each check is a process of its own, whose first call starts from 1: a check of
+        // several calls meets the leftover, and says what can cause a call that never calls
+        // request. By the exhaustive check's first difference the count is past every
+        // limit, so each run is the same: it says the same.
+        first: (
+            "outcomes::every_permanent_kind",
+            &[
+                "request was never called",
+                "a count kept from an earlier call",
+            ],
+        ),
+        also: &[(
+            "exhaustive::matches_reference_on_every_case",
+            &["request was never called", "(a `static`)"],
+            &["did something else on this case"],
         )],
     },
     Mistake {

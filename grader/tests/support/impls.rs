@@ -28,7 +28,16 @@ struct Mistakes {
     sleep_before_log: bool,
     no_validation: bool,
     permanent_becomes_success: bool,
+    /// Sleeps before it logs, but only where the server asked for a wait: the branch that
+    /// honours `retry_after` written apart from the backoff's.
+    sleep_before_log_on_server_wait: bool,
+    /// The attempt number kept in a `static`, set back only after a success: a call after
+    /// one that failed starts where that one stopped.
+    attempt_in_a_static: bool,
 }
+
+/// The attempt number of `attempt_in_a_static`.
+static ATTEMPT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
 
 fn written(
     m: Mistakes,
@@ -41,13 +50,22 @@ fn written(
         policy.validate()?;
     }
     let limit = policy.max_attempts + u32::from(m.extra_attempt);
-    for attempt in 1..=limit {
+    for mut attempt in 1..=limit {
+        if m.attempt_in_a_static {
+            attempt = ATTEMPT.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+            if attempt > limit {
+                break;
+            }
+        }
         let outcome = request();
         if m.validate_after_first_call && attempt == 1 {
             policy.validate()?;
         }
         let failure = match outcome {
-            Ok(v) => return Ok(v),
+            Ok(v) => {
+                ATTEMPT.store(0, std::sync::atomic::Ordering::SeqCst);
+                return Ok(v);
+            }
             Err(RequestError::Permanent(p)) if m.permanent_becomes_success => {
                 let _ = p;
                 return Ok(Reply::Null);
@@ -116,7 +134,9 @@ fn written(
                 planned = planned.max(w.min(policy.max_delay));
             }
         }
-        if m.sleep_before_log {
+        if m.sleep_before_log
+            || (m.sleep_before_log_on_server_wait && failure.retry_after.is_some_and(|w| w > 0.0))
+        {
             sleep(planned);
             log(RetryEvent::retry(attempt, failure.reason, planned));
         } else {
@@ -670,6 +690,8 @@ pub fn build3(label: &str) -> Option<build3::Learner> {
         "prints_detail" => mistake!(prints_detail),
         "sleep_before_log" => mistake!(sleep_before_log),
         "permanent_becomes_success" => mistake!(permanent_becomes_success),
+        "attempt_in_a_static" => mistake!(attempt_in_a_static),
+        "sleep_before_log_on_server_wait" => mistake!(sleep_before_log_on_server_wait),
         "swallows_panics" => swallows_panics,
         "never_stops" => never_stops,
         "spins" => spins,
@@ -1085,6 +1107,21 @@ pub fn stage8(label: &str) -> Option<stage8::Learner> {
                 )));
             }
             reference::lookup_availability(g, item)
+        },
+        "wrong_at_its_first_depth" => |g, item| {
+            // Wrong (an attempt too many) wherever it runs at the stack depth of its first
+            // lookup in the process — the exhaustive space's runs — and right elsewhere: a
+            // judge that compared a run made another way in place of the one sent would see
+            // only right runs.
+            static FIRST: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+            let here = 0u8;
+            let at = std::hint::black_box(std::ptr::addr_of!(here)) as usize;
+            let first = *FIRST.get_or_init(|| at);
+            let mut lookup = reference::lookup_availability(g, item);
+            if at == first {
+                lookup.attempts += 1;
+            }
+            lookup
         },
         "wrong_on_one_call" => |g, item| {
             // Right on every lookup of the process but one, deep in the exhaustive space.

@@ -245,11 +245,14 @@ pub fn same_events(a: &[RetryEvent], b: &[RetryEvent]) -> bool {
 }
 
 impl Recording {
-    /// Whether two runs made the same calls, waits and events and ended the same way.
+    /// Whether two runs made the same calls, waits and events, in the same order of
+    /// callbacks (the lesson says which comes first: log, then sleep), and ended the same
+    /// way.
     pub fn same_as(&self, other: &Recording) -> bool {
         self.calls == other.calls
             && same_waits(&self.waits, &other.waits)
             && same_events(&self.events, &other.events)
+            && self.order == other.order
             && self.result == other.result
     }
 }
@@ -387,7 +390,7 @@ mod digest {
                 calls,
                 waits,
                 events,
-                order: _, // not compared by same_as
+                order,
                 result,
             } = rec;
             self.word(u64::from(*calls));
@@ -398,6 +401,14 @@ mod digest {
             self.word(events.len() as u64);
             for event in events {
                 self.event(event)?;
+            }
+            self.word(order.len() as u64);
+            for callback in order {
+                self.word(match callback {
+                    super::Callback::Request => 1,
+                    super::Callback::Sleep => 2,
+                    super::Callback::Log => 3,
+                });
             }
             match result {
                 None => self.word(0),
@@ -611,10 +622,10 @@ mod tests {
         let (a, mut b) = (sample(), sample());
         assert_eq!(a.digest(), b.digest());
         assert!(a.digest().is_some_and(|d| d != 0));
-        // The order of callbacks is not something same_as compares, so neither does this.
+        // The order of the callbacks counts: the lesson says log, then sleep.
         b.order.reverse();
-        assert!(a.same_as(&b));
-        assert_eq!(a.digest(), b.digest());
+        assert!(!a.same_as(&b));
+        assert_ne!(a.digest(), b.digest());
     }
 
     /// Every field same_as compares changes the digest: a digest that matched a different
@@ -643,6 +654,8 @@ mod tests {
             ("one event fewer", |r| {
                 r.events.pop();
             }),
+            ("sleep before log", |r| r.order.swap(1, 2)),
+            ("one callback more", |r| r.order.push(Callback::Request)),
             ("no result (a panic)", |r| r.result = None),
             ("the stop's cause", |r| {
                 r.result = Some(Err(RetryError::Exhausted {

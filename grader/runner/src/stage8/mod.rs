@@ -57,6 +57,12 @@ pub enum Ask {
         /// How many.
         count: usize,
     },
+    /// Case `index` (0-based) of the exhaustive [`space`], run as [`Ask::Space`] runs it and
+    /// told in full: the run the judge compares with the reference's when its digest differs.
+    Case {
+        /// The case.
+        index: usize,
+    },
 }
 
 /// How a lookup ended when it did not return.
@@ -125,6 +131,8 @@ pub enum Told {
     /// The answer to [`Ask::Space`]: one per case, in order. Shorter than asked when a case
     /// reached `todo!()` (the last one then says so): the rest would only say it again.
     Space(Vec<CaseRun>),
+    /// The answer to [`Ask::Case`]: the run, or how the case's gateway was refused.
+    Case(Result<space::CaseRecord, Ending>),
 }
 
 fn ended(ran: Result<Lookup, Payload>) -> Result<Lookup, Ending> {
@@ -136,6 +144,14 @@ fn ended(ran: Result<Lookup, Payload>) -> Result<Lookup, Ending> {
 pub(crate) fn serve(f: LookupFn, ask: &Ask, session: &mut Option<Session>) -> Option<Told> {
     if let Ask::Space { start, count } = ask {
         return Some(Told::Space(space::run_stretch(f, *start, *count)));
+    }
+    if let Ask::Case { index } = ask {
+        let case = space::Space::new().case(*index)?;
+        // Marked as the space's cases are: a case that never ends is named.
+        crate::cases::mark(0, *index as u64 + 1);
+        let run = space::run_case(f, &case).map_err(|e| Ending::Guard(e.to_string()));
+        crate::cases::mark(0, 0);
+        return Some(Told::Case(run));
     }
     if let Ask::Start(setup) = ask {
         return Some(Told::Started(match Session::start(setup) {
@@ -152,7 +168,7 @@ pub(crate) fn serve(f: LookupFn, ask: &Ask, session: &mut Option<Session>) -> Op
     }
     let s = session.as_mut()?;
     Some(match ask {
-        Ask::Start(_) | Ask::Space { .. } => unreachable!("answered above"),
+        Ask::Start(_) | Ask::Space { .. } | Ask::Case { .. } => unreachable!("answered above"),
         Ask::Lookup { item, after } => {
             let ran = ended(s.lookup(f, item, *after));
             Told::Looked {
@@ -512,6 +528,40 @@ impl Wire for Seen {
     }
 }
 
+impl Wire for session::Standing {
+    fn put(&self, out: &mut Vec<u8>) {
+        self.answered.put(out);
+        self.sleeps.put(out);
+        self.counters.put(out);
+        self.breaker.put(out);
+        self.now.put(out);
+    }
+    fn take(input: &mut &[u8]) -> Option<Self> {
+        Some(session::Standing {
+            answered: usize::take(input)?,
+            sleeps: usize::take(input)?,
+            counters: Counters::take(input)?,
+            breaker: BreakerState::take(input)?,
+            now: f64::take(input)?,
+        })
+    }
+}
+
+impl Wire for space::CaseRecord {
+    fn put(&self, out: &mut Vec<u8>) {
+        self.lookups.put(out);
+        self.calls.put(out);
+        self.sleeps.put(out);
+    }
+    fn take(input: &mut &[u8]) -> Option<Self> {
+        Some(space::CaseRecord {
+            lookups: Wire::take(input)?,
+            calls: Wire::take(input)?,
+            sleeps: Wire::take(input)?,
+        })
+    }
+}
+
 impl Wire for Totals {
     fn put(&self, out: &mut Vec<u8>) {
         self.counters.put(out);
@@ -606,6 +656,10 @@ impl Wire for Ask {
                 start.put(out);
                 count.put(out);
             }
+            Ask::Case { index } => {
+                out.push(5);
+                index.put(out);
+            }
         }
     }
     fn take(input: &mut &[u8]) -> Option<Self> {
@@ -626,6 +680,9 @@ impl Wire for Ask {
             4 => Ask::Space {
                 start: usize::take(input)?,
                 count: usize::take(input)?,
+            },
+            5 => Ask::Case {
+                index: usize::take(input)?,
             },
             _ => return None,
         })
@@ -669,6 +726,10 @@ impl Wire for Told {
                 out.push(4);
                 runs.put(out);
             }
+            Told::Case(run) => {
+                out.push(5);
+                run.put(out);
+            }
         }
     }
     fn take(input: &mut &[u8]) -> Option<Self> {
@@ -692,6 +753,7 @@ impl Wire for Told {
                 seen: Seen::take(input)?,
             },
             4 => Told::Space(Wire::take(input)?),
+            5 => Told::Case(Wire::take(input)?),
             _ => return None,
         })
     }
@@ -740,6 +802,27 @@ mod tests {
             CaseRun::Digest(7),
             CaseRun::Ended(Ending::Guard("the loop never stops".into())),
         ]));
+        round_trip(Ask::Case { index: 2928 });
+        round_trip(Told::Case(Err(Ending::Loop("slept without end".into()))));
+        // A case's run in full, calls and sleeps included: one made by code that calls the
+        // provider through the gateway's own retry-less path, then stops.
+        fn one_call(g: &kit_types::graded::TestGateway, item: &str) -> Lookup {
+            use kit_types::{Clock, Provider};
+            let _ = g.provider().get(item, 0.5);
+            g.clock().sleep(0.25);
+            Lookup {
+                outcome: kit_types::Outcome::Missing,
+                attempts: 1,
+            }
+        }
+        let space = space::Space::new();
+        let case = (0..space.total())
+            .filter_map(|i| space.case(i))
+            .find(|c| c.afters.len() > 1)
+            .expect("a case of more than one lookup");
+        let record = space::run_case(one_call, &case).expect("a valid gateway");
+        assert!(!record.calls.is_empty() && !record.sleeps.is_empty());
+        round_trip(Told::Case(Ok(record)));
         let seen = Seen {
             calls: vec![Call {
                 item_id: "bike-7".into(),

@@ -246,6 +246,53 @@ pub struct CaseRecord {
     pub(crate) sleeps: Vec<Sleep>,
 }
 
+/// One lookup of a [`CaseRecord`], as the judge compares it with the reference's in full.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LookupRun {
+    /// What it returned, or how it ended.
+    pub ran: Result<Lookup, Ending>,
+    /// The provider calls it made.
+    pub calls: Vec<Call>,
+    /// The sleeps it took, but those of 0 s ([`idle`]).
+    pub sleeps: Vec<Sleep>,
+    /// The counters after it.
+    pub counters: Counters,
+    /// The breaker after it.
+    pub breaker: BreakerState,
+    /// The clock after it.
+    pub now: f64,
+}
+
+impl CaseRecord {
+    /// The run, a lookup at a time: each lookup's calls and sleeps are those made since the
+    /// one before it ended.
+    pub fn per_lookup(&self) -> Vec<LookupRun> {
+        let (mut calls_before, mut sleeps_before) = (0, 0);
+        self.lookups
+            .iter()
+            .map(|(ran, standing)| {
+                let calls = self.calls.get(calls_before..standing.answered);
+                let sleeps = self.sleeps.get(sleeps_before..standing.sleeps);
+                calls_before = standing.answered.max(calls_before);
+                sleeps_before = standing.sleeps.max(sleeps_before);
+                LookupRun {
+                    ran: ran.clone(),
+                    calls: calls.unwrap_or_default().to_vec(),
+                    sleeps: sleeps
+                        .unwrap_or_default()
+                        .iter()
+                        .filter(|s| !idle(s))
+                        .cloned()
+                        .collect(),
+                    counters: standing.counters,
+                    breaker: standing.breaker,
+                    now: standing.now,
+                }
+            })
+            .collect()
+    }
+}
+
 /// Runs `case` on `f`, a lookup after the other, until one does not return. `Err`: the
 /// configuration was refused.
 pub fn run_case(f: LookupFn, case: &Case) -> Result<CaseRecord, kit_types::gateway::ConfigError> {

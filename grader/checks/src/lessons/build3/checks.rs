@@ -230,6 +230,8 @@ pub(crate) fn rule_broken(
         && same_events(&theirs.events, &exp.events)
     {
         result_hint(theirs, &exp)
+    } else if theirs.order != reference.order && same_events(&theirs.events, &exp.events) {
+        Some("For each retry: log the event, then sleep, then call request again.".into())
     } else {
         None
     }
@@ -316,6 +318,14 @@ fn calls_hint(
     if exp.calls == 0 {
         return Some(
             "An invalid policy is refused before any callback runs: validate first.".into(),
+        );
+    }
+    if rec.calls == 0 && rec.result.is_some() {
+        return Some(
+            "request was never called, though the policy is valid: the first call of request \
+             is attempt 1. A loop that counts from elsewhere, or a count kept from an earlier \
+             call (a `static`), skips it."
+                .into(),
         );
     }
     match &exp.result {

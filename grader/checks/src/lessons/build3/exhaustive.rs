@@ -273,7 +273,8 @@ pub(crate) fn compare_tracked(
     if let Learner::Runner(runner) = imp {
         return match compare_in_runner(imp, runner, progress, under_way, known) {
             None => Ok(space::total(space::shared())),
-            Some(index) => Err(difference(imp, index)),
+            Some(Parted::Differs(index)) => Err(difference(imp, index, false)),
+            Some(Parted::RanOtherwise(index)) => Err(difference(imp, index, true)),
         };
     }
     let blocks = space::shared();
@@ -355,17 +356,26 @@ pub(crate) fn compare_tracked(
     if index == usize::MAX {
         return Ok(total);
     }
-    Err(difference(imp, index))
+    Err(difference(imp, index, false))
 }
 
-/// What the check says of a case that differed among the others but, run again alone for
-/// the difference shown, ran as the reference does: the function's runs depend on more than
-/// their inputs.
+/// Where a runner's runs part from the reference's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Parted {
+    /// The run of this 0-based case differs from the reference's.
+    Differs(usize),
+    /// Asked for again, this 0-based case did not run as it had among the others: the
+    /// function's runs depend on more than their inputs.
+    RanOtherwise(usize),
+}
+
+/// What the check says of a case that did not run alone as it had among the others (seen by
+/// the runs' digests, or because the run shown, made again, is the reference's).
 const RAN_OTHERWISE: &str = "your retry_request did something else on this case when it \
-    ran among the other cases of the space than when it ran alone (the run shown is the \
-    one alone): what it does must depend only on the policy and on what request \
-    returns, never on a count or a value kept from earlier runs, the thread it runs on, the \
-    stack or the time.";
+    ran among the other cases of the space than when it was run again (the run shown is a \
+    run made again): what it does must depend only on the policy and on what request \
+    returns, never on a count or a value kept from earlier runs (a `static`), the thread it \
+    runs on, the stack or the time.";
 
 /// How many cases a runner is asked for first, and at most, at a time: the first question is
 /// small, so that code that differs early (most wrong code, since the shortest cases come
@@ -386,7 +396,7 @@ fn compare_in_runner(
     progress: &AtomicUsize,
     under_way: &[UnderWay; THREADS],
     known: Option<&Digests>,
-) -> Option<usize> {
+) -> Option<Parted> {
     let blocks = space::shared();
     let total = space::total(blocks);
     let mut ours = Recording::empty();
@@ -447,7 +457,7 @@ fn compare_in_runner(
                     let again = theirs.as_ref().ok().and_then(Recording::digest);
                     if again != Some(digest) {
                         under_way[0].0.store(0, Ordering::SeqCst);
-                        return Some(index);
+                        return Some(Parted::RanOtherwise(index));
                     }
                     same_runs(theirs, index, &case)
                 }
@@ -458,12 +468,12 @@ fn compare_in_runner(
             };
             if !same {
                 under_way[0].0.store(0, Ordering::SeqCst);
-                return Some(index);
+                return Some(Parted::Differs(index));
             }
         }
         if answered < count {
             // Only a case that reached todo!() ends a chunk early, and it was raised above.
-            return Some(start + answered);
+            return Some(Parted::Differs(start + answered));
         }
         start += count;
     }
@@ -507,7 +517,8 @@ fn same_runs(theirs: Result<Recording, String>, index: usize, case: &Case) -> bo
 }
 
 /// The first difference, at 0-based `index`, shown: the case run once more on each side.
-fn difference(imp: &Learner, index: usize) -> Box<Difference> {
+/// `ran_otherwise`: the case was seen not to run again as it had among the others.
+fn difference(imp: &Learner, index: usize, ran_otherwise: bool) -> Box<Difference> {
     let case = case(index + 1).expect("the index is in the space");
     let scenario = case.to_scenario();
     let theirs = guarded_record(imp, &case);
@@ -515,9 +526,17 @@ fn difference(imp: &Learner, index: usize) -> Box<Difference> {
     let rule = match (&theirs, &ours) {
         // Alone it ran as the reference does: what differed was its run among the others.
         (Ok(theirs), Ok(ours)) if theirs.same_as(ours) => Some(RAN_OTHERWISE.to_string()),
+        // The state the function keeps is the cause, whichever rule this run breaks too.
+        (Ok(theirs), Ok(ours)) if ran_otherwise => Some(
+            match super::checks::rule_broken(&case.policy, &case.script, theirs, ours) {
+                Some(rule) => format!("{RAN_OTHERWISE} The run shown breaks a rule too: {rule}"),
+                None => RAN_OTHERWISE.to_string(),
+            },
+        ),
         (Ok(theirs), Ok(ours)) => {
             super::checks::rule_broken(&case.policy, &case.script, theirs, ours)
         }
+        _ if ran_otherwise => Some(RAN_OTHERWISE.to_string()),
         _ => None,
     };
     Box::new(Difference {

@@ -1430,6 +1430,14 @@ mod exhaustive {
             Field::block("provider", script),
             Field::block("lookups", lookups),
         ];
+        let side = side_by_side(("yours", &d.learner), ("reference", &d.reference));
+        // A run that differed only when it was sent has no line to point at here.
+        let why = if side.contains('≠') {
+            "the first line marked ≠ is where your lookup_availability parts from the rules."
+        } else {
+            "the run shown, made again for this message, is the reference's, but the run your \
+             code sent was not: see the first difference above."
+        };
         Err(format!(
             "your lookup_availability and the reference differ on case {} of the {} cases of \
              the exhaustive space (they come shortest first, so this is a smallest one).\n\n\
@@ -1437,8 +1445,7 @@ mod exhaustive {
              first difference: {}\n\
              closest named check or rule: {}\n\n\
              your gateway and the reference's, side by side (≠ marks where they part):\n{}\n\
-             why: the first line marked ≠ is where your lookup_availability parts from the rules. \
-             {}\n\n{}\n{file}",
+             why: {why} {}\n\n{}\n{file}",
             d.number,
             super::super::exhaustive::total(),
             crate::view::render_fields(&input)
@@ -1448,7 +1455,7 @@ mod exhaustive {
                 .join("\n"),
             d.first,
             d.closest,
-            side_by_side(("yours", &d.learner), ("reference", &d.reference)),
+            side,
             crate::feedback::REPLAY,
             crate::feedback::CASE_MARKER,
         ))

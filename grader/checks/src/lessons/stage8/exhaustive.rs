@@ -244,13 +244,11 @@ pub fn compare(
                         .and_then(|k| k.get(index))
                         .or_else(|| reference_digest_of(&space, index));
                     // A digest that differs may still be the same run, a few ulps apart
-                    // somewhere: compare in full. Run again alone first, the case must give
-                    // the digest it gave among the others: a run that comes out right only
-                    // alone is no match (the difference then says the run changes from one
-                    // time to the next).
-                    Some(digest) == ours
-                        || (ran_alike(imp, index, digest, progress, under_way)
-                            && same_in_full(imp, &space, index))
+                    // somewhere: compare in full the run of the case asked for again, which
+                    // must be the run that gave this digest (a run that comes out right only
+                    // when asked alone is no match: the difference then says the run
+                    // changes from one time to the next).
+                    Some(digest) == ours || same_in_full(imp, &space, index, digest)
                 }
             };
             if !same {
@@ -406,30 +404,58 @@ fn record(imp: &Learner, case: &Case) -> Result<Vec<Looked>, String> {
     Ok(looked)
 }
 
-/// Whether 0-based case `index`, run again alone, gives `digest`, the digest it gave among
-/// the others.
-fn ran_alike(
-    imp: &Learner,
-    index: usize,
-    digest: u64,
-    progress: &AtomicUsize,
-    under_way: &AtomicUsize,
-) -> bool {
-    matches!(
-        learner_runs(imp, index, 1, progress, under_way).first(),
-        Some(CaseRun::Digest(again)) if *again == digest
-    )
-}
-
-/// Whether the learner's run of case `index` is the reference's, compared in full (times
-/// to a few ulps).
-fn same_in_full(imp: &Learner, space: &Space, index: usize) -> bool {
+/// Whether the learner's run of 0-based case `index`, whose digest was `digest`, is the
+/// reference's, compared in full (times to a few ulps). The case is run again, as the
+/// space runs it, and told in full; that run is the one compared, and its digest must be
+/// `digest`: the run judged is the run that was sent, whatever the learner's code keeps
+/// from one run to the next.
+fn same_in_full(imp: &Learner, space: &Space, index: usize, digest: u64) -> bool {
     let Some(case) = space.case(index) else {
         return false;
     };
-    match (record(imp, &case), reference_looked(index, &case)) {
-        (Ok(theirs), Ok(ours)) => first_difference(&case, &theirs, &ours).is_none(),
-        _ => false,
+    let Some(record) = case_in_full(imp, index, &case) else {
+        return false;
+    };
+    if space::digest(&record) != Some(digest) {
+        return false;
+    }
+    let theirs: Vec<Looked> = record.per_lookup().into_iter().map(Looked::from).collect();
+    match reference_looked(index, &case) {
+        Ok(ours) => first_difference(&case, &theirs, &ours).is_none(),
+        Err(_) => false,
+    }
+}
+
+/// The learner's run of 0-based case `index` (`case`), as [`space::run_case`] records it:
+/// here, or asked of its runner. `None` when its gateway was refused.
+fn case_in_full(imp: &Learner, index: usize, case: &Case) -> Option<space::CaseRecord> {
+    match imp {
+        Learner::Here(f) => space::run_case(*f, case).ok(),
+        Learner::Runner(runner) => {
+            let ask = wire::encode(&Ask::Case { index });
+            runner
+                .ask(&ask, |bytes| match wire::decode(bytes)? {
+                    Told::Case(run) => Some(run),
+                    _ => None,
+                })
+                .ok()
+        }
+    }
+}
+
+impl From<space::LookupRun> for Looked {
+    fn from(run: space::LookupRun) -> Looked {
+        Looked {
+            ran: run.ran.map_err(|ending| match ending {
+                Ending::Panicked(reported) => format!("panicked: {}", reported.message),
+                Ending::Guard(message) | Ending::Loop(message) => format!("stopped: {message}"),
+            }),
+            calls: run.calls,
+            sleeps: run.sleeps,
+            counters: run.counters,
+            breaker: run.breaker,
+            now: run.now,
+        }
     }
 }
 
@@ -734,6 +760,22 @@ mod tests {
         assert!(decode_digests(&shifted).is_none(), "digests of other runs");
     }
 
+    #[test]
+    fn a_case_told_in_full_is_what_the_checks_gateway_records() {
+        // The run compared in full when a digest differs is told by the space's own run of
+        // the case; the difference shown is recorded through the checks' gateway. For the
+        // same code they must be the same, lookup by lookup.
+        let space = Space::new();
+        for index in (0..space.total()).step_by(7) {
+            let case = space.case(index).expect("a case");
+            let told = space::run_case(REFERENCE, &case).expect("a valid gateway");
+            let theirs: Vec<Looked> = told.per_lookup().into_iter().map(Looked::from).collect();
+            let recorded = record(&super::super::reference(), &case).expect("recorded");
+            assert_eq!(theirs, recorded, "case {}", index + 1);
+            assert!(space::digest(&told).is_some(), "case {}", index + 1);
+        }
+    }
+
     /// Reports a rejected lookup as the provider's unavailability: a difference only where
     /// the breaker is open, in the second plan.
     fn rejection_as_unavailable(g: &super::super::TestGateway, item: &str) -> Lookup {
@@ -750,8 +792,14 @@ mod tests {
     fn the_first_difference_is_the_smallest_numbered_one() {
         let wrong = Learner::Here(rejection_as_unavailable);
         let space = Space::new();
+        let differs = |i: usize| match space::run_one(rejection_as_unavailable, &space, i) {
+            Some(CaseRun::Digest(d)) => {
+                Some(d) != reference_digest_of(&space, i) && !same_in_full(&wrong, &space, i, d)
+            }
+            _ => true,
+        };
         let expected = (0..space.total())
-            .find(|i| !same_in_full(&wrong, &space, *i))
+            .find(|i| differs(*i))
             .expect("differs somewhere");
         let d = compare(&wrong, &AtomicUsize::new(0), &AtomicUsize::new(0), None)
             .expect_err("a difference");
