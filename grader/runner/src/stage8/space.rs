@@ -326,7 +326,7 @@ pub enum CaseRun {
 }
 
 /// The digest of a run whose lookups all returned: every field of every lookup's result,
-/// every standing, every call and every sleep, times in microseconds (so that two orders of
+/// every standing, every call and every sleep, times in nanoseconds (so that two orders of
 /// the same arithmetic, a few ulps apart, still agree). Never 0; `None` when a lookup did
 /// not return.
 ///
@@ -424,10 +424,13 @@ impl Digest {
             .rotate_left(29);
     }
 
-    /// A time, in whole microseconds; infinities and NaN as words of their own.
+    /// A time, in whole nanoseconds; infinities and NaN as words of their own. The space's
+    /// times are sums of round decimals, far from a half nanosecond, so two orders of the
+    /// same arithmetic (a few ulps apart) still agree; a time off by more than the full
+    /// comparison forgives (a part in 10⁹) does not.
     fn secs(&mut self, x: f64) {
         if x.is_finite() {
-            self.word((x * 1e6).round() as i64 as u64);
+            self.word((x * 1e9).round() as i64 as u64);
         } else {
             self.word(x.to_bits() ^ 0xFFFF);
         }
@@ -562,6 +565,10 @@ mod tests {
         let mut later = record.clone();
         later.calls[0].seq += 1;
         assert_ne!(digest(&later), Some(base));
+        // 40 ns more than the reference's is more than the full comparison forgives.
+        let mut slower = record.clone();
+        slower.lookups[0].1.now += 4e-8;
+        assert_ne!(digest(&slower), Some(base));
     }
 
     #[test]
