@@ -2156,6 +2156,21 @@ const MISTAKES: &[Mistake] = &[
     },
     Mistake {
         lesson: &build3::LESSON,
+        label: "attempt_kept_after_giving_up",
+        // A check of several calls meets the count left by one that gave up; the first
+        // event is then numbered past 1, and the checks say what numbers it so.
+        first: (
+            "events::json_shape",
+            &["called a second time with the same input", "(a `static`)"],
+        ),
+        also: &[(
+            "exhaustive::matches_reference_on_every_case",
+            &["Attempts are numbered from 1", "(a `static`)"],
+            &[],
+        )],
+    },
+    Mistake {
+        lesson: &build3::LESSON,
         label: "attempt_in_a_static",
         // Each check is a process of its own, whose first call starts from 1: a check of
         // several calls meets the leftover, and says what can cause a call that never calls

@@ -152,6 +152,57 @@ fn written(
     })
 }
 
+/// The attempt `attempt_kept_after_giving_up` is on.
+static KEPT_ATTEMPT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(1);
+
+/// An honest mistake: the attempt number kept in a `static`, set back to 1 on a success or a
+/// permanent failure but not after giving up, so that a call after one that gave up starts
+/// at the attempt that one stopped at. Otherwise right.
+fn attempt_kept_after_giving_up(
+    policy: &RetryPolicy,
+    request: Request,
+    sleep: Sleep,
+    log: Log,
+) -> Result<Reply, RetryError> {
+    use std::sync::atomic::Ordering::SeqCst;
+    policy.validate()?;
+    loop {
+        let n = KEPT_ATTEMPT.load(SeqCst);
+        let failure = match request() {
+            Ok(v) => {
+                KEPT_ATTEMPT.store(1, SeqCst);
+                return Ok(v);
+            }
+            Err(RequestError::Permanent(p)) => {
+                KEPT_ATTEMPT.store(1, SeqCst);
+                return Err(RetryError::Permanent(p));
+            }
+            Err(RequestError::Transient(t)) => t,
+        };
+        let stop = |cause| RetryError::Exhausted {
+            attempts: n,
+            reason: failure.reason,
+            cause,
+        };
+        if n >= policy.max_attempts {
+            log(RetryEvent::stop(n, failure.reason, StopCause::AttemptLimit));
+            return Err(stop(StopCause::AttemptLimit));
+        }
+        let backoff = (policy.base_delay * 2f64.powi(n as i32 - 1)).min(policy.max_delay);
+        let pause = match failure.retry_after.filter(|w| *w >= 0.0) {
+            Some(w) if w > policy.max_delay => {
+                log(RetryEvent::stop(n, failure.reason, StopCause::DelayBudget));
+                return Err(stop(StopCause::DelayBudget));
+            }
+            Some(w) => backoff.max(w),
+            None => backoff,
+        };
+        log(RetryEvent::retry(n, failure.reason, pause));
+        sleep(pause);
+        KEPT_ATTEMPT.store(n + 1, SeqCst);
+    }
+}
+
 macro_rules! mistake {
     ($($field:ident),*) => {
         |p, r, s, l| written(Mistakes { $($field: true,)* ..Mistakes::default() }, p, r, s, l)
@@ -691,6 +742,7 @@ pub fn build3(label: &str) -> Option<build3::Learner> {
         "sleep_before_log" => mistake!(sleep_before_log),
         "permanent_becomes_success" => mistake!(permanent_becomes_success),
         "attempt_in_a_static" => mistake!(attempt_in_a_static),
+        "attempt_kept_after_giving_up" => attempt_kept_after_giving_up,
         "sleep_before_log_on_server_wait" => mistake!(sleep_before_log_on_server_wait),
         "swallows_panics" => swallows_panics,
         "never_stops" => never_stops,

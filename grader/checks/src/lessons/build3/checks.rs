@@ -206,10 +206,15 @@ fn run_fields(rec: &Recording) -> Vec<Field> {
     ]
 }
 
+/// What the checks say of events numbered otherwise than the reference's.
+const NUMBERED_FROM_ONE: &str = "Attempts are numbered from 1 on every call of retry_request: \
+    the first call of request is attempt 1. A count that starts elsewhere, or one kept from an \
+    earlier call (a `static`), numbers them wrong.";
+
 /// The rule a run breaks first, against the reference's run of the same case: the words a
-/// named check would give for the first part where they differ (calls, waits, result).
-/// `None` when the difference is one no hint names (the events alone, or the order of the
-/// callbacks).
+/// named check would give for the first part where they differ (the attempts' numbering,
+/// calls, waits, result, the order of the callbacks). `None` when the difference is one no
+/// hint names (the events alone).
 pub(crate) fn rule_broken(
     policy: &RetryPolicy,
     script: &Script,
@@ -222,7 +227,15 @@ pub(crate) fn rule_broken(
         events: reference.events.clone(),
         result: reference.result.clone()?,
     };
-    if theirs.calls != exp.calls {
+    // The first event numbered otherwise than the reference's first: the count is wrong
+    // from the start, whatever else follows from it.
+    let first_numbered_otherwise = matches!(
+        (theirs.events.first(), exp.events.first()),
+        (Some(a), Some(b)) if a.attempt != b.attempt
+    );
+    if first_numbered_otherwise {
+        Some(NUMBERED_FROM_ONE.into())
+    } else if theirs.calls != exp.calls {
         calls_hint(policy, script, theirs, &exp)
     } else if !same_waits(&theirs.waits, &exp.waits) {
         waits_hint(policy, theirs, &exp)
@@ -232,6 +245,13 @@ pub(crate) fn rule_broken(
         result_hint(theirs, &exp)
     } else if theirs.order != reference.order && same_events(&theirs.events, &exp.events) {
         Some("For each retry: log the event, then sleep, then call request again.".into())
+    } else if theirs
+        .events
+        .iter()
+        .zip(&exp.events)
+        .any(|(a, b)| a.attempt != b.attempt)
+    {
+        Some(NUMBERED_FROM_ONE.into())
     } else {
         None
     }
@@ -1290,6 +1310,7 @@ mod events {
         // The run itself first: a wrong number of attempts is not a wrong shape.
         let policy = policy(2, 0.25, 2.0);
         let script = Script::repeating(vec![server_error(), fail(Timeout)]);
+        let events = vec![retry(1, ServerError, 0.25), stop(2, Timeout, AttemptLimit)];
         expect_run(
             imp,
             &policy,
@@ -1297,12 +1318,32 @@ mod events {
             Expected {
                 calls: 2,
                 waits: vec![0.25],
-                events: vec![retry(1, ServerError, 0.25), stop(2, Timeout, AttemptLimit)],
+                events: events.clone(),
                 result: exhausted(2, Timeout, AttemptLimit),
             },
             "Two attempts: a retry event after the first, a stop event after the second.",
         )?;
         let (rec, _) = record(imp, &policy, &script, None);
+        // The same call again: events other than the first call's are not a matter of shape.
+        if !same_events(&rec.events, &events) {
+            return Err(Feedback::new(
+                "called a second time with the same input, your retry_request logged other \
+                 events than the first time.",
+                "What it does must depend only on the policy and on what request returns: \
+                 nothing kept from an earlier call (a `static`).",
+            )
+            .input(input(&policy, &script))
+            .did(vec![Field::block(
+                "events, second call",
+                rec.events.iter().map(|e| e.to_string()).collect(),
+            )])
+            .expected(vec![Field::block(
+                "events, second call",
+                events.iter().map(|e| e.to_string()).collect(),
+            )])
+            .first_difference()
+            .render());
+        }
         let got: Vec<String> = rec
             .events
             .iter()
