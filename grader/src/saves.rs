@@ -315,7 +315,10 @@ mod tests {
         let lesson = folder.join("lib.rs");
         let (within, settle) = (Duration::from_secs(10), Duration::from_millis(400));
 
-        // Written in place, in several writes: one save.
+        // Written in place, in several writes: one save (when the writes took less than
+        // the quiet time: a machine busy enough to stop this thread longer between two of
+        // them may tell each part).
+        let writing = Instant::now();
         let mut file = std::fs::OpenOptions::new()
             .write(true)
             .truncate(true)
@@ -326,11 +329,13 @@ mod tests {
             file.flush().unwrap();
         }
         drop(file);
-        assert_eq!(
-            seen.settle(within, settle),
-            vec![lesson.clone()],
-            "in place"
+        let quick = writing.elapsed() < Duration::from_millis(100);
+        let told = seen.settle(within, settle);
+        assert!(
+            !told.is_empty() && told.iter().all(|p| *p == lesson),
+            "in place: {told:?}"
         );
+        assert!(!quick || told.len() == 1, "in place, at once: {told:?}");
 
         // A new file renamed over it, as many editors save: one save, of the lesson's
         // path (the temporary file is named too, as a file of the folder that changed).
@@ -345,22 +350,19 @@ mod tests {
             "once per burst: {renamed:?}"
         );
 
-        // A file in a subfolder is not the folder's.
+        // A file in a subfolder is not the folder's (the subfolder itself may be told, as a
+        // name in the folder that changed, however late a busy machine tells it).
+        let inner = folder.join("sub").join("lib.rs");
         std::fs::create_dir(folder.join("sub")).unwrap();
-        let _ = seen.settle(Duration::from_millis(500), settle);
-        std::fs::write(folder.join("sub").join("lib.rs"), "x").unwrap();
-        assert_eq!(
-            seen.settle(Duration::from_millis(500), settle),
-            Vec::<PathBuf>::new()
-        );
+        std::fs::write(&inner, "x").unwrap();
+        let told = seen.settle(Duration::from_millis(500), settle);
+        assert!(!told.contains(&inner), "a subfolder's file: {told:?}");
 
-        // Dropped: nothing more, and no thread left reading.
+        // Dropped: a save after it is not told, and no thread is left reading.
         drop(watch);
         std::fs::write(&lesson, "fn d() {}\n").unwrap();
-        assert_eq!(
-            seen.settle(Duration::from_millis(500), settle),
-            Vec::<PathBuf>::new()
-        );
+        let told = seen.settle(Duration::from_millis(500), settle);
+        assert!(!told.contains(&lesson), "after the watch ended: {told:?}");
     }
 
     /// The kit's watch.
