@@ -2156,6 +2156,20 @@ const MISTAKES: &[Mistake] = &[
     },
     Mistake {
         lesson: &build3::LESSON,
+        label: "no_retry_log_on_timeout",
+        first: (
+            "validation::boundaries_are_accepted",
+            &["first difference: events item 1"],
+        ),
+        // The first event is a later attempt's, numbered right: the event is missing.
+        also: &[(
+            "exhaustive::matches_reference_on_every_case",
+            &["Every failed attempt is logged"],
+            &["numbered from 1"],
+        )],
+    },
+    Mistake {
+        lesson: &build3::LESSON,
         label: "attempt_kept_after_giving_up",
         // A check of several calls meets the count left by one that gave up; the first
         // event is then numbered past 1, and the checks say what numbers it so. Where the
@@ -2444,6 +2458,21 @@ const MISTAKES: &[Mistake] = &[
             ],
         ),
         also: &[],
+    },
+    Mistake {
+        lesson: &stage8::LESSON,
+        label: "backoff_in_f32",
+        // Right to a part in 10⁸, wrong to a part in 10⁹: the exhaustive check shows the
+        // pause, every digit, not the call it moved.
+        first: (
+            "facts::fixture_503_503_200",
+            &["the clock slept [0.05000000074505806"],
+        ),
+        also: &[(
+            "exhaustive::matches_reference_on_every_case",
+            &["first difference: lookup 1, sleeps: yours [0.05000000074505806"],
+            &["provider call"],
+        )],
     },
     Mistake {
         lesson: &stage8::LESSON,

@@ -31,6 +31,8 @@ struct Mistakes {
     /// Sleeps before it logs, but only where the server asked for a wait: the branch that
     /// honours `retry_after` written apart from the backoff's.
     sleep_before_log_on_server_wait: bool,
+    /// Logs no retry event after a timeout (the branch for timeouts forgets it).
+    no_retry_log_on_timeout: bool,
     /// The attempt number kept in a `static`, set back only after a success: a call after
     /// one that failed starts where that one stopped.
     attempt_in_a_static: bool,
@@ -134,7 +136,9 @@ fn written(
                 planned = planned.max(w.min(policy.max_delay));
             }
         }
-        if m.sleep_before_log
+        if m.no_retry_log_on_timeout && failure.reason == TransientReason::Timeout {
+            sleep(planned);
+        } else if m.sleep_before_log
             || (m.sleep_before_log_on_server_wait && failure.retry_after.is_some_and(|w| w > 0.0))
         {
             sleep(planned);
@@ -302,6 +306,8 @@ struct GatewayMistakes {
     /// Not a mistake: a pause of 0 s is not slept (`if pause > 0.0`). The lesson asks for
     /// no sleep of 0 s, so every check passes.
     skip_zero_sleeps: bool,
+    /// The backoff computed in `f32`: 0.05 s becomes 0.0500000007 s, a part in 10⁸ off.
+    backoff_in_f32: bool,
 }
 
 /// The lock of `serialise`.
@@ -411,6 +417,11 @@ fn written_lookup(m: GatewayMistakes, g: &TestGateway, item: &str) -> Lookup {
             break fail(FailureCode::ProviderUnavailable);
         }
         let mut backoff = (cfg.base_delay * 2f64.powi(attempts as i32 - 1)).min(cfg.max_delay);
+        if m.backoff_in_f32 {
+            backoff = f64::from(
+                (cfg.base_delay as f32 * 2f32.powi(attempts as i32 - 1)).min(cfg.max_delay as f32),
+            );
+        }
         if let Some(wait) = server_wait {
             backoff = if m.retry_after_over_backoff {
                 wait
@@ -743,6 +754,7 @@ pub fn build3(label: &str) -> Option<build3::Learner> {
         "permanent_becomes_success" => mistake!(permanent_becomes_success),
         "attempt_in_a_static" => mistake!(attempt_in_a_static),
         "attempt_kept_after_giving_up" => attempt_kept_after_giving_up,
+        "no_retry_log_on_timeout" => mistake!(no_retry_log_on_timeout),
         "sleep_before_log_on_server_wait" => mistake!(sleep_before_log_on_server_wait),
         "swallows_panics" => swallows_panics,
         "never_stops" => never_stops,
@@ -1064,6 +1076,7 @@ pub fn stage8(label: &str) -> Option<stage8::Learner> {
         "clamps_the_pause" => gateway_mistake!(clamps_the_pause),
         "rejection_frees_the_probe" => gateway_mistake!(neutral_on_rejection),
         "retry_after_only_on_503" => gateway_mistake!(retry_after_only_on_503),
+        "backoff_in_f32" => gateway_mistake!(backoff_in_f32),
         "skips_zero_sleeps" => gateway_mistake!(skip_zero_sleeps),
         "lookup_never_stops" => |g, item| loop {
             let _ = g.provider().get(item, 0.1);

@@ -227,11 +227,14 @@ pub(crate) fn rule_broken(
         events: reference.events.clone(),
         result: reference.result.clone()?,
     };
-    // The first event numbered otherwise than the reference's first: the count is wrong
-    // from the start, whatever else follows from it.
+    // The first event numbered otherwise than the reference's first, with a number no
+    // attempt of this run had (0, or past the calls made): the count is wrong from the
+    // start, whatever else follows from it. (A first event that is a later attempt's, where
+    // the first attempt's event is missing, is numbered right.)
     let first_numbered_otherwise = matches!(
         (theirs.events.first(), exp.events.first()),
         (Some(a), Some(b)) if a.attempt != b.attempt
+            && (a.attempt == 0 || a.attempt > theirs.calls)
     );
     if first_numbered_otherwise {
         Some(NUMBERED_FROM_ONE.into())
@@ -245,13 +248,20 @@ pub(crate) fn rule_broken(
         result_hint(theirs, &exp)
     } else if theirs.order != reference.order && same_events(&theirs.events, &exp.events) {
         Some("For each retry: log the event, then sleep, then call request again.".into())
-    } else if theirs
-        .events
-        .iter()
-        .zip(&exp.events)
-        .any(|(a, b)| a.attempt != b.attempt)
+    } else if theirs.events.len() == exp.events.len()
+        && theirs
+            .events
+            .iter()
+            .zip(&exp.events)
+            .any(|(a, b)| a.attempt != b.attempt)
     {
         Some(NUMBERED_FROM_ONE.into())
+    } else if theirs.events.len() < exp.events.len() {
+        Some(
+            "Every failed attempt is logged: a retry event before each sleep, a stop event \
+             before giving up."
+                .into(),
+        )
     } else {
         None
     }

@@ -248,7 +248,7 @@ pub fn compare(
                     // must be the run that gave this digest (a run that comes out right only
                     // when asked alone is no match: the difference then says the run
                     // changes from one time to the next).
-                    Some(digest) == ours || same_in_full(imp, &space, index, digest)
+                    Some(digest) == ours || same_in_full(imp, &space, index, digest, under_way)
                 }
             };
             if !same {
@@ -409,10 +409,19 @@ fn record(imp: &Learner, case: &Case) -> Result<Vec<Looked>, String> {
 /// space runs it, and told in full; that run is the one compared, and its digest must be
 /// `digest`: the run judged is the run that was sent, whatever the learner's code keeps
 /// from one run to the next.
-fn same_in_full(imp: &Learner, space: &Space, index: usize, digest: u64) -> bool {
+///
+/// `under_way` names the case while it runs here (a runner marks its own page).
+fn same_in_full(
+    imp: &Learner,
+    space: &Space,
+    index: usize,
+    digest: u64,
+    under_way: &AtomicUsize,
+) -> bool {
     let Some(case) = space.case(index) else {
         return false;
     };
+    under_way.store(index + 1, Ordering::Relaxed);
     let Some(record) = case_in_full(imp, index, &case) else {
         return false;
     };
@@ -504,6 +513,16 @@ fn calls_text(calls: &[Call]) -> String {
     format!("[{}]", list.join(", "))
 }
 
+/// [`calls_text`] with every digit of the times: for two calls that print alike to the
+/// millisecond.
+fn calls_text_exact(calls: &[Call]) -> String {
+    let list: Vec<String> = calls
+        .iter()
+        .map(|c| format!("t={:?} timeout {:?}", c.at, c.timeout))
+        .collect();
+    format!("[{}]", list.join(", "))
+}
+
 fn sleeps_text(sleeps: &[Sleep]) -> String {
     crate::feedback::fmt_secs(&sleeps.iter().map(|s| s.secs).collect::<Vec<_>>())
 }
@@ -588,21 +607,37 @@ fn first_difference(
                 ),
             );
         }
-        if let Some(i) = (0..a.calls.len()).find(|i| !same_call(&a.calls[*i], &b.calls[*i])) {
-            return part(
-                &format!("provider call {}", a.calls[i].number),
-                calls_text(&a.calls[i..=i]),
-                calls_text(&b.calls[i..=i]),
-                "budget::attempt_timeout_shrinks_with_the_budget: each attempt gets \
-                 min(attempt_timeout, time left before the deadline)",
-            );
-        }
         let secs = |l: &Looked| l.sleeps.iter().map(|s| s.secs).collect::<Vec<_>>();
         let same_sleeps = crate::feedback::same_waits(&secs(a), &secs(b))
             && a.sleeps
                 .iter()
                 .zip(&b.sleeps)
                 .all(|(x, y)| same_secs(x.at, y.at));
+        if let Some(i) = (0..a.calls.len()).find(|i| !same_call(&a.calls[*i], &b.calls[*i])) {
+            let (x, y) = (&a.calls[i], &b.calls[i]);
+            // A call that differs only in when it was made was moved by a pause before it:
+            // the sleeps are the difference to show.
+            let only_later = x.item_id == y.item_id
+                && same_secs(x.timeout, y.timeout)
+                && (x.number, x.number_for_item) == (y.number, y.number_for_item);
+            if !only_later || same_sleeps {
+                let (mut yours, mut theirs) =
+                    (calls_text(&a.calls[i..=i]), calls_text(&b.calls[i..=i]));
+                if yours == theirs {
+                    (yours, theirs) = (
+                        calls_text_exact(&a.calls[i..=i]),
+                        calls_text_exact(&b.calls[i..=i]),
+                    );
+                }
+                return part(
+                    &format!("provider call {}", x.number),
+                    yours,
+                    theirs,
+                    "budget::attempt_timeout_shrinks_with_the_budget: each attempt gets \
+                     min(attempt_timeout, time left before the deadline)",
+                );
+            }
+        }
         if !same_sleeps {
             return part(
                 "sleeps",
@@ -794,7 +829,8 @@ mod tests {
         let space = Space::new();
         let differs = |i: usize| match space::run_one(rejection_as_unavailable, &space, i) {
             Some(CaseRun::Digest(d)) => {
-                Some(d) != reference_digest_of(&space, i) && !same_in_full(&wrong, &space, i, d)
+                Some(d) != reference_digest_of(&space, i)
+                    && !same_in_full(&wrong, &space, i, d, &AtomicUsize::new(0))
             }
             _ => true,
         };
