@@ -145,7 +145,7 @@ fn a_class_gets_one_right_row_each_and_unchanged_work_is_not_graded_again() {
         subs.to_str().unwrap(),
         "--out",
         out.to_str().unwrap(),
-        // Three copies: the hanging submission holds one for ten seconds (39 timeouts, four
+        // Three copies: the hanging submission holds one for five seconds (39 timeouts, four
         // checks at a time) while it sleeps, and the other two keep both cores busy.
         "--jobs",
         "3",
@@ -153,9 +153,10 @@ fn a_class_gets_one_right_row_each_and_unchanged_work_is_not_graded_again() {
         "json",
         "--report",
         "junit",
-        // The hanging submission waits out the timeout in every check: 1 s, not 3.
+        // The hanging submission waits out the timeout in every check: half a second, not
+        // 3 (a named check of the others takes milliseconds).
         "--timeout",
-        "1",
+        "0.5",
     ];
     let output = grade(&args);
     assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
