@@ -278,6 +278,42 @@ fn runner_trials() -> Vec<Trial> {
     ]
 }
 
+/// Requires `lesson`'s exhaustive check to fail on test implementation `label` with a
+/// message holding `says`, in a runner and in the check's own process (as with the fast
+/// paths on and off).
+#[cfg(unix)]
+fn exhaustive_fails_both_ways(lesson: &Lesson, label: &str, says: &str) -> Result<(), Failed> {
+    for in_process in [false, true] {
+        let me = std::env::current_exe().expect("the test binary knows its own path");
+        let mut launcher = Launcher::new(me);
+        if in_process {
+            launcher = launcher.env(IN_PROCESS_VAR, "1");
+        }
+        let (summary, out) = grade_launched(
+            lesson,
+            launcher,
+            label,
+            "exhaustive::",
+            30.0,
+            FormatSetting::Pretty,
+        );
+        expect_failed(
+            &summary,
+            "exhaustive::matches_reference_on_every_case",
+            FailureKind::Mismatch,
+            &[says],
+        )
+        .map_err(|e| {
+            format!(
+                "{} (in its own process: {in_process}): {}\n{out}",
+                lesson.name,
+                e.message().unwrap_or_default()
+            )
+        })?;
+    }
+    Ok(())
+}
+
 /// Runs the one check `name` of build3 on test implementation `label`.
 #[cfg(unix)]
 fn grade_exact(label: &str, name: &str) -> (Summary, String) {
@@ -1007,81 +1043,25 @@ fn stage8_trials() -> Vec<Trial> {
             "a_case_wrong_only_among_the_others_fails_the_exhaustive_check",
             || {
                 // Wrong on one call of the process (past the first question to a runner),
-                // right when that case is run again alone: in a runner and in the check's own
-                // process, as with the fast paths on and off.
-                let me = || std::env::current_exe().expect("the test binary knows its own path");
-                for (lesson, says) in [
-                    (
-                        &build3::LESSON,
-                        "did something else on this case when it ran among",
-                    ),
-                    (&stage8::LESSON, "the run differs from one time to the next"),
-                ] {
-                    for in_process in [false, true] {
-                        let mut launcher = Launcher::new(me());
-                        if in_process {
-                            launcher = launcher.env(IN_PROCESS_VAR, "1");
-                        }
-                        let (summary, out) = grade_launched(
-                            lesson,
-                            launcher,
-                            "wrong_on_one_call",
-                            "exhaustive::",
-                            30.0,
-                            FormatSetting::Pretty,
-                        );
-                        expect_failed(
-                            &summary,
-                            "exhaustive::matches_reference_on_every_case",
-                            FailureKind::Mismatch,
-                            &[says],
-                        )
-                        .map_err(|e| {
-                            format!(
-                                "{} (in its own process: {in_process}): {}\n{out}",
-                                lesson.name,
-                                e.message().unwrap_or_default()
-                            )
-                        })?;
-                    }
-                }
-                Ok(())
+                // right when that case is run again alone.
+                exhaustive_fails_both_ways(
+                    &build3::LESSON,
+                    "wrong_on_one_call",
+                    "did something else on this case when it ran among",
+                )?;
+                exhaustive_fails_both_ways(
+                    &stage8::LESSON,
+                    "wrong_on_one_call",
+                    "the run differs from one time to the next",
+                )
             },
         ),
         Trial::test(
             "stage8_the_exhaustive_check_judges_the_run_that_was_sent",
             || {
                 // Wrong where its first lookup ran (the space's runs), right elsewhere: the
-                // run compared in full must be the one whose digest was sent, in a runner
-                // and in the check's own process.
-                for in_process in [false, true] {
-                    let me = std::env::current_exe().expect("the test binary's path");
-                    let mut launcher = Launcher::new(me);
-                    if in_process {
-                        launcher = launcher.env(IN_PROCESS_VAR, "1");
-                    }
-                    let (summary, out) = grade_launched(
-                        &stage8::LESSON,
-                        launcher,
-                        "wrong_at_its_first_depth",
-                        "exhaustive::",
-                        30.0,
-                        FormatSetting::Pretty,
-                    );
-                    expect_failed(
-                        &summary,
-                        "exhaustive::matches_reference_on_every_case",
-                        FailureKind::Mismatch,
-                        &["differ"],
-                    )
-                    .map_err(|e| {
-                        format!(
-                            "in its own process: {in_process}: {}\n{out}",
-                            e.message().unwrap_or_default()
-                        )
-                    })?;
-                }
-                Ok(())
+                // run compared in full must be the one whose digest was sent.
+                exhaustive_fails_both_ways(&stage8::LESSON, "wrong_at_its_first_depth", "differ")
             },
         ),
         Trial::test("stage8_forged_exhaustive_digests_never_pass", || {

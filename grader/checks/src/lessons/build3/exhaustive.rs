@@ -523,21 +523,22 @@ fn difference(imp: &Learner, index: usize, ran_otherwise: bool) -> Box<Differenc
     let scenario = case.to_scenario();
     let theirs = guarded_record(imp, &case);
     let ours = reference_record(index, &case);
-    let rule = match (&theirs, &ours) {
-        // Alone it ran as the reference does: what differed was its run among the others.
-        (Ok(theirs), Ok(ours)) if theirs.same_as(ours) => Some(RAN_OTHERWISE.to_string()),
-        // The state the function keeps is the cause, whichever rule this run breaks too.
-        (Ok(theirs), Ok(ours)) if ran_otherwise => Some(
-            match super::checks::rule_broken(&case.policy, &case.script, theirs, ours) {
-                Some(rule) => format!("{RAN_OTHERWISE} The run shown breaks a rule too: {rule}"),
-                None => RAN_OTHERWISE.to_string(),
-            },
-        ),
-        (Ok(theirs), Ok(ours)) => {
+    // Alone it ran as the reference does: what differed was its run among the others.
+    let same = matches!((&theirs, &ours), (Ok(t), Ok(o)) if t.same_as(o));
+    let broken = match (&theirs, &ours) {
+        (Ok(theirs), Ok(ours)) if !same => {
             super::checks::rule_broken(&case.policy, &case.script, theirs, ours)
         }
-        _ if ran_otherwise => Some(RAN_OTHERWISE.to_string()),
         _ => None,
+    };
+    // Where the runs changed, the state the function keeps is the cause, whichever rule the
+    // run shown breaks too.
+    let rule = match broken {
+        _ if !(same || ran_otherwise) => broken,
+        Some(rule) => Some(format!(
+            "{RAN_OTHERWISE} The run shown breaks a rule too: {rule}"
+        )),
+        None => Some(RAN_OTHERWISE.to_string()),
     };
     Box::new(Difference {
         number: index + 1,

@@ -505,20 +505,19 @@ fn ran_text(ran: &Result<Lookup, String>) -> String {
     }
 }
 
-fn calls_text(calls: &[Call]) -> String {
+/// Calls as the difference shows them: times to the millisecond, or with every digit when
+/// `exact` (for two calls that print alike to the millisecond).
+fn calls_text(exact: bool, calls: &[Call]) -> String {
+    let secs = |x: f64| {
+        if exact {
+            format!("{x:?}")
+        } else {
+            format!("{x:.3}")
+        }
+    };
     let list: Vec<String> = calls
         .iter()
-        .map(|c| format!("t={:.3} timeout {:.3}", c.at, c.timeout))
-        .collect();
-    format!("[{}]", list.join(", "))
-}
-
-/// [`calls_text`] with every digit of the times: for two calls that print alike to the
-/// millisecond.
-fn calls_text_exact(calls: &[Call]) -> String {
-    let list: Vec<String> = calls
-        .iter()
-        .map(|c| format!("t={:?} timeout {:?}", c.at, c.timeout))
+        .map(|c| format!("t={} timeout {}", secs(c.at), secs(c.timeout)))
         .collect();
     format!("[{}]", list.join(", "))
 }
@@ -599,8 +598,8 @@ fn first_difference(
         if a.calls.len() != b.calls.len() {
             return part(
                 "provider calls",
-                calls_text(&a.calls),
-                calls_text(&b.calls),
+                calls_text(false, &a.calls),
+                calls_text(false, &b.calls),
                 or_retry_after(
                     "facts::at_most_max_attempts and \
                      budget::a_pause_that_reaches_the_deadline_ends_the_lookup",
@@ -621,12 +620,14 @@ fn first_difference(
                 && same_secs(x.timeout, y.timeout)
                 && (x.number, x.number_for_item) == (y.number, y.number_for_item);
             if !only_later || same_sleeps {
-                let (mut yours, mut theirs) =
-                    (calls_text(&a.calls[i..=i]), calls_text(&b.calls[i..=i]));
+                let (mut yours, mut theirs) = (
+                    calls_text(false, &a.calls[i..=i]),
+                    calls_text(false, &b.calls[i..=i]),
+                );
                 if yours == theirs {
                     (yours, theirs) = (
-                        calls_text_exact(&a.calls[i..=i]),
-                        calls_text_exact(&b.calls[i..=i]),
+                        calls_text(true, &a.calls[i..=i]),
+                        calls_text(true, &b.calls[i..=i]),
                     );
                 }
                 return part(
