@@ -1,4 +1,4 @@
-//! Throughput of `grade` on a mixed build3 class: `cargo bench -p grader --bench grade`.
+//! Throughput of `grade` on a mixed build3 class: `cargo bench -p kit-grader --bench grade`.
 //!
 //! Prints the time to prepare the grading copies the first time (cold, when they do not
 //! exist yet), then grades a class of correct and wrong submissions (realistic mistakes, a
@@ -27,7 +27,7 @@ fn kit_root() -> PathBuf {
 
 fn grade(args: &[&str]) -> f64 {
     let started = Instant::now();
-    let output = Command::new(env!("CARGO_BIN_EXE_grader"))
+    let output = Command::new(env!("CARGO_BIN_EXE_kit-grader"))
         .arg("--root")
         .arg(kit_root())
         .arg("grade")

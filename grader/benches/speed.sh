@@ -24,7 +24,7 @@ Sections (in this order; the first run is last because it takes minutes):
              Target: kit/rustlings <= 0.6
   list       `cargo run -q -p grader -- list` after a run (target <= 0.3 s), and the grader
              binary alone, to show cargo's share
-  grade      `cargo bench -q -p grader --bench grade`: submissions graded per minute
+  grade      `cargo bench -q -p kit-grader --bench grade`: submissions graded per minute
              (target >= 100); its lines are passed through
   first-run  a fresh git clone and an empty cargo home: `cargo run -q -p grader -- build3`
              to the first verdict (target <= 45 s, downloads included), then
@@ -622,12 +622,12 @@ EOF
 
 # ---------------------------------------------------------------- 4. list
 bench_list() {
-    section "4. list after a run (cargo run, and the grader binary alone)"
+    section "4. list after a run (cargo run, and the command line's binary alone)"
     prepare_kit
     local rc=0 log=$WORK/list.log
     (cd "$KIT_COPY" && cargo run -q -p grader -- build3) >"$log" 2>&1 || rc=$?
     ((rc == 0)) || { tail_of "$log"; failed_row "list" "<= 0.30 s" "the run before it exited $rc"; return; }
-    local bin=$KIT_COPY/target/debug/grader i t cargo_runs=() bin_runs=() envs=()
+    local bin=$KIT_COPY/target/debug/kit-grader i t cargo_runs=() bin_runs=() envs=()
     [[ -x $bin ]] || { failed_row "list" "<= 0.30 s" "no $bin after the build"; return; }
     # The binary alone gets the variables cargo (and rustup's proxy) would give it: the
     # grader keys its remembered results on them, and would say "changed since last run".
@@ -660,21 +660,21 @@ bench_list() {
     rc_=$(ratio "$mc" 300)
     rb=$(ratio "$mb" 300)
     say "cargo run -q -p grader -- list   runs (ms): ${cargo_runs[*]}   median $(secs "$mc")"
-    say "target/debug/grader list         runs (ms): ${bin_runs[*]}   median $(secs "$mb")"
-    say "cargo's share: $(secs $((mc - mb))) of $(secs "$mc"); target <= 0.30 s: $(verdict "$rc_" 1)"
+    say "target/debug/kit-grader list     runs (ms): ${bin_runs[*]}   median $(secs "$mb")"
+    say "cargo's and the launcher's share: $(secs $((mc - mb))) of $(secs "$mc"); target <= 0.30 s: $(verdict "$rc_" 1)"
     row "list (cargo run)" "$(secs "$mc")" "<= 0.30 s" "$rc_" "$(verdict "$rc_" 1)"
     row "list (grader binary)" "$(secs "$mb")" "<= 0.30 s" "$rb" "$(verdict "$rb" 1)"
 }
 
 # ---------------------------------------------------------------- 5. grade throughput
 bench_grade() {
-    section "5. grade throughput: cargo bench -q -p grader --bench grade"
+    section "5. grade throughput: cargo bench -q -p kit-grader --bench grade"
     prepare_kit
     [[ -f $KIT_COPY/grader/benches/grade.rs ]] ||
         { failed_row "grade throughput" ">= 100/min" "no grader/benches/grade.rs in the kit"; return; }
     say "(builds the bench profile first: minutes when cold, untimed by the bench)"
     local rc=0 log=$WORK/grade.log
-    run_bg "$KIT_COPY" "$log" cargo bench -q -p grader --bench grade || rc=$?
+    run_bg "$KIT_COPY" "$log" cargo bench -q -p kit-grader --bench grade || rc=$?
     sed 's/^/  grade | /' "$log" | grep -v '^  grade | *$' | grep -iv 'warning' || true
     if ((rc != 0)); then
         failed_row "grade throughput" ">= 100/min" "cargo bench exited $rc"

@@ -17,15 +17,19 @@ use std::path::{Component, Path, PathBuf};
 
 /// The kit's packages that hold or run the answers: a practice crate that reaches one of
 /// them could call a finished answer as its own.
-pub(crate) const ANSWER_PACKAGES: [&str; 4] =
-    ["reference", "grader", "grader-checks", "practice-harness"];
+pub(crate) const ANSWER_PACKAGES: [&str; 4] = [
+    "reference",
+    "kit-grader",
+    "grader-checks",
+    "practice-harness",
+];
 
 /// What was found, for the learner: each item says what and how to undo it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Borrowed {
     /// The practice crate depends on a package that holds the answers.
     Dependency {
-        /// The chain, e.g. `practice → grader → reference`.
+        /// The chain, e.g. `practice → kit-grader → reference`.
         chain: Vec<String>,
     },
     /// A source file from outside `practice/src/` is compiled into the practice crate.

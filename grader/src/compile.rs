@@ -650,14 +650,14 @@ fn cargo_build(place: &BuildPlace, lesson: &str, color: bool, cargo: &str) -> Co
         .arg("build")
         .args(["--package", PRACTICE_HARNESS])
         .args(["--features", &format!("{PRACTICE_HARNESS}/{lesson}")]);
-    // `cargo run -p grader` resolved the shared crates' features for the grader alone;
-    // building the harness alone would resolve some differently (the grader's dependencies
+    // The launcher's `cargo build -p kit-grader` resolved the shared crates' features for the
+    // command line alone; building the harness alone would resolve some differently (the grader's dependencies
     // enable more) and compile kit-types, reference and the checks a second time. With the
     // grader selected too, the features are the grader's: in the kit those crates are
     // already built, and a copy seeded from the kit's build (see `seed`) reuses them. Only
     // the harness's binary is built: the grader itself is not needed (and in a copy, whose
     // profile strips debug info, it would be compiled again).
-    command.args(["--package", "grader", "--bin", PRACTICE_HARNESS]);
+    command.args(["--package", "kit-grader", "--bin", PRACTICE_HARNESS]);
     if !place.learner_incremental {
         for package in ["practice", PRACTICE_HARNESS] {
             command.args([

@@ -2,7 +2,9 @@
 //! replayed compiler commands of `crate::replay`) and starting checks as forks of one
 //! harness per thread (`crate::Session`), whose runners are forks of one runner zygote per
 //! harness (`kit_runner`'s `zygote`); those harnesses and zygotes start while the compiler
-//! runs (`compile::Prestart`). Each must give exactly what the slow path gives
+//! runs (`compile::Prestart`). The launcher `cargo run -p grader` runs (`grader/launcher/`)
+//! honours the same switch: with it off, cargo checks the command line's build before every
+//! run, rather than the launcher's record of it. Each must give exactly what the slow path gives
 //! (a test runs every lesson both ways); the switch turns both off, to compare, or where one
 //! misbehaves.
 
@@ -63,5 +65,23 @@ pub(crate) fn not_taken(which: &str, why: &str) {
     if !said.contains(&line) {
         eprintln!("{line}");
         said.push(line);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// The launcher cannot share this crate's code (it depends on nothing, for speed): it
+    /// names the switch itself, and must name the same one.
+    #[test]
+    fn the_launcher_reads_the_same_switch() {
+        let launcher = include_str!("../launcher/src/main.rs");
+        let named = format!(
+            "const FAST_PATHS_VAR: &str = \"{}\";",
+            super::FAST_PATHS_VAR
+        );
+        assert!(
+            launcher.contains(&named),
+            "the launcher's switch is not {named}"
+        );
     }
 }

@@ -105,11 +105,13 @@ fn reusable_units(debug: &Path) -> io::Result<BTreeSet<String>> {
         let entry = entry?;
         let name = entry.file_name().to_string_lossy().into_owned();
         // The learner's crate and its harness are compiled in every copy; the grader itself
-        // is not built in copies (and its binary knows the folder it was built in).
+        // (the command line, `kit-grader`, and its launcher, `grader`) is not built in copies
+        // (and its binary knows the folder it was built in).
         let package = name
             .rsplit_once('-')
             .map_or(name.as_str(), |(package, _)| package);
-        if name.starts_with("practice-") || package == "grader" || !entry.file_type()?.is_dir() {
+        let grader = package == "grader" || package == "kit-grader";
+        if name.starts_with("practice-") || grader || !entry.file_type()?.is_dir() {
             continue;
         }
         // cargo names each record after the target's kind: `lib-kit_types`, `bin-grader`,
@@ -212,8 +214,8 @@ mod tests {
         let old = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000);
         let older = old - Duration::from_secs(60);
         // The kit's build: a library, a binary and a build script's two units (reused); the
-        // learner's crate, its harness, the grader, a test executable, incremental data and
-        // the uplifted binary (left out).
+        // learner's crate, its harness, the grader (its launcher and its command line), a test
+        // executable, incremental data and the uplifted binary (left out).
         let kept = [
             ".fingerprint/kit-types-aa11/lib-kit_types",
             "deps/libkit_types-aa11.rlib",
@@ -231,6 +233,10 @@ mod tests {
         let left = [
             ".fingerprint/grader-2299/bin-grader",
             "deps/grader-2299",
+            ".fingerprint/kit-grader-3300/bin-kit-grader",
+            ".fingerprint/kit-grader-3300/lib-grader",
+            "deps/kit_grader-3300",
+            "deps/libgrader-3300.rlib",
             ".fingerprint/practice-ff66/lib-practice",
             "deps/libpractice-ff66.rlib",
             ".fingerprint/practice-harness-0077/bin-practice_harness",
@@ -244,6 +250,7 @@ mod tests {
         // Folders of left-out units, which must not be there at all.
         let left_folders = [
             ".fingerprint/grader-2299",
+            ".fingerprint/kit-grader-3300",
             ".fingerprint/practice-ff66",
             ".fingerprint/practice-harness-0077",
             ".fingerprint/grader-1188",

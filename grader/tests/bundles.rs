@@ -185,7 +185,7 @@ fn passed_points(doc: &Value) -> f64 {
 const CARGO_SHIM: &str = r#"#!/bin/sh
 if [ "$1" = build ]; then
   echo "$*" >>"$SHIM_LOG"
-  mkdir -p target/debug && ln -sf "$SHIM_GRADER" target/debug/grader
+  mkdir -p target/debug && ln -sf "$SHIM_GRADER" target/debug/kit-grader
   exit 0
 fi
 exec "$SHIM_REAL_CARGO" "$@"
@@ -207,7 +207,7 @@ fn gradescope_bundle_sets_up_and_grades_a_submission_end_to_end() {
     assert_holds_the_kit(&source.join("kit"), &["target"]);
 
     // setup.sh, with cargo stood in: it builds the grader and warms the grading copy. The
-    // stand-in only links the grader under test; the build the real `cargo build -p grader`
+    // stand-in only links the grader under test; the build the real `cargo build -p kit-grader`
     // leaves in the kit's target folder (which `grade` warms its copies from) is taken from
     // the kit's own build, as a copy of the kit is warmed for every end-to-end test.
     let kit = source.join("kit");
@@ -238,7 +238,7 @@ fn gradescope_bundle_sets_up_and_grades_a_submission_end_to_end() {
     let out = run(setup);
     let said = format!("{}\n{}", text(&out.stdout), text(&out.stderr));
     assert!(out.status.success(), "setup.sh failed:\n{said}");
-    assert_eq!(read(&log).trim(), "build --locked -p grader", "{said}");
+    assert_eq!(read(&log).trim(), "build --locked -p kit-grader", "{said}");
     assert!(said.contains("grading the build3 stub once"), "{said}");
     assert!(said.trim_end().ends_with("== ready"), "{said}");
     assert!(!said.contains("installing Rust"), "cargo was there: {said}");

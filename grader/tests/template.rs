@@ -245,6 +245,7 @@ fn a_classroom_template_without_the_answers_holds_none_and_grades_as_the_kit_doe
         repo.join("grader/checks/oracle/build3.bin"),
         repo.join("grader/checks/oracle/build3-trace.json"),
         repo.join("target/debug/grader"),
+        repo.join("target/debug/kit-grader"),
         repo.join("target/kit-cache"),
     ];
     let list = targets

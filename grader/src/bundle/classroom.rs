@@ -24,8 +24,10 @@ pub(super) const WORKFLOW: &str = ".github/workflows/classroom.yml";
 pub(super) const COMMAND_GRADER: &str = "classroom-resources/autograding-command-grader@v1";
 /// The reporter action that sums the tests' points for Classroom.
 pub(super) const REPORTER: &str = "classroom-resources/autograding-grading-reporter@v1";
-/// Built before the first test runs, in its setup-command.
-const SETUP_COMMAND: &str = "cargo build -q -p grader";
+/// Built before the first test runs, in its setup-command: the launcher that `cargo run -p
+/// grader` runs, and the command line it runs (`kit-grader`), so that no test's time goes to
+/// building the kit.
+const SETUP_COMMAND: &str = "cargo build -q -p grader -p kit-grader";
 
 /// One test of the workflow.
 struct Test {

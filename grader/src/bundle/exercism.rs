@@ -44,7 +44,7 @@ case "$group" in
 esac
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 kit="${KIT_ROOT:-$here/kit}"
-grader="${KIT_GRADER:-$kit/target/debug/grader}"
+grader="${KIT_GRADER:-$kit/target/debug/kit-grader}"
 
 @PREAMBLE@
 

@@ -33,7 +33,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # Gradescope runs a copy of this script in /autograder; the bundle is in /autograder/source.
 if [ -d "$here/kit" ]; then source_dir=$here; else source_dir=$root/source; fi
 kit="${KIT_ROOT:-$source_dir/kit}"
-grader="${KIT_GRADER:-$kit/target/debug/grader}"
+grader="${KIT_GRADER:-$kit/target/debug/kit-grader}"
 results="$root/results"
 
 @PREAMBLE@

@@ -60,7 +60,7 @@ const SETUP: &str = r#"#!/usr/bin/env bash
 @HEADER@#
 # Runs once, when the platform builds the autograder (the network is allowed then): installs
 # a Rust toolchain with rustup when there is no cargo (minimal profile, Rust @TOOLCHAIN@),
-# builds the kit's grader (cargo build --locked -p grader), then grades the pristine stub of
+# builds the kit's grader (cargo build --locked -p kit-grader), then grades the pristine stub of
 # @WARMED@ once, so that the kit's dependencies are built before the first submission
 # arrives and a submission is graded in seconds.
 set -euo pipefail
@@ -95,7 +95,7 @@ cargo --version
 
 echo "== building the grader"
 cd "$kit"
-cargo build --locked -p grader
+cargo build --locked -p kit-grader
 
 warm=$(mktemp -d "${TMPDIR:-/tmp}/kit-warm.XXXXXX")
 trap 'rm -rf "$warm"' EXIT
@@ -105,7 +105,7 @@ warm_up() {
   local group=$1 stub=$2
   echo "== warming the grading copy: grading the $group stub once"
   cp "$kit/$stub" "$warm/$group.rs"
-  "$kit/target/debug/grader" --root "$kit" grade "$warm/$group.rs" --one --lesson "$group"@GRADE_OPTIONS@ \
+  "$kit/target/debug/kit-grader" --root "$kit" grade "$warm/$group.rs" --one --lesson "$group"@GRADE_OPTIONS@ \
     --out "$warm/$group" --quiet
   if [ ! -s "$warm/$group/$group.json" ]; then
     echo "setup.sh: grading the $group stub gave no report: the kit does not work here" >&2

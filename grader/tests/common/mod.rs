@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
-pub const GRADER: &str = env!("CARGO_BIN_EXE_grader");
+pub const GRADER: &str = env!("CARGO_BIN_EXE_kit-grader");
 
 /// How many kit copies the tests share (each compiles the kit's dependencies once).
 const SLOTS: usize = 2;
