@@ -22,8 +22,9 @@ Sections (in this order; the first run is last because it takes minutes):
   watch      from the file write to the verdict on screen: `cargo run -q -p grader -- watch
              build3` against rustlings' watch mode, both in a pseudo-terminal.
              Target: kit/rustlings <= 0.6
-  list       `cargo run -q -p grader -- list` after a run (target <= 0.3 s), and the grader
-             binary alone, to show cargo's share
+  list       `cargo run -q -p grader -- list` after a run (target <= 0.3 s), and the command
+             line's program alone (target/debug/kit-grader), to show cargo's and the
+             launcher's share
   grade      `cargo bench -q -p kit-grader --bench grade`: submissions graded per minute
              (target >= 100); its lines are passed through
   first-run  a fresh git clone and an empty cargo home: `cargo run -q -p grader -- build3`
@@ -663,7 +664,7 @@ bench_list() {
     say "target/debug/kit-grader list     runs (ms): ${bin_runs[*]}   median $(secs "$mb")"
     say "cargo's and the launcher's share: $(secs $((mc - mb))) of $(secs "$mc"); target <= 0.30 s: $(verdict "$rc_" 1)"
     row "list (cargo run)" "$(secs "$mc")" "<= 0.30 s" "$rc_" "$(verdict "$rc_" 1)"
-    row "list (grader binary)" "$(secs "$mb")" "<= 0.30 s" "$rb" "$(verdict "$rb" 1)"
+    row "list (kit-grader alone)" "$(secs "$mb")" "<= 0.30 s" "$rb" "$(verdict "$rb" 1)"
 }
 
 # ---------------------------------------------------------------- 5. grade throughput
