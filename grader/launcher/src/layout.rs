@@ -41,10 +41,13 @@ pub(crate) struct Place {
 
 impl Place {
     /// Reads the place from this process: the kit from `CARGO_MANIFEST_DIR` (which `cargo
-    /// run` sets to this package's folder, `grader/launcher`), or from where this package
-    /// was when it was built; the rest from this program's own path.
+    /// run` sets to this package's folder, `grader/launcher`, with `CARGO_PKG_NAME`: a
+    /// folder another package's run left in the environment is not taken), or from where
+    /// this package was when it was built; the rest from this program's own path.
     pub(crate) fn find() -> Result<Place, Unplaced> {
+        let ours = std::env::var("CARGO_PKG_NAME").is_ok_and(|name| name == env!("CARGO_PKG_NAME"));
         let manifest = std::env::var_os("CARGO_MANIFEST_DIR")
+            .filter(|_| ours)
             .map(PathBuf::from)
             .filter(|dir| dir.join("Cargo.toml").is_file())
             .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")));

@@ -23,10 +23,16 @@ struct Kit {
     launcher: PathBuf,
     log: PathBuf,
     source: PathBuf,
+    /// One test at a time: a file this process has open for writing when another of its
+    /// threads forks cannot be run until that child has run its program ("text file busy").
+    _alone: std::sync::MutexGuard<'static, ()>,
 }
+
+static ALONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 impl Kit {
     fn new(name: &str) -> Kit {
+        let alone = ALONE.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let nanos = SystemTime::now()
             .duration_since(SystemTime::UNIX_EPOCH)
             .unwrap()
@@ -62,6 +68,7 @@ impl Kit {
             launcher,
             source,
             dir,
+            _alone: alone,
         }
     }
 
