@@ -502,6 +502,11 @@ fn bad_input_gets_one_line_and_a_hint() {
 
     let out = grader(kit.root(), &["build3", "--timeout", "-1"]);
     assert_eq!(out.status.code(), Some(2));
+    // Usage names the command people type (`cargo run -p grader`), not the program the
+    // launcher runs (`kit-grader`).
+    let usage = text(&out.stderr);
+    assert!(usage.contains("Usage: grader build3 "), "{usage}");
+    assert!(!usage.contains("kit-grader"), "{usage}");
 
     let empty = tempfile::tempdir().unwrap();
     let out = grader(empty.path(), &["build3"]);

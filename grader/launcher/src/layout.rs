@@ -45,18 +45,18 @@ impl Place {
     /// folder another package's run left in the environment is not taken), or from where
     /// this package was when it was built; the rest from this program's own path.
     pub(crate) fn find() -> Result<Place, Unplaced> {
-        let ours = std::env::var("CARGO_PKG_NAME").is_ok_and(|name| name == env!("CARGO_PKG_NAME"));
-        let manifest = std::env::var_os("CARGO_MANIFEST_DIR")
+        let ours = std::env::var("CARGO_PKG_NAME").is_ok_and(|n| n == env!("CARGO_PKG_NAME"));
+        let from_cargo = std::env::var_os("CARGO_MANIFEST_DIR")
             .filter(|_| ours)
-            .map(PathBuf::from)
-            .filter(|dir| dir.join("Cargo.toml").is_file())
-            .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")));
-        let root = kit_root(&manifest).ok_or_else(|| {
-            Unplaced::NoKit(format!(
-                "no Cargo.toml two folders above {}",
-                manifest.display()
-            ))
-        })?;
+            .map(PathBuf::from);
+        let built_at = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+        let root = from_cargo
+            .iter()
+            .chain([&built_at])
+            .find_map(|manifest| kit_root(manifest))
+            .ok_or_else(|| {
+                Unplaced::NoKit(format!("no kit two folders above {}", built_at.display()))
+            })?;
         let exe = std::env::current_exe()
             .map_err(|e| Unplaced::NoKit(format!("this program's own path: {e}")))?;
         Place::beside(&root, &exe).ok_or(Unplaced::Unusual(root))
@@ -65,19 +65,20 @@ impl Place {
     /// The place of a launcher at `exe` in a target folder of the kit at `root`: `None`
     /// unless `exe` is in a profile's folder of a cargo target folder (`TARGET/PROFILE/` or
     /// `TARGET/TRIPLE/PROFILE/`).
+    ///
+    /// cargo marks a triple's folder as a target folder too: a folder whose name has a dash
+    /// (as every target triple does) inside a target folder is taken for a triple's.
     pub(crate) fn beside(root: &Path, exe: &Path) -> Option<Place> {
         let profile_dir = exe.parent()?;
         let profile = profile_dir.file_name()?.to_str()?.to_string();
         let above = profile_dir.parent()?;
-        let (target, triple) = if is_target(above) {
-            (above.to_path_buf(), None)
-        } else {
-            let triple = above.file_name()?.to_str()?.to_string();
-            let target = above.parent()?;
-            if !is_target(target) {
-                return None;
+        let name = above.file_name()?.to_str()?.to_string();
+        let (target, triple) = match above.parent() {
+            Some(outer) if is_target(outer) && name.contains('-') => {
+                (outer.to_path_buf(), Some(name))
             }
-            (target.to_path_buf(), Some(triple))
+            _ if is_target(above) => (above.to_path_buf(), None),
+            _ => return None,
         };
         let program = profile_dir.join(format!("{PROGRAM}{}", std::env::consts::EXE_SUFFIX));
         Some(Place {
@@ -92,12 +93,12 @@ impl Place {
     }
 
     /// `cargo build` of the command line into this place: the same target folder, profile
-    /// and target, from the lock as it is (`cargo run` has just resolved it). Quiet unless a
-    /// person watches: a first build takes a while, and cargo's progress says so.
+    /// and target, from the lock as it is (`cargo run` has just resolved it). Quiet, as
+    /// `cargo run -q` is: the launcher says when a build takes long.
     pub(crate) fn build_command(&self) -> Command {
         let mut command = Command::new(cargo());
         command
-            .args(["build", "--locked", "--manifest-path"])
+            .args(["build", "--quiet", "--locked", "--manifest-path"])
             .arg(self.root.join("Cargo.toml"))
             .arg("--target-dir")
             .arg(&self.target)
@@ -114,10 +115,18 @@ impl Place {
         if let Some(triple) = &self.triple {
             command.args(["--target", triple]);
         }
-        if !std::io::IsTerminal::is_terminal(&std::io::stderr()) {
-            command.arg("--quiet");
-        }
         command
+    }
+}
+
+/// The profile this launcher was built in, when its folder's name says it plainly
+/// (`debug`, `release`): for a run where the rest of the place is not known.
+pub(crate) fn own_profile() -> Option<String> {
+    let exe = std::env::current_exe().ok()?;
+    match exe.parent()?.file_name()?.to_str()? {
+        "debug" => Some("dev".to_string()),
+        "release" => Some("release".to_string()),
+        _ => None,
     }
 }
 
@@ -199,6 +208,8 @@ mod tests {
     fn a_triples_folder_is_passed_on_and_a_custom_profile_by_name() {
         let dir = scratch("triple");
         target_folder(&dir.join("out"));
+        // cargo marks the triple's folder too.
+        target_folder(&dir.join("out/x86_64-unknown-linux-gnu"));
         let exe = dir.join("out/x86_64-unknown-linux-gnu/fast/grader");
         let place = Place::beside(&dir, &exe).unwrap();
         assert_eq!(place.target, dir.join("out"));
@@ -217,6 +228,17 @@ mod tests {
                 .any(|w| w == ["--target", "x86_64-unknown-linux-gnu"]),
             "{args:?}"
         );
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn a_target_folder_inside_another_is_no_triple() {
+        let dir = scratch("nested");
+        target_folder(&dir.join("target"));
+        target_folder(&dir.join("target/copy"));
+        let place = Place::beside(&dir, &dir.join("target/copy/debug/grader")).unwrap();
+        assert_eq!(place.target, dir.join("target/copy"));
+        assert_eq!(place.triple, None);
         let _ = std::fs::remove_dir_all(dir);
     }
 

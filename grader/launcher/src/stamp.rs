@@ -1,33 +1,41 @@
 //! The record a build of the command line leaves beside it (`kit-grader.stamp`), and the
 //! check that nothing it names has changed since.
 //!
-//! The record says when the build started (less a margin), and names what cargo would look
-//! at to decide whether to build again:
+//! The record names what cargo would look at to decide whether to build again, each file
+//! with its size and times exactly as they were when the build had read it:
 //! - every file cargo lists as read for the program (`kit-grader.d`: the sources of the kit's
 //!   crates it is built from, files read by `include_str!`, and build scripts' inputs);
 //! - the `Cargo.toml` of every folder between those files and the kit's folder, and
 //!   `Cargo.lock`;
-//! - cargo's configuration files and the toolchain files, in the kit's folder and above it
-//!   and in cargo's home, whether they exist or not (one that appears changes the build);
-//! - the compiler beside the cargo that runs (a toolchain update replaces it);
+//! - cargo's configuration files and the toolchain files, in the kit's folder, the current
+//!   folder and every folder above them, and in cargo's home: those there, and those not
+//!   there (one that appears changes the build);
+//! - the toolchain that runs: the cargo, the compiler and the compiler's library;
 //! - the environment variables that can change a build (a digest of every `CARGO…` and
 //!   `RUST…` variable, less a few that only change output or logs);
 //! - the program itself, its size and time (a build made otherwise, a test build with other
 //!   features, replaces it).
 //!
-//! The build is current while every named file is older than the build's start and every
-//! absent one is still absent. Times only move forward with a change (cargo relies on the
-//! same), and the margin covers file systems whose times are coarse.
+//! The build is current while every named file has exactly its recorded size and times,
+//! every absent one is still absent, and no configuration file has appeared where cargo
+//! would read one. A time that moves either way is a change (a file copied back with its
+//! old time, `cp -p`, is one). No record is made when a file may have changed while the
+//! build read it: one that differs from what it was just before the build started, or a new
+//! one written within [`MARGIN`] of that start. The next run then asks cargo again.
+//!
+//! What the record cannot see: flags given to `cargo run` itself (`--config`, `-Z`,
+//! `--offline`), which cargo does not pass on to the program it runs.
 
 use crate::layout::Place;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 /// The record's first line: a record of another form is never read as current.
-const HEADER: &str = "kit-grader build record 1";
+const HEADER: &str = "kit-grader build record 2";
 
-/// How long before the build's start a file must have been written to count as read by it:
-/// some file systems keep times to the second, or two.
+/// How long before a build's start a file it reads must have been written for the build to
+/// be recorded: some file systems keep times to the second, or two.
 const MARGIN: Duration = Duration::from_secs(2);
 
 /// Variables that change what cargo and rustc print or log, never what they build.
@@ -50,16 +58,74 @@ const QUIET_PREFIXES: [&str; 5] = [
     "CARGO_LOG_",
 ];
 
+/// A file's size and times, as the record keeps them: what it points at, and, for a
+/// symbolic link, the link's own time (a link pointed elsewhere is a change).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Signature(String);
+
+impl Signature {
+    /// `path`'s signature; `None` when it cannot be read.
+    fn of(path: &Path) -> Option<Signature> {
+        let link = std::fs::symlink_metadata(path).ok()?;
+        let meta = std::fs::metadata(path).ok()?;
+        Some(Signature(format!(
+            "{} {} {}",
+            meta.len(),
+            nanos(meta.modified().ok()?)?,
+            nanos(link.modified().ok()?)?
+        )))
+    }
+}
+
+/// A time as nanoseconds since the epoch (times before it are written negative).
+fn nanos(time: SystemTime) -> Option<String> {
+    Some(match time.duration_since(SystemTime::UNIX_EPOCH) {
+        Ok(after) => after.as_nanos().to_string(),
+        Err(before) => format!("-{}", before.duration().as_nanos()),
+    })
+}
+
 /// Whether the build at `place` is as its record says, and nothing the record names has
 /// changed since.
 pub(crate) fn is_current(place: &Place) -> bool {
-    std::fs::read_to_string(&place.stamp).is_ok_and(|text| holds(&text, place, &environment()))
+    let here = std::env::current_dir().ok();
+    std::fs::read_to_string(&place.stamp)
+        .is_ok_and(|text| holds(&text, place, &environment(), here.as_deref()))
 }
 
-/// Records the build at `place`, which started at `started`. Nothing is recorded when the
-/// build's list of files cannot be read (every run then asks cargo).
-pub(crate) fn record(place: &Place, started: SystemTime) {
-    let Some(text) = make(place, started, &environment()) else {
+/// The named files as they were just before a build, and when it started.
+pub(crate) struct Before {
+    started: SystemTime,
+    seen: BTreeMap<PathBuf, Option<Signature>>,
+}
+
+/// Takes note of the named files before a build of `place` (those the last build's list
+/// names, and the configuration files), and of the time, as the target folder's file system
+/// tells it (a file written there now).
+pub(crate) fn before(place: &Place) -> Before {
+    let marker = place.stamp.with_extension("started");
+    let started = std::fs::write(&marker, b"")
+        .ok()
+        .and_then(|()| std::fs::metadata(&marker).ok()?.modified().ok())
+        .unwrap_or_else(SystemTime::now);
+    let _ = std::fs::remove_file(&marker);
+    let here = std::env::current_dir().ok();
+    let mut seen = BTreeMap::new();
+    if let Some((present, absent)) = named_files(place, here.as_deref()) {
+        for file in present.into_iter().chain(absent) {
+            let signature = Signature::of(&file);
+            seen.insert(file, signature);
+        }
+    }
+    Before { started, seen }
+}
+
+/// Records the build at `place`, noted in `before` when it started. Nothing is recorded when
+/// the build's list of files cannot be read, or a file may have changed while it was read:
+/// every run then asks cargo, until one can be recorded.
+pub(crate) fn record(place: &Place, before: &Before) {
+    let Some(text) = make(place, before, &environment()) else {
+        let _ = std::fs::remove_file(&place.stamp);
         return;
     };
     // Written whole, then moved into place: a run that reads it meanwhile reads the old
@@ -67,45 +133,55 @@ pub(crate) fn record(place: &Place, started: SystemTime) {
     let partial = place
         .stamp
         .with_extension(format!("stamp.{}", std::process::id()));
-    if std::fs::write(&partial, text).is_ok() && std::fs::rename(&partial, &place.stamp).is_err() {
+    if std::fs::write(&partial, text).is_err() || std::fs::rename(&partial, &place.stamp).is_err() {
         let _ = std::fs::remove_file(&partial);
     }
 }
 
-/// The record's text for `place`, built at `started`, under the variables `env` (digested).
-fn make(place: &Place, started: SystemTime, env: &str) -> Option<String> {
-    let since = started
-        .checked_sub(MARGIN)?
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .ok()?;
-    let program = program_line(&place.program)?;
+/// The record's text for `place`, built as `before` says, under the variables `env`
+/// (digested).
+fn make(place: &Place, before: &Before, env: &str) -> Option<String> {
+    let program = Signature::of(&place.program)?;
     let mut text = format!(
-        "{HEADER}\nroot {}\nenv {}\nsince {}.{:09}\nprogram {program}\n",
+        "{HEADER}\nroot {}\nenv {env}\nprogram {}\n",
         one_line(&place.root)?,
-        env,
-        since.as_secs(),
-        since.subsec_nanos()
+        program.0
     );
-    let (present, absent) = named_files(place)?;
+    let here = std::env::current_dir().ok();
+    let (present, absent) = named_files(place, here.as_deref())?;
+    let settled = before.started.checked_sub(MARGIN)?;
     for file in present {
-        text.push_str(&format!("file {}\n", one_line(&file)?));
+        let signature = Signature::of(&file)?;
+        let unchanged = match before.seen.get(&file) {
+            // Named before the build too: it must be as it was then.
+            Some(then) => then.as_ref() == Some(&signature),
+            // New to the list: it must have been written well before the build started.
+            None => std::fs::metadata(&file).ok()?.modified().ok()? < settled,
+        };
+        if !unchanged {
+            return None;
+        }
+        text.push_str(&format!("file {} {}\n", signature.0, one_line(&file)?));
     }
     for file in absent {
+        if std::fs::symlink_metadata(&file).is_ok() {
+            return None;
+        }
         text.push_str(&format!("absent {}\n", one_line(&file)?));
     }
     text.push_str("end\n");
     Some(text)
 }
 
-/// Whether record `text` holds for `place` under the variables `env`.
-fn holds(text: &str, place: &Place, env: &str) -> bool {
+/// Whether record `text` holds for `place` under the variables `env`, run from folder `here`.
+fn holds(text: &str, place: &Place, env: &str, here: Option<&Path>) -> bool {
     let mut lines = text.lines();
     if lines.next() != Some(HEADER) {
         return false;
     }
-    let mut since = None;
     let mut seen = [false; 3];
     let mut ended = false;
+    let mut recorded = BTreeSet::new();
     for line in lines {
         // Nothing after the last line: a record is read whole or not at all.
         if ended {
@@ -127,16 +203,17 @@ fn holds(text: &str, place: &Place, env: &str) -> bool {
                 seen[1] = true;
                 rest == env
             }
-            "since" => {
-                since = parse_time(rest);
-                since.is_some()
-            }
             "program" => {
                 seen[2] = true;
-                program_line(&place.program).as_deref() == Some(rest)
+                Signature::of(&place.program).is_some_and(|s| s.0 == rest)
             }
-            "file" => since
-                .is_some_and(|since| modified(Path::new(rest)).is_some_and(|time| time < since)),
+            "file" => match split_signature(rest) {
+                Some((signature, path)) => {
+                    recorded.insert(PathBuf::from(path));
+                    Signature::of(Path::new(path)).is_some_and(|s| s.0 == signature)
+                }
+                None => false,
+            },
             "absent" => std::fs::symlink_metadata(rest).is_err(),
             _ => false,
         };
@@ -144,35 +221,21 @@ fn holds(text: &str, place: &Place, env: &str) -> bool {
             return false;
         }
     }
-    ended && seen.iter().all(|s| *s) && since.is_some()
+    // A configuration file where cargo would read one now (from this folder, say) that the
+    // record does not name is a change too.
+    let unnamed_configuration = configuration_files(&place.root, here)
+        .into_iter()
+        .any(|file| std::fs::symlink_metadata(&file).is_ok() && !recorded.contains(&file));
+    ended && seen.iter().all(|s| *s) && !unnamed_configuration
 }
 
-/// The program's size and time, as the record says them; `None` when it is missing.
-fn program_line(program: &Path) -> Option<String> {
-    let meta = std::fs::metadata(program).ok()?;
-    let time = meta
-        .modified()
-        .ok()?
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .ok()?;
-    Some(format!(
-        "{} {}.{:09}",
-        meta.len(),
-        time.as_secs(),
-        time.subsec_nanos()
-    ))
-}
-
-/// When `path` was last written.
-fn modified(path: &Path) -> Option<SystemTime> {
-    std::fs::metadata(path).ok()?.modified().ok()
-}
-
-/// `SECS.NANOS` after the epoch.
-fn parse_time(text: &str) -> Option<SystemTime> {
-    let (secs, nanos) = text.split_once('.')?;
-    let since = Duration::new(secs.parse().ok()?, nanos.parse().ok()?);
-    SystemTime::UNIX_EPOCH.checked_add(since)
+/// `SIZE TIME LINKTIME PATH` as the signature's text and the path.
+fn split_signature(rest: &str) -> Option<(&str, &str)> {
+    let mut at = 0;
+    for _ in 0..3 {
+        at += rest[at..].find(' ')? + 1;
+    }
+    Some((&rest[..at - 1], &rest[at..]))
 }
 
 /// A path on a line of its own; `None` for one with a line break in it (no record then).
@@ -181,12 +244,12 @@ fn one_line(path: &Path) -> Option<String> {
     (!text.contains(['\n', '\r'])).then(|| text.to_string())
 }
 
-/// Every file the record names: those that must stay older than the build, and those that
-/// must stay absent.
-fn named_files(place: &Place) -> Option<(Vec<PathBuf>, Vec<PathBuf>)> {
+/// Every file the record names: those whose signature it keeps, and those that must stay
+/// absent. `None` without cargo's list of the files the program was built from.
+fn named_files(place: &Place, here: Option<&Path>) -> Option<(Vec<PathBuf>, Vec<PathBuf>)> {
     let listed = dep_info(&std::fs::read_to_string(&place.dep_info).ok()?)?;
-    let mut present = std::collections::BTreeSet::new();
-    let mut absent = std::collections::BTreeSet::new();
+    let mut present = BTreeSet::new();
+    let mut absent = BTreeSet::new();
     for file in &listed {
         // The manifests of the packages the file belongs to, up to the kit's.
         if file.starts_with(&place.root) {
@@ -204,39 +267,70 @@ fn named_files(place: &Place) -> Option<(Vec<PathBuf>, Vec<PathBuf>)> {
     }
     present.insert(place.root.join("Cargo.toml"));
     present.insert(place.root.join("Cargo.lock"));
-    // cargo's configuration and the toolchain files: in the kit's folder, above it, and in
-    // cargo's home.
-    let mut optional: Vec<PathBuf> = Vec::new();
-    for dir in place.root.ancestors() {
+    for file in configuration_files(&place.root, here) {
+        if std::fs::symlink_metadata(&file).is_ok() {
+            present.insert(file);
+        } else {
+            absent.insert(file);
+        }
+    }
+    present.extend(toolchain_files());
+    Some((present.into_iter().collect(), absent.into_iter().collect()))
+}
+
+/// Where cargo reads configuration and rustup a toolchain file: the kit's folder, the
+/// current folder `here`, every folder above either, and cargo's home.
+fn configuration_files(root: &Path, here: Option<&Path>) -> BTreeSet<PathBuf> {
+    let mut files = BTreeSet::new();
+    for dir in root
+        .ancestors()
+        .chain(here.into_iter().flat_map(Path::ancestors))
+    {
         for name in [
             ".cargo/config.toml",
             ".cargo/config",
             "rust-toolchain.toml",
             "rust-toolchain",
         ] {
-            optional.push(dir.join(name));
+            files.insert(dir.join(name));
         }
     }
     if let Some(home) = cargo_home() {
-        optional.push(home.join("config.toml"));
-        optional.push(home.join("config"));
+        files.insert(home.join("config.toml"));
+        files.insert(home.join("config"));
     }
-    for file in optional {
-        if file.exists() {
-            present.insert(file);
-        } else {
-            absent.insert(file);
+    files
+}
+
+/// The toolchain whose cargo runs this (`cargo run` says which): that cargo, the compiler
+/// beside it, and the compiler's library (`rustup update` replaces them). A compiler named
+/// by `RUSTC` too.
+fn toolchain_files() -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    if let Some(cargo) = std::env::var_os("CARGO").map(PathBuf::from) {
+        let rustc = cargo.with_file_name(format!("rustc{}", std::env::consts::EXE_SUFFIX));
+        if let Some(lib) = cargo.parent().and_then(Path::parent).map(|t| t.join("lib")) {
+            if let Ok(entries) = std::fs::read_dir(lib) {
+                files.extend(
+                    entries
+                        .flatten()
+                        .filter(|e| {
+                            e.file_name()
+                                .to_string_lossy()
+                                .starts_with("librustc_driver")
+                        })
+                        .map(|e| e.path()),
+                );
+            }
         }
+        files.push(cargo);
+        files.push(rustc);
     }
-    // The compiler of the toolchain whose cargo runs this (`rustup update` replaces both).
-    if let Some(cargo) = std::env::var_os("CARGO") {
-        let rustc =
-            Path::new(&cargo).with_file_name(format!("rustc{}", std::env::consts::EXE_SUFFIX));
-        if rustc.is_file() {
-            present.insert(rustc);
-        }
+    if let Some(rustc) = std::env::var_os("RUSTC").map(PathBuf::from) {
+        files.push(rustc);
     }
-    Some((present.into_iter().collect(), absent.into_iter().collect()))
+    files.retain(|f| f.is_file());
+    files
 }
 
 /// cargo's home: `CARGO_HOME`, else `.cargo` in the user's home.
@@ -281,8 +375,7 @@ fn changes_builds(name: &str) -> bool {
         && !QUIET_PREFIXES.iter().any(|p| name.starts_with(p))
 }
 
-/// A digest of the variables that can change a build: every `CARGO…` and `RUST…` one, but
-/// those that only change what is printed or logged.
+/// A digest of the variables that can change a build.
 fn environment() -> String {
     let mut vars: Vec<(String, String)> = std::env::vars_os()
         .filter_map(|(k, v)| Some((k.into_string().ok()?, v.to_string_lossy().into_owned())))
@@ -304,12 +397,15 @@ fn environment() -> String {
 mod tests {
     use super::*;
 
-    /// A kit with one source file, a target folder, a program and its dep-info.
+    /// A kit with one source file, a target folder, a program and its dep-info, every file
+    /// written a while ago.
     struct Kit {
         dir: PathBuf,
         place: Place,
         source: PathBuf,
     }
+
+    const LONG_AGO: Duration = Duration::from_secs(600);
 
     impl Kit {
         fn new(name: &str) -> Kit {
@@ -323,27 +419,30 @@ mod tests {
             std::fs::create_dir_all(&src).unwrap();
             std::fs::create_dir_all(dir.join("target/debug")).unwrap();
             std::fs::write(dir.join("target/CACHEDIR.TAG"), "").unwrap();
-            std::fs::write(dir.join("Cargo.toml"), "[workspace]\n").unwrap();
-            std::fs::write(dir.join("Cargo.lock"), "").unwrap();
-            std::fs::write(dir.join("grader/Cargo.toml"), "[package]\n").unwrap();
             let source = src.join("my main.rs");
-            std::fs::write(&source, "fn main() {}\n").unwrap();
             let place = Place::beside(&dir, &dir.join("target/debug/grader")).unwrap();
-            std::fs::write(&place.program, "program").unwrap();
             // As cargo writes it: a space in a name escaped.
             let escaped = |p: &Path| p.display().to_string().replace(' ', "\\ ");
-            std::fs::write(
-                &place.dep_info,
-                format!("{}: {}\n", escaped(&place.program), escaped(&source)),
-            )
-            .unwrap();
+            for (path, text) in [
+                (dir.join("Cargo.toml"), "[workspace]\n".to_string()),
+                (dir.join("Cargo.lock"), String::new()),
+                (dir.join("grader/Cargo.toml"), "[package]\n".to_string()),
+                (source.clone(), "fn main() {}\n".to_string()),
+                (place.program.clone(), "program".to_string()),
+                (
+                    place.dep_info.clone(),
+                    format!("{}: {}\n", escaped(&place.program), escaped(&source)),
+                ),
+            ] {
+                std::fs::write(&path, text).unwrap();
+                set_time(&path, SystemTime::now() - LONG_AGO);
+            }
             Kit { dir, place, source }
         }
 
-        /// The record of a build that started now, as if it was made a while ago: the kit's
-        /// files are older than it by more than the margin.
+        /// The record of a build of the kit as it is.
         fn recorded(&self) -> String {
-            make(&self.place, SystemTime::now() + MARGIN * 2, "e").unwrap()
+            make(&self.place, &before(&self.place), "e").expect("a record")
         }
     }
 
@@ -353,23 +452,28 @@ mod tests {
         }
     }
 
-    /// Sets `path`'s time ahead of every record made in these tests.
-    fn touch_later(path: &Path) {
+    fn set_time(path: &Path, time: SystemTime) {
         let file = std::fs::OpenOptions::new().write(true).open(path).unwrap();
-        file.set_modified(SystemTime::now() + Duration::from_secs(60))
-            .unwrap();
+        file.set_modified(time).unwrap();
     }
 
     #[test]
-    fn a_record_holds_until_a_file_it_names_changes() {
+    fn a_record_holds_until_a_file_it_names_changes_its_time_either_way() {
         let kit = Kit::new("source");
         let text = kit.recorded();
         assert!(text.contains("my main.rs"), "{text}");
-        assert!(holds(&text, &kit.place, "e"), "{text}");
-        touch_later(&kit.source);
+        assert!(holds(&text, &kit.place, "e", None), "{text}");
+        set_time(&kit.source, SystemTime::now() + Duration::from_secs(60));
         assert!(
-            !holds(&text, &kit.place, "e"),
-            "a source written after the build"
+            !holds(&text, &kit.place, "e", None),
+            "written after the build"
+        );
+        let text = kit.recorded();
+        // Copied back with an older time (`cp -p`).
+        set_time(&kit.source, SystemTime::now() - LONG_AGO * 2);
+        assert!(
+            !holds(&text, &kit.place, "e", None),
+            "an older file put back"
         );
     }
 
@@ -378,16 +482,16 @@ mod tests {
         for changed in ["grader/Cargo.toml", "Cargo.toml", "Cargo.lock"] {
             let kit = Kit::new("manifest");
             let text = kit.recorded();
-            touch_later(&kit.dir.join(changed));
+            set_time(&kit.dir.join(changed), SystemTime::now());
             assert!(
-                !holds(&text, &kit.place, "e"),
+                !holds(&text, &kit.place, "e", None),
                 "{changed} written after the build"
             );
         }
         let kit = Kit::new("program");
         let text = kit.recorded();
         std::fs::write(&kit.place.program, "another program").unwrap();
-        assert!(!holds(&text, &kit.place, "e"), "the program replaced");
+        assert!(!holds(&text, &kit.place, "e", None), "the program replaced");
     }
 
     #[test]
@@ -398,61 +502,120 @@ mod tests {
             "absent {}",
             kit.dir.join(".cargo/config.toml").display()
         )));
-        assert!(!holds(&text, &kit.place, "f"), "other variables");
+        assert!(!holds(&text, &kit.place, "f", None), "other variables");
         let mut elsewhere = kit.place.clone();
         elsewhere.root = kit.dir.join("grader");
-        assert!(!holds(&text, &elsewhere, "e"), "another kit");
+        assert!(!holds(&text, &elsewhere, "e", None), "another kit");
         std::fs::create_dir_all(kit.dir.join(".cargo")).unwrap();
         std::fs::write(kit.dir.join(".cargo/config.toml"), "[build]\n").unwrap();
         assert!(
-            !holds(&text, &kit.place, "e"),
+            !holds(&text, &kit.place, "e", None),
             "a configuration file that appeared"
         );
+    }
+
+    #[test]
+    fn a_configuration_file_where_the_record_looked_for_none_is_a_change() {
+        let kit = Kit::new("unnamed");
+        let text = kit.recorded();
+        // Drop the record's line for one place cargo reads: as a record made from another
+        // current folder would lack it.
+        let config = kit.dir.join("grader/.cargo/config.toml");
+        let without: String = text
+            .lines()
+            .filter(|l| !l.ends_with(&config.display().to_string()))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        assert!(holds(&without, &kit.place, "e", None), "{without}");
+        let here = kit.dir.join("grader");
+        assert!(holds(&without, &kit.place, "e", Some(&here)), "{without}");
+        std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+        std::fs::write(&config, "[build]\n").unwrap();
+        assert!(
+            !holds(&without, &kit.place, "e", Some(&here)),
+            "a configuration file in the current folder"
+        );
+    }
+
+    #[test]
+    fn a_file_that_changes_while_the_build_reads_it_leaves_no_record() {
+        let kit = Kit::new("racing");
+        let started = before(&kit.place);
+        // Written during the build, even with an old time.
+        std::fs::write(&kit.source, "fn main() { changed() }\n").unwrap();
+        set_time(&kit.source, SystemTime::now() - LONG_AGO * 3);
+        assert!(make(&kit.place, &started, "e").is_none());
+        // A file new to the list, written just before the build: no record either.
+        let kit = Kit::new("fresh");
+        std::fs::remove_file(&kit.place.dep_info).unwrap();
+        let started = before(&kit.place);
+        std::fs::write(
+            &kit.place.dep_info,
+            format!(
+                "{}: {}\n",
+                kit.place.program.display(),
+                kit.dir.join("Cargo.lock").display()
+            ),
+        )
+        .unwrap();
+        set_time(&kit.dir.join("Cargo.lock"), SystemTime::now());
+        assert!(make(&kit.place, &started, "e").is_none());
+        record(&kit.place, &started);
+        assert!(!kit.place.stamp.exists());
     }
 
     #[test]
     fn a_record_of_another_form_or_a_damaged_one_never_holds() {
         let kit = Kit::new("damaged");
         let text = kit.recorded();
-        assert!(holds(&text, &kit.place, "e"));
-        assert!(!holds("", &kit.place, "e"));
+        assert!(holds(&text, &kit.place, "e", None));
+        assert!(!holds("", &kit.place, "e", None));
         assert!(!holds(
-            &text.replace(HEADER, "kit-grader build record 0"),
+            &text.replace(HEADER, "kit-grader build record 1"),
             &kit.place,
-            "e"
+            "e",
+            None
         ));
-        // Each line left out, or made unreadable.
-        for (i, _) in text.lines().enumerate().skip(1) {
+        assert!(
+            !holds(&format!("{text}file 1 2 3 /x\n"), &kit.place, "e", None),
+            "past the end"
+        );
+        for (i, line) in text.lines().enumerate().skip(1) {
+            // Each line left out: the root, the variables, the program and the end must be
+            // there.
             let without: Vec<&str> = text
                 .lines()
                 .enumerate()
                 .filter(|(j, _)| *j != i)
                 .map(|(_, l)| l)
                 .collect();
-            let line = text.lines().nth(i).unwrap();
-            if !line.starts_with("file ") && !line.starts_with("absent ") || line == "end" {
+            let needed = ["root ", "env ", "program ", "end"]
+                .iter()
+                .any(|k| line.starts_with(k));
+            if needed {
                 assert!(
-                    !holds(&without.join("\n"), &kit.place, "e"),
+                    !holds(&without.join("\n"), &kit.place, "e", None),
                     "without {line}"
                 );
             }
-            // (An absent file garbled is another absent file.)
+            // Each line garbled (an absent file garbled is another absent file).
             if !line.starts_with("absent ") {
                 let garbled = text.replace(line, &format!("{line}x"));
-                assert!(!holds(&garbled, &kit.place, "e"), "{line} garbled");
+                assert!(!holds(&garbled, &kit.place, "e", None), "{line} garbled");
             }
         }
         // A file the record names that is gone.
         std::fs::remove_file(&kit.source).unwrap();
-        assert!(!holds(&text, &kit.place, "e"));
+        assert!(!holds(&text, &kit.place, "e", None));
     }
 
     #[test]
     fn no_record_without_the_list_of_files_read() {
         let kit = Kit::new("no-dep-info");
         std::fs::remove_file(&kit.place.dep_info).unwrap();
-        assert!(make(&kit.place, SystemTime::now(), "e").is_none());
-        record(&kit.place, SystemTime::now());
+        let started = before(&kit.place);
+        assert!(make(&kit.place, &started, "e").is_none());
+        record(&kit.place, &started);
         assert!(!kit.place.stamp.exists());
     }
 

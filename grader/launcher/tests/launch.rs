@@ -13,6 +13,7 @@ use std::time::{Duration, SystemTime};
 const CARGO_SHIM: &str = r#"#!/bin/sh
 echo "$*" >>"$SHIM_LOG"
 if [ -n "$SHIM_FAIL" ]; then echo "error: the build failed" >&2; exit 101; fi
+if [ -n "$SHIM_SLOW" ]; then sleep "$SHIM_SLOW"; fi
 printf '#!/bin/sh\necho "kit-grader ran with: $*"\nexit ${KIT_EXIT:-0}\n' >"$SHIM_TARGET/debug/kit-grader"
 chmod +x "$SHIM_TARGET/debug/kit-grader"
 echo "$SHIM_TARGET/debug/kit-grader: $SHIM_SOURCE" >"$SHIM_TARGET/debug/kit-grader.d"
@@ -32,7 +33,9 @@ static ALONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 impl Kit {
     fn new(name: &str) -> Kit {
-        let alone = ALONE.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let alone = ALONE
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let nanos = SystemTime::now()
             .duration_since(SystemTime::UNIX_EPOCH)
             .unwrap()
@@ -63,6 +66,9 @@ impl Kit {
         let shim = dir.join("shim/cargo");
         std::fs::write(&shim, CARGO_SHIM).unwrap();
         make_executable(&shim);
+        // The toolchain is named in the record too, and a file written just before a build
+        // leaves none.
+        set_time(&shim, SystemTime::now() - Duration::from_secs(600));
         Kit {
             log: dir.join("cargo-calls.log"),
             launcher,
@@ -74,8 +80,14 @@ impl Kit {
 
     /// Runs the launcher with `args`, as `cargo run -p grader -- ARGS` would, with `env`.
     fn run(&self, args: &[&str], env: &[(&str, &str)]) -> Output {
+        self.run_in(&self.dir, args, env)
+    }
+
+    /// The same, from folder `here`.
+    fn run_in(&self, here: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
         let mut command = Command::new(&self.launcher);
         command
+            .current_dir(here)
             .args(args)
             .env("CARGO", self.dir.join("shim/cargo"))
             .env("CARGO_HOME", self.dir.join("cargo-home"))
@@ -84,6 +96,7 @@ impl Kit {
             .env("SHIM_TARGET", self.dir.join("target"))
             .env("SHIM_SOURCE", &self.source)
             .env_remove("SHIM_FAIL")
+            .env_remove("SHIM_SLOW")
             .env_remove("KIT_EXIT")
             .env_remove("GRADER_FAST_PATHS");
         for (k, v) in env {
@@ -142,7 +155,7 @@ fn cargo_builds_the_command_line_once_then_only_after_a_change() {
     assert_eq!(calls.len(), 1, "{calls:?}");
     let build = &calls[0];
     assert!(
-        build.starts_with("build --locked --manifest-path "),
+        build.starts_with("build --quiet --locked --manifest-path "),
         "{build}"
     );
     assert!(build.contains(" -p kit-grader --bin kit-grader"), "{build}");
@@ -161,16 +174,17 @@ fn cargo_builds_the_command_line_once_then_only_after_a_change() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("ran with: list"));
     assert_eq!(kit.calls().len(), 1, "{:?}", kit.calls());
 
-    // A source the build read is written after the build: cargo is asked (and asked again
-    // while the file's time is still ahead of the last build's start, as cargo would).
+    // A source the build read is written after the build: cargo is asked, once.
     set_time(&kit.source, SystemTime::now() + Duration::from_secs(60));
     let out = kit.run(&["list"], &[]);
     assert!(out.status.success(), "{}", said(&out));
     assert_eq!(kit.calls().len(), 2, "{:?}", kit.calls());
     kit.run(&["list"], &[]);
+    assert_eq!(kit.calls().len(), 2, "{:?}", kit.calls());
+    // Put back with an older time (as `cp -p` does): a change too.
+    set_time(&kit.source, SystemTime::now() - Duration::from_secs(900));
+    kit.run(&["list"], &[]);
     assert_eq!(kit.calls().len(), 3, "{:?}", kit.calls());
-    // Once the last build started after the file was written, cargo is not asked.
-    set_time(&kit.source, SystemTime::now() - Duration::from_secs(600));
     kit.run(&["list"], &[]);
     assert_eq!(kit.calls().len(), 3, "{:?}", kit.calls());
 }
@@ -253,4 +267,37 @@ fn a_damaged_record_asks_cargo() {
     std::fs::write(&stamp, "").unwrap();
     kit.run(&["list"], &[]);
     assert_eq!(kit.calls().len(), 3, "an empty record");
+}
+
+#[test]
+fn a_configuration_file_in_the_current_folder_asks_cargo() {
+    let kit = Kit::new("here");
+    let here = kit.dir.join("grader");
+    kit.run_in(&here, &["list"], &[]);
+    kit.run_in(&here, &["list"], &[]);
+    assert_eq!(kit.calls().len(), 1);
+    // cargo reads configuration from the folder it runs in and those above it.
+    std::fs::create_dir_all(here.join(".cargo")).unwrap();
+    std::fs::write(here.join(".cargo/config.toml"), "[build]\n").unwrap();
+    kit.run_in(&here, &["list"], &[]);
+    assert_eq!(kit.calls().len(), 2, "{:?}", kit.calls());
+}
+
+#[test]
+fn a_long_build_is_said_and_a_short_one_is_not() {
+    let kit = Kit::new("slow");
+    let out = kit.run(&["list"], &[]);
+    assert!(out.stderr.is_empty(), "{}", said(&out));
+    let out = kit.run(
+        &["list"],
+        &[("GRADER_FAST_PATHS", "off"), ("SHIM_SLOW", "1.5")],
+    );
+    assert!(out.status.success(), "{}", said(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.starts_with("building the kit's grader"),
+        "{}",
+        said(&out)
+    );
+    assert_eq!(stderr.lines().count(), 1, "{}", said(&out));
 }

@@ -34,6 +34,9 @@ const EXIT_ERROR: u8 = 2;
 #[derive(Parser)]
 #[command(
     name = "grader",
+    // The program is `kit-grader`, which the launcher `cargo run -p grader` runs: usage
+    // lines name the command people type.
+    bin_name = "grader",
     about = "Checks your code against each lesson's rules.",
     long_about = "Checks your code against each lesson's rules.\n\n\
         Write a lesson's function, then run the lesson's checks, e.g.\n\
