@@ -66,15 +66,19 @@ impl Place {
     /// unless `exe` is in a profile's folder of a cargo target folder (`TARGET/PROFILE/` or
     /// `TARGET/TRIPLE/PROFILE/`).
     ///
-    /// cargo marks a triple's folder as a target folder too: a folder whose name has a dash
-    /// (as every target triple does) inside a target folder is taken for a triple's.
+    /// cargo marks a triple's folder as a target folder too: a folder inside a target folder
+    /// whose name has a dash (as every target triple does) is taken for a triple's, unless
+    /// it holds cargo's record of the compiler (`.rustc_info.json`), which only the top of a
+    /// target folder has.
     pub(crate) fn beside(root: &Path, exe: &Path) -> Option<Place> {
         let profile_dir = exe.parent()?;
         let profile = profile_dir.file_name()?.to_str()?.to_string();
         let above = profile_dir.parent()?;
         let name = above.file_name()?.to_str()?.to_string();
+        // cargo keeps its record of the compiler at the top of a target folder only.
+        let top = is_target(above) && above.join(".rustc_info.json").is_file();
         let (target, triple) = match above.parent() {
-            Some(outer) if is_target(outer) && name.contains('-') => {
+            Some(outer) if !top && is_target(outer) && name.contains('-') => {
                 (outer.to_path_buf(), Some(name))
             }
             _ if is_target(above) => (above.to_path_buf(), None),
@@ -235,10 +239,14 @@ mod tests {
     fn a_target_folder_inside_another_is_no_triple() {
         let dir = scratch("nested");
         target_folder(&dir.join("target"));
-        target_folder(&dir.join("target/copy"));
-        let place = Place::beside(&dir, &dir.join("target/copy/debug/grader")).unwrap();
-        assert_eq!(place.target, dir.join("target/copy"));
-        assert_eq!(place.triple, None);
+        for inner in ["copy", "my-copy"] {
+            let inner = dir.join("target").join(inner);
+            target_folder(&inner);
+            std::fs::write(inner.join(".rustc_info.json"), "{}").unwrap();
+            let place = Place::beside(&dir, &inner.join("debug/grader")).unwrap();
+            assert_eq!(place.target, inner);
+            assert_eq!(place.triple, None);
+        }
         let _ = std::fs::remove_dir_all(dir);
     }
 

@@ -58,23 +58,43 @@ const QUIET_PREFIXES: [&str; 5] = [
     "CARGO_LOG_",
 ];
 
-/// A file's size and times, as the record keeps them: what it points at, and, for a
-/// symbolic link, the link's own time (a link pointed elsewhere is a change).
+/// A file's size, times and identity, as the record keeps them: what it points at (its
+/// size, its time, and on Unix the time of its last change of any kind and its inode, which
+/// no tool sets back), and, for a symbolic link, the link's own time (a link pointed
+/// elsewhere is a change). A link that points at nothing is signed by itself alone.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Signature(String);
+
+/// How many words a signature has.
+const SIGNATURE_WORDS: usize = 5;
 
 impl Signature {
     /// `path`'s signature; `None` when it cannot be read.
     fn of(path: &Path) -> Option<Signature> {
         let link = std::fs::symlink_metadata(path).ok()?;
-        let meta = std::fs::metadata(path).ok()?;
+        // A dangling link (cargo reads nothing through it): the link itself.
+        let meta = std::fs::metadata(path).unwrap_or_else(|_| link.clone());
         Some(Signature(format!(
-            "{} {} {}",
+            "{} {} {} {}",
             meta.len(),
             nanos(meta.modified().ok()?)?,
-            nanos(link.modified().ok()?)?
+            nanos(link.modified().ok()?)?,
+            identity(&meta)
         )))
     }
+}
+
+/// The time of a file's last change of any kind, and its inode: two words.
+#[cfg(unix)]
+fn identity(meta: &std::fs::Metadata) -> String {
+    use std::os::unix::fs::MetadataExt;
+    format!("{}.{:09} {}", meta.ctime(), meta.ctime_nsec(), meta.ino())
+}
+
+/// Elsewhere: two words that say nothing more.
+#[cfg(not(unix))]
+fn identity(_: &std::fs::Metadata) -> String {
+    "- -".to_string()
 }
 
 /// A time as nanoseconds since the epoch (times before it are written negative).
@@ -99,20 +119,28 @@ pub(crate) struct Before {
     seen: BTreeMap<PathBuf, Option<Signature>>,
 }
 
-/// Takes note of the named files before a build of `place` (those the last build's list
-/// names, and the configuration files), and of the time, as the target folder's file system
-/// tells it (a file written there now).
+/// Takes note of the named files before a build of `place` run from this process's folder
+/// (those the last build's list names, and the configuration files), and of the time, as
+/// the target folder's file system tells it (a file written there now).
 pub(crate) fn before(place: &Place) -> Before {
+    before_in(place, std::env::current_dir().ok().as_deref())
+}
+
+fn before_in(place: &Place, here: Option<&Path>) -> Before {
     let marker = place.stamp.with_extension("started");
     let started = std::fs::write(&marker, b"")
         .ok()
         .and_then(|()| std::fs::metadata(&marker).ok()?.modified().ok())
         .unwrap_or_else(SystemTime::now);
     let _ = std::fs::remove_file(&marker);
-    let here = std::env::current_dir().ok();
     let mut seen = BTreeMap::new();
-    if let Some((present, absent)) = named_files(place, here.as_deref()) {
-        for file in present.into_iter().chain(absent) {
+    if let Some(named) = Named::of(place, here) {
+        for file in named
+            .files
+            .into_iter()
+            .chain(named.configs)
+            .chain(named.absent)
+        {
             let signature = Signature::of(&file);
             seen.insert(file, signature);
         }
@@ -124,7 +152,8 @@ pub(crate) fn before(place: &Place) -> Before {
 /// the build's list of files cannot be read, or a file may have changed while it was read:
 /// every run then asks cargo, until one can be recorded.
 pub(crate) fn record(place: &Place, before: &Before) {
-    let Some(text) = make(place, before, &environment()) else {
+    let here = std::env::current_dir().ok();
+    let Some(text) = make(place, before, &environment(), here.as_deref()) else {
         let _ = std::fs::remove_file(&place.stamp);
         return;
     };
@@ -139,31 +168,33 @@ pub(crate) fn record(place: &Place, before: &Before) {
 }
 
 /// The record's text for `place`, built as `before` says, under the variables `env`
-/// (digested).
-fn make(place: &Place, before: &Before, env: &str) -> Option<String> {
+/// (digested), from folder `here`.
+fn make(place: &Place, before: &Before, env: &str, here: Option<&Path>) -> Option<String> {
     let program = Signature::of(&place.program)?;
     let mut text = format!(
         "{HEADER}\nroot {}\nenv {env}\nprogram {}\n",
         one_line(&place.root)?,
         program.0
     );
-    let here = std::env::current_dir().ok();
-    let (present, absent) = named_files(place, here.as_deref())?;
+    let named = Named::of(place, here)?;
     let settled = before.started.checked_sub(MARGIN)?;
-    for file in present {
-        let signature = Signature::of(&file)?;
-        let unchanged = match before.seen.get(&file) {
-            // Named before the build too: it must be as it was then.
-            Some(then) => then.as_ref() == Some(&signature),
-            // New to the list: it must have been written well before the build started.
-            None => std::fs::metadata(&file).ok()?.modified().ok()? < settled,
-        };
-        if !unchanged {
-            return None;
+    let kinds = [("file", named.files), ("config", named.configs)];
+    for (kind, files) in kinds {
+        for file in files {
+            let signature = Signature::of(&file)?;
+            let unchanged = match before.seen.get(&file) {
+                // Named before the build too: it must be as it was then.
+                Some(then) => then.as_ref() == Some(&signature),
+                // New to the list: it must have been written well before the build started.
+                None => std::fs::symlink_metadata(&file).ok()?.modified().ok()? < settled,
+            };
+            if !unchanged {
+                return None;
+            }
+            text.push_str(&format!("{kind} {} {}\n", signature.0, one_line(&file)?));
         }
-        text.push_str(&format!("file {} {}\n", signature.0, one_line(&file)?));
     }
-    for file in absent {
+    for file in named.absent {
         if std::fs::symlink_metadata(&file).is_ok() {
             return None;
         }
@@ -179,6 +210,8 @@ fn holds(text: &str, place: &Place, env: &str, here: Option<&Path>) -> bool {
     if lines.next() != Some(HEADER) {
         return false;
     }
+    // Where cargo reads configuration from here.
+    let read_here = configuration_files(&place.root, here);
     let mut seen = [false; 3];
     let mut ended = false;
     let mut recorded = BTreeSet::new();
@@ -207,10 +240,15 @@ fn holds(text: &str, place: &Place, env: &str, here: Option<&Path>) -> bool {
                 seen[2] = true;
                 Signature::of(&place.program).is_some_and(|s| s.0 == rest)
             }
-            "file" => match split_signature(rest) {
+            "file" | "config" => match split_signature(rest) {
                 Some((signature, path)) => {
-                    recorded.insert(PathBuf::from(path));
-                    Signature::of(Path::new(path)).is_some_and(|s| s.0 == signature)
+                    let path = PathBuf::from(path);
+                    // A configuration file the build read from another folder's place, which
+                    // cargo does not read from here: the build is not this run's.
+                    let applies = kind == "file" || read_here.contains(&path);
+                    let same = Signature::of(&path).is_some_and(|s| s.0 == signature);
+                    recorded.insert(path);
+                    applies && same
                 }
                 None => false,
             },
@@ -223,16 +261,16 @@ fn holds(text: &str, place: &Place, env: &str, here: Option<&Path>) -> bool {
     }
     // A configuration file where cargo would read one now (from this folder, say) that the
     // record does not name is a change too.
-    let unnamed_configuration = configuration_files(&place.root, here)
-        .into_iter()
-        .any(|file| std::fs::symlink_metadata(&file).is_ok() && !recorded.contains(&file));
+    let unnamed_configuration = read_here
+        .iter()
+        .any(|file| std::fs::symlink_metadata(file).is_ok() && !recorded.contains(file));
     ended && seen.iter().all(|s| *s) && !unnamed_configuration
 }
 
-/// `SIZE TIME LINKTIME PATH` as the signature's text and the path.
+/// `SIGNATURE PATH` as the signature's text and the path.
 fn split_signature(rest: &str) -> Option<(&str, &str)> {
     let mut at = 0;
-    for _ in 0..3 {
+    for _ in 0..SIGNATURE_WORDS {
         at += rest[at..].find(' ')? + 1;
     }
     Some((&rest[..at - 1], &rest[at..]))
@@ -244,38 +282,50 @@ fn one_line(path: &Path) -> Option<String> {
     (!text.contains(['\n', '\r'])).then(|| text.to_string())
 }
 
-/// Every file the record names: those whose signature it keeps, and those that must stay
-/// absent. `None` without cargo's list of the files the program was built from.
-fn named_files(place: &Place, here: Option<&Path>) -> Option<(Vec<PathBuf>, Vec<PathBuf>)> {
-    let listed = dep_info(&std::fs::read_to_string(&place.dep_info).ok()?)?;
-    let mut present = BTreeSet::new();
-    let mut absent = BTreeSet::new();
-    for file in &listed {
-        // The manifests of the packages the file belongs to, up to the kit's.
-        if file.starts_with(&place.root) {
-            for dir in file.ancestors().skip(1) {
-                let manifest = dir.join("Cargo.toml");
-                if manifest.is_file() {
-                    present.insert(manifest);
-                }
-                if dir == place.root {
-                    break;
+/// Every file the record names.
+struct Named {
+    /// Files read by the build, the manifests and the toolchain: each must stay as it was.
+    files: Vec<PathBuf>,
+    /// cargo's and rustup's configuration files there were where the build looked: each must
+    /// stay as it was, and be where cargo looks from the folder of a later run.
+    configs: Vec<PathBuf>,
+    /// Configuration files there were not: each must stay absent.
+    absent: Vec<PathBuf>,
+}
+
+impl Named {
+    /// The files of the build at `place`, run from folder `here`. `None` without cargo's
+    /// list of the files the program was built from.
+    fn of(place: &Place, here: Option<&Path>) -> Option<Named> {
+        let listed = dep_info(&std::fs::read_to_string(&place.dep_info).ok()?)?;
+        let mut files = BTreeSet::new();
+        for file in &listed {
+            // The manifests of the packages the file belongs to, up to the kit's.
+            if file.starts_with(&place.root) {
+                for dir in file.ancestors().skip(1) {
+                    let manifest = dir.join("Cargo.toml");
+                    if manifest.is_file() {
+                        files.insert(manifest);
+                    }
+                    if dir == place.root {
+                        break;
+                    }
                 }
             }
+            files.insert(file.clone());
         }
-        present.insert(file.clone());
+        files.insert(place.root.join("Cargo.toml"));
+        files.insert(place.root.join("Cargo.lock"));
+        files.extend(toolchain_files());
+        let (configs, absent) = configuration_files(&place.root, here)
+            .into_iter()
+            .partition(|file| std::fs::symlink_metadata(file).is_ok());
+        Some(Named {
+            files: files.into_iter().collect(),
+            configs,
+            absent,
+        })
     }
-    present.insert(place.root.join("Cargo.toml"));
-    present.insert(place.root.join("Cargo.lock"));
-    for file in configuration_files(&place.root, here) {
-        if std::fs::symlink_metadata(&file).is_ok() {
-            present.insert(file);
-        } else {
-            absent.insert(file);
-        }
-    }
-    present.extend(toolchain_files());
-    Some((present.into_iter().collect(), absent.into_iter().collect()))
 }
 
 /// Where cargo reads configuration and rustup a toolchain file: the kit's folder, the
@@ -442,7 +492,7 @@ mod tests {
 
         /// The record of a build of the kit as it is.
         fn recorded(&self) -> String {
-            make(&self.place, &before(&self.place), "e").expect("a record")
+            make(&self.place, &before_in(&self.place, None), "e", None).expect("a record")
         }
     }
 
@@ -517,38 +567,91 @@ mod tests {
     #[test]
     fn a_configuration_file_where_the_record_looked_for_none_is_a_change() {
         let kit = Kit::new("unnamed");
-        let text = kit.recorded();
-        // Drop the record's line for one place cargo reads: as a record made from another
-        // current folder would lack it.
-        let config = kit.dir.join("grader/.cargo/config.toml");
-        let without: String = text
-            .lines()
-            .filter(|l| !l.ends_with(&config.display().to_string()))
-            .map(|l| format!("{l}\n"))
-            .collect();
-        assert!(holds(&without, &kit.place, "e", None), "{without}");
         let here = kit.dir.join("grader");
-        assert!(holds(&without, &kit.place, "e", Some(&here)), "{without}");
-        std::fs::create_dir_all(config.parent().unwrap()).unwrap();
-        std::fs::write(&config, "[build]\n").unwrap();
+        // Recorded from elsewhere: the record does not name grader/.cargo at all.
+        let text = kit.recorded();
         assert!(
-            !holds(&without, &kit.place, "e", Some(&here)),
+            !text.contains(&here.join(".cargo").display().to_string()),
+            "{text}"
+        );
+        assert!(holds(&text, &kit.place, "e", Some(&here)), "{text}");
+        std::fs::create_dir_all(here.join(".cargo")).unwrap();
+        std::fs::write(here.join(".cargo/config.toml"), "[build]\n").unwrap();
+        assert!(
+            !holds(&text, &kit.place, "e", Some(&here)),
             "a configuration file in the current folder"
         );
+        // Recorded from there, where it was absent: its line says so.
+        std::fs::remove_file(here.join(".cargo/config.toml")).unwrap();
+        let there = make(
+            &kit.place,
+            &before_in(&kit.place, Some(&here)),
+            "e",
+            Some(&here),
+        )
+        .unwrap();
+        assert!(there.contains(&format!(
+            "absent {}",
+            here.join(".cargo/config.toml").display()
+        )));
+        assert!(holds(&there, &kit.place, "e", Some(&here)));
+        std::fs::write(here.join(".cargo/config.toml"), "[build]\n").unwrap();
+        assert!(!holds(&there, &kit.place, "e", Some(&here)));
+    }
+
+    #[test]
+    fn a_configuration_read_from_another_folder_does_not_hold_here() {
+        let kit = Kit::new("elsewhere");
+        let there = kit.dir.join("grader");
+        std::fs::create_dir_all(there.join(".cargo")).unwrap();
+        std::fs::write(there.join(".cargo/config.toml"), "[build]\n").unwrap();
+        set_time(
+            &there.join(".cargo/config.toml"),
+            SystemTime::now() - LONG_AGO,
+        );
+        let text = make(
+            &kit.place,
+            &before_in(&kit.place, Some(&there)),
+            "e",
+            Some(&there),
+        )
+        .unwrap();
+        assert!(text.contains("\nconfig "), "{text}");
+        assert!(holds(&text, &kit.place, "e", Some(&there)));
+        // From the kit's folder cargo does not read grader/.cargo: that build is not this run's.
+        assert!(!holds(&text, &kit.place, "e", Some(&kit.dir)));
+        assert!(!holds(&text, &kit.place, "e", None));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_dangling_configuration_link_is_recorded_as_a_link() {
+        let kit = Kit::new("dangling");
+        std::fs::create_dir_all(kit.dir.join(".cargo")).unwrap();
+        let link = kit.dir.join(".cargo/config.toml");
+        std::os::unix::fs::symlink(kit.dir.join("nowhere.toml"), &link).unwrap();
+        assert!(Signature::of(&link).is_some());
+        // There before the build started, and unchanged: recorded, and the record holds.
+        let text = make(&kit.place, &before_in(&kit.place, None), "e", None).expect("a record");
+        assert!(text.contains("\nconfig "), "{text}");
+        assert!(holds(&text, &kit.place, "e", None), "{text}");
+        // Pointed somewhere that exists now: a change.
+        std::fs::write(kit.dir.join("nowhere.toml"), "[build]\n").unwrap();
+        assert!(!holds(&text, &kit.place, "e", None));
     }
 
     #[test]
     fn a_file_that_changes_while_the_build_reads_it_leaves_no_record() {
         let kit = Kit::new("racing");
-        let started = before(&kit.place);
+        let started = before_in(&kit.place, None);
         // Written during the build, even with an old time.
         std::fs::write(&kit.source, "fn main() { changed() }\n").unwrap();
         set_time(&kit.source, SystemTime::now() - LONG_AGO * 3);
-        assert!(make(&kit.place, &started, "e").is_none());
+        assert!(make(&kit.place, &started, "e", None).is_none());
         // A file new to the list, written just before the build: no record either.
         let kit = Kit::new("fresh");
         std::fs::remove_file(&kit.place.dep_info).unwrap();
-        let started = before(&kit.place);
+        let started = before_in(&kit.place, None);
         std::fs::write(
             &kit.place.dep_info,
             format!(
@@ -559,7 +662,7 @@ mod tests {
         )
         .unwrap();
         set_time(&kit.dir.join("Cargo.lock"), SystemTime::now());
-        assert!(make(&kit.place, &started, "e").is_none());
+        assert!(make(&kit.place, &started, "e", None).is_none());
         record(&kit.place, &started);
         assert!(!kit.place.stamp.exists());
     }
@@ -613,8 +716,8 @@ mod tests {
     fn no_record_without_the_list_of_files_read() {
         let kit = Kit::new("no-dep-info");
         std::fs::remove_file(&kit.place.dep_info).unwrap();
-        let started = before(&kit.place);
-        assert!(make(&kit.place, &started, "e").is_none());
+        let started = before_in(&kit.place, None);
+        assert!(make(&kit.place, &started, "e", None).is_none());
         record(&kit.place, &started);
         assert!(!kit.place.stamp.exists());
     }

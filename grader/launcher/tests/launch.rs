@@ -92,6 +92,8 @@ impl Kit {
             .env("CARGO", self.dir.join("shim/cargo"))
             .env("CARGO_HOME", self.dir.join("cargo-home"))
             .env("CARGO_MANIFEST_DIR", self.dir.join("grader/launcher"))
+            // As `cargo run -p grader` sets it: the launcher takes the folder only then.
+            .env("CARGO_PKG_NAME", "grader")
             .env("SHIM_LOG", &self.log)
             .env("SHIM_TARGET", self.dir.join("target"))
             .env("SHIM_SOURCE", &self.source)
