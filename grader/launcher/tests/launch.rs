@@ -292,7 +292,7 @@ fn a_long_build_is_said_and_a_short_one_is_not() {
     assert!(out.stderr.is_empty(), "{}", said(&out));
     let out = kit.run(
         &["list"],
-        &[("GRADER_FAST_PATHS", "off"), ("SHIM_SLOW", "1.5")],
+        &[("GRADER_FAST_PATHS", "off"), ("SHIM_SLOW", "1.2")],
     );
     assert!(out.status.success(), "{}", said(&out));
     let stderr = String::from_utf8_lossy(&out.stderr);
