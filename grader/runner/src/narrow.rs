@@ -4,7 +4,7 @@
 //! the handler returned, or the panic that came out of it ([`Told`]).
 
 use crate::panics::{self, Reported};
-use crate::wire::{self, Wire};
+use crate::wire::{self, wire_struct, Wire};
 use kit_types::narrow::{AttemptFn, Request};
 use kit_types::{Handled, RequestError};
 use serde_json::Value;
@@ -155,18 +155,7 @@ impl Wire for Handled<Value> {
     }
 }
 
-impl Wire for Ran {
-    fn put(&self, out: &mut Vec<u8>) {
-        self.calls.put(out);
-        self.ended.put(out);
-    }
-    fn take(input: &mut &[u8]) -> Option<Self> {
-        Some(Ran {
-            calls: Wire::take(input)?,
-            ended: Wire::take(input)?,
-        })
-    }
-}
+wire_struct!(Ran { calls, ended });
 
 impl Wire for Ask {
     fn put(&self, out: &mut Vec<u8>) {

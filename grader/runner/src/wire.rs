@@ -231,6 +231,25 @@ fn take_static(input: &mut &[u8]) -> Option<&'static str> {
     })
 }
 
+/// A struct as its fields, one after the other in the order given: `wire_struct!(T { a, b })`.
+/// Every field must be named (the struct literal of `take` does not build otherwise), and a
+/// field's place in the list is its place on the wire.
+macro_rules! wire_struct {
+    ($t:path { $($field:ident),+ $(,)? }) => {
+        impl $crate::wire::Wire for $t {
+            fn put(&self, out: &mut Vec<u8>) {
+                $($crate::wire::Wire::put(&self.$field, out);)+
+            }
+            fn take(input: &mut &[u8]) -> Option<Self> {
+                Some(Self {
+                    $($field: $crate::wire::Wire::take(input)?,)+
+                })
+            }
+        }
+    };
+}
+pub(crate) use wire_struct;
+
 /// An enum without fields, as its position in a list of every variant.
 macro_rules! wire_unit_enum {
     ($t:ty, $all:expr) => {
@@ -255,22 +274,12 @@ wire_unit_enum!(
 );
 wire_unit_enum!(StopCause, [StopCause::AttemptLimit, StopCause::DelayBudget]);
 
-impl Wire for RetryPolicy {
-    fn put(&self, out: &mut Vec<u8>) {
-        self.method.put(out);
-        self.max_attempts.put(out);
-        self.base_delay.put(out);
-        self.max_delay.put(out);
-    }
-    fn take(input: &mut &[u8]) -> Option<Self> {
-        Some(RetryPolicy {
-            method: String::take(input)?,
-            max_attempts: u32::take(input)?,
-            base_delay: f64::take(input)?,
-            max_delay: f64::take(input)?,
-        })
-    }
-}
+wire_struct!(RetryPolicy {
+    method,
+    max_attempts,
+    base_delay,
+    max_delay
+});
 
 impl Wire for TransientError {
     fn put(&self, out: &mut Vec<u8>) {
@@ -322,24 +331,13 @@ impl Wire for RequestError {
     }
 }
 
-impl Wire for RetryEvent {
-    fn put(&self, out: &mut Vec<u8>) {
-        self.attempt.put(out);
-        self.reason.put(out);
-        self.action.put(out);
-        self.delay.put(out);
-        self.cause.put(out);
-    }
-    fn take(input: &mut &[u8]) -> Option<Self> {
-        Some(RetryEvent {
-            attempt: u32::take(input)?,
-            reason: TransientReason::take(input)?,
-            action: RetryAction::take(input)?,
-            delay: Wire::take(input)?,
-            cause: Wire::take(input)?,
-        })
-    }
-}
+wire_struct!(RetryEvent {
+    attempt,
+    reason,
+    action,
+    delay,
+    cause
+});
 
 impl Wire for PolicyError {
     fn put(&self, out: &mut Vec<u8>) {

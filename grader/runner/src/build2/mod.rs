@@ -6,7 +6,7 @@
 pub mod call;
 
 use crate::panics::{self, Reported};
-use crate::wire::{self, Wire};
+use crate::wire::{self, wire_struct, Wire};
 use call::{record, Call, Exchange, Recorded};
 use kit_types::graded::FetchFn;
 use kit_types::HttpReply;
@@ -55,20 +55,11 @@ pub(crate) fn serve_bytes(imp: FetchFn, ask: &[u8], _: &mut State) -> Option<Vec
     Some(wire::encode(&serve(imp, &ask)))
 }
 
-impl Wire for HttpReply {
-    fn put(&self, out: &mut Vec<u8>) {
-        self.status.put(out);
-        self.headers.put(out);
-        self.body.put(out);
-    }
-    fn take(input: &mut &[u8]) -> Option<Self> {
-        Some(HttpReply {
-            status: u16::take(input)?,
-            headers: Wire::take(input)?,
-            body: String::take(input)?,
-        })
-    }
-}
+wire_struct!(HttpReply {
+    status,
+    headers,
+    body
+});
 
 impl Wire for Exchange {
     fn put(&self, out: &mut Vec<u8>) {
@@ -92,33 +83,16 @@ impl Wire for Exchange {
     }
 }
 
-impl Wire for Call {
-    fn put(&self, out: &mut Vec<u8>) {
-        self.method.put(out);
-        self.url.put(out);
-        self.exchange.put(out);
-    }
-    fn take(input: &mut &[u8]) -> Option<Self> {
-        Some(Call {
-            method: String::take(input)?,
-            url: String::take(input)?,
-            exchange: Exchange::take(input)?,
-        })
-    }
-}
+wire_struct!(Call {
+    method,
+    url,
+    exchange
+});
 
-impl Wire for Recorded {
-    fn put(&self, out: &mut Vec<u8>) {
-        self.transport_calls.put(out);
-        self.result.put(out);
-    }
-    fn take(input: &mut &[u8]) -> Option<Self> {
-        Some(Recorded {
-            transport_calls: Wire::take(input)?,
-            result: Wire::take(input)?,
-        })
-    }
-}
+wire_struct!(Recorded {
+    transport_calls,
+    result
+});
 
 impl Wire for Ask {
     fn put(&self, out: &mut Vec<u8>) {

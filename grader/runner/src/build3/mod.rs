@@ -12,7 +12,7 @@ pub mod recording;
 pub mod space;
 
 use crate::panics::{self, CheckFailure, DeliberatePanic};
-use crate::wire::{self, Wire};
+use crate::wire::{self, wire_struct, Wire};
 use kit_types::graded::RetryFn;
 use kit_types::RetryPolicy;
 use recording::{record_into, Callback, Recording, Script};
@@ -293,52 +293,21 @@ impl Wire for Callback {
     }
 }
 
-impl Wire for Script {
-    fn put(&self, out: &mut Vec<u8>) {
-        self.steps.put(out);
-        self.repeat_last.put(out);
-    }
-    fn take(input: &mut &[u8]) -> Option<Self> {
-        Some(Script {
-            steps: Vec::take(input)?,
-            repeat_last: bool::take(input)?,
-        })
-    }
-}
+wire_struct!(Script { steps, repeat_last });
 
-impl Wire for Recording {
-    fn put(&self, out: &mut Vec<u8>) {
-        self.calls.put(out);
-        self.waits.put(out);
-        self.events.put(out);
-        self.order.put(out);
-        self.result.put(out);
-    }
-    fn take(input: &mut &[u8]) -> Option<Self> {
-        Some(Recording {
-            calls: u32::take(input)?,
-            waits: Vec::take(input)?,
-            events: Vec::take(input)?,
-            order: Vec::take(input)?,
-            result: Wire::take(input)?,
-        })
-    }
-}
+wire_struct!(Recording {
+    calls,
+    waits,
+    events,
+    order,
+    result
+});
 
-impl Wire for panics::Reported {
-    fn put(&self, out: &mut Vec<u8>) {
-        self.message.put(out);
-        self.location.put(out);
-        self.frames.put(out);
-    }
-    fn take(input: &mut &[u8]) -> Option<Self> {
-        Some(panics::Reported {
-            message: String::take(input)?,
-            location: Wire::take(input)?,
-            frames: Vec::take(input)?,
-        })
-    }
-}
+wire_struct!(panics::Reported {
+    message,
+    location,
+    frames
+});
 
 impl Wire for Ending {
     fn put(&self, out: &mut Vec<u8>) {

@@ -13,7 +13,7 @@ pub mod session;
 pub mod space;
 
 use crate::panics::{CheckFailure, Reported};
-use crate::wire::{self, Wire};
+use crate::wire::{self, wire_struct, Wire};
 use kit_types::gateway::fakes::{Call, LoopGuard, Sleep, Step};
 use kit_types::gateway::Counters;
 use kit_types::graded::LookupFn;
@@ -217,56 +217,23 @@ pub(crate) fn serve_bytes(f: LookupFn, ask: &[u8], session: &mut State) -> Optio
 
 // ---------- the wire ----------
 
-impl Wire for GatewayConfig {
-    fn put(&self, out: &mut Vec<u8>) {
-        self.deadline.put(out);
-        self.max_attempts.put(out);
-        self.attempt_timeout.put(out);
-        self.base_delay.put(out);
-        self.max_delay.put(out);
-        self.failure_threshold.put(out);
-        self.open_for.put(out);
-    }
-    fn take(input: &mut &[u8]) -> Option<Self> {
-        Some(GatewayConfig {
-            deadline: f64::take(input)?,
-            max_attempts: u32::take(input)?,
-            attempt_timeout: f64::take(input)?,
-            base_delay: f64::take(input)?,
-            max_delay: f64::take(input)?,
-            failure_threshold: u32::take(input)?,
-            open_for: f64::take(input)?,
-        })
-    }
-}
+wire_struct!(GatewayConfig {
+    deadline,
+    max_attempts,
+    attempt_timeout,
+    base_delay,
+    max_delay,
+    failure_threshold,
+    open_for,
+});
 
-impl Wire for ProviderReply {
-    fn put(&self, out: &mut Vec<u8>) {
-        self.status.put(out);
-        self.body.put(out);
-        self.retry_after.put(out);
-    }
-    fn take(input: &mut &[u8]) -> Option<Self> {
-        Some(ProviderReply {
-            status: u16::take(input)?,
-            body: String::take(input)?,
-            retry_after: Wire::take(input)?,
-        })
-    }
-}
+wire_struct!(ProviderReply {
+    status,
+    body,
+    retry_after
+});
 
-impl Wire for Step {
-    fn put(&self, out: &mut Vec<u8>) {
-        self.latency.put(out);
-        self.reply.put(out);
-    }
-    fn take(input: &mut &[u8]) -> Option<Self> {
-        Some(Step {
-            latency: f64::take(input)?,
-            reply: Wire::take(input)?,
-        })
-    }
-}
+wire_struct!(Step { latency, reply });
 
 impl Wire for Reply {
     fn put(&self, out: &mut Vec<u8>) {
@@ -354,69 +321,27 @@ impl Wire for Script {
     }
 }
 
-impl Wire for Setup {
-    fn put(&self, out: &mut Vec<u8>) {
-        self.config.put(out);
-        self.per_thread.put(out);
-        self.script.put(out);
-    }
-    fn take(input: &mut &[u8]) -> Option<Self> {
-        Some(Setup {
-            config: GatewayConfig::take(input)?,
-            per_thread: bool::take(input)?,
-            script: Script::take(input)?,
-        })
-    }
-}
+wire_struct!(Setup {
+    config,
+    per_thread,
+    script
+});
 
-impl Wire for Call {
-    fn put(&self, out: &mut Vec<u8>) {
-        self.item_id.put(out);
-        self.timeout.put(out);
-        self.at.put(out);
-        self.number.put(out);
-        self.number_for_item.put(out);
-        self.seq.put(out);
-    }
-    fn take(input: &mut &[u8]) -> Option<Self> {
-        Some(Call {
-            item_id: String::take(input)?,
-            timeout: f64::take(input)?,
-            at: f64::take(input)?,
-            number: u64::take(input)?,
-            number_for_item: u64::take(input)?,
-            seq: u64::take(input)?,
-        })
-    }
-}
+wire_struct!(Call {
+    item_id,
+    timeout,
+    at,
+    number,
+    number_for_item,
+    seq
+});
 
-impl Wire for Sleep {
-    fn put(&self, out: &mut Vec<u8>) {
-        self.at.put(out);
-        self.secs.put(out);
-        self.seq.put(out);
-    }
-    fn take(input: &mut &[u8]) -> Option<Self> {
-        Some(Sleep {
-            at: f64::take(input)?,
-            secs: f64::take(input)?,
-            seq: u64::take(input)?,
-        })
-    }
-}
+wire_struct!(Sleep { at, secs, seq });
 
-impl Wire for Counters {
-    fn put(&self, out: &mut Vec<u8>) {
-        self.logical_lookups.put(out);
-        self.attempts.put(out);
-    }
-    fn take(input: &mut &[u8]) -> Option<Self> {
-        Some(Counters {
-            logical_lookups: u64::take(input)?,
-            attempts: u64::take(input)?,
-        })
-    }
-}
+wire_struct!(Counters {
+    logical_lookups,
+    attempts
+});
 
 impl Wire for BreakerState {
     fn put(&self, out: &mut Vec<u8>) {
@@ -494,88 +419,36 @@ impl Wire for Outcome {
     }
 }
 
-impl Wire for Lookup {
-    fn put(&self, out: &mut Vec<u8>) {
-        self.outcome.put(out);
-        self.attempts.put(out);
-    }
-    fn take(input: &mut &[u8]) -> Option<Self> {
-        Some(Lookup {
-            outcome: Outcome::take(input)?,
-            attempts: u32::take(input)?,
-        })
-    }
-}
+wire_struct!(Lookup { outcome, attempts });
 
-impl Wire for Seen {
-    fn put(&self, out: &mut Vec<u8>) {
-        self.calls.put(out);
-        self.answers.put(out);
-        self.sleeps.put(out);
-        self.counters.put(out);
-        self.breaker.put(out);
-        self.now.put(out);
-    }
-    fn take(input: &mut &[u8]) -> Option<Self> {
-        Some(Seen {
-            calls: Wire::take(input)?,
-            answers: Wire::take(input)?,
-            sleeps: Wire::take(input)?,
-            counters: Counters::take(input)?,
-            breaker: BreakerState::take(input)?,
-            now: f64::take(input)?,
-        })
-    }
-}
+wire_struct!(Seen {
+    calls,
+    answers,
+    sleeps,
+    counters,
+    breaker,
+    now
+});
 
-impl Wire for session::Standing {
-    fn put(&self, out: &mut Vec<u8>) {
-        self.answered.put(out);
-        self.sleeps.put(out);
-        self.counters.put(out);
-        self.breaker.put(out);
-        self.now.put(out);
-    }
-    fn take(input: &mut &[u8]) -> Option<Self> {
-        Some(session::Standing {
-            answered: usize::take(input)?,
-            sleeps: usize::take(input)?,
-            counters: Counters::take(input)?,
-            breaker: BreakerState::take(input)?,
-            now: f64::take(input)?,
-        })
-    }
-}
+wire_struct!(session::Standing {
+    answered,
+    sleeps,
+    counters,
+    breaker,
+    now
+});
 
-impl Wire for space::CaseRecord {
-    fn put(&self, out: &mut Vec<u8>) {
-        self.lookups.put(out);
-        self.calls.put(out);
-        self.sleeps.put(out);
-    }
-    fn take(input: &mut &[u8]) -> Option<Self> {
-        Some(space::CaseRecord {
-            lookups: Wire::take(input)?,
-            calls: Wire::take(input)?,
-            sleeps: Wire::take(input)?,
-        })
-    }
-}
+wire_struct!(space::CaseRecord {
+    lookups,
+    calls,
+    sleeps
+});
 
-impl Wire for Totals {
-    fn put(&self, out: &mut Vec<u8>) {
-        self.counters.put(out);
-        self.calls.put(out);
-        self.together.put(out);
-    }
-    fn take(input: &mut &[u8]) -> Option<Self> {
-        Some(Totals {
-            counters: Counters::take(input)?,
-            calls: u64::take(input)?,
-            together: bool::take(input)?,
-        })
-    }
-}
+wire_struct!(Totals {
+    counters,
+    calls,
+    together
+});
 
 impl Wire for Ending {
     fn put(&self, out: &mut Vec<u8>) {
