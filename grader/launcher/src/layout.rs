@@ -155,7 +155,7 @@ fn is_target(dir: &Path) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     fn target_folder(dir: &Path) {
@@ -167,7 +167,9 @@ mod tests {
         .unwrap();
     }
 
-    fn scratch(name: &str) -> PathBuf {
+    /// A new empty folder of the system's temporary folder, for one test (the launcher
+    /// depends on nothing, `tempfile` included).
+    pub(crate) fn scratch(name: &str) -> PathBuf {
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .unwrap()

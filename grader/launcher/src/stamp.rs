@@ -459,12 +459,7 @@ mod tests {
 
     impl Kit {
         fn new(name: &str) -> Kit {
-            let nanos = SystemTime::now()
-                .duration_since(SystemTime::UNIX_EPOCH)
-                .unwrap()
-                .as_nanos();
-            let dir = std::env::temp_dir()
-                .join(format!("kit-stamp-{name}-{}-{nanos}", std::process::id()));
+            let dir = crate::layout::tests::scratch(name);
             let src = dir.join("grader/src");
             std::fs::create_dir_all(&src).unwrap();
             std::fs::create_dir_all(dir.join("target/debug")).unwrap();
