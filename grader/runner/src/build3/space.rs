@@ -41,16 +41,12 @@ impl<'a> Walk<'a> {
             self.block += 1;
         }
         let b = &self.blocks[self.block];
-        let next = self.held == Some((self.block, index.wrapping_sub(1)));
-        if next && self.digits.len() == b.columns.len() {
+        if self.held == Some((self.block, index.wrapping_sub(1))) {
             b.step(&mut self.digits, &mut self.script.steps);
         } else {
-            let previous = self
-                .held
-                .filter(|(held_block, _)| *held_block == self.block)
-                .map(|(_, i)| i - b.start);
-            b.script_into(index - b.start, &mut self.script.steps, previous);
+            // A new block, or a jump (a thread's next turn): made from the index.
             b.digits_into(index - b.start, &mut self.digits);
+            b.write(&self.digits, &mut self.script.steps);
         }
         self.held = Some((self.block, index));
         (&b.policy, &self.script)
@@ -218,29 +214,18 @@ impl Block {
         }
     }
 
-    /// Writes script number `index` of this block into `steps`. When `steps` holds script
-    /// number `previous` of this block, only the outcomes that differ are written: from one
-    /// script to the next that is mostly the last, and cloning outcomes was a quarter of the
-    /// check's time.
-    pub fn script_into(
-        &self,
-        mut index: usize,
-        steps: &mut Vec<Result<Reply, RequestError>>,
-        mut previous: Option<usize>,
-    ) {
-        if steps.len() != self.columns.len() {
-            steps.clear();
-            steps.resize(self.columns.len(), Ok(Reply::Null));
-            previous = None;
-        }
-        for (slot, column) in steps.iter_mut().zip(&self.columns).rev() {
-            let digit = index % column.len();
-            if previous.map(|p| p % column.len()) != Some(digit) {
-                *slot = fresh(&column[digit]);
-            }
-            index /= column.len();
-            previous = previous.map(|p| p / column.len());
-        }
+    /// Writes script number `index` of this block into `steps`.
+    pub fn script_into(&self, index: usize, steps: &mut Vec<Result<Reply, RequestError>>) {
+        let mut digits = Vec::new();
+        self.digits_into(index, &mut digits);
+        self.write(&digits, steps);
+    }
+
+    /// Writes the script whose digits are `digits` into `steps`, every outcome.
+    fn write(&self, digits: &[usize], steps: &mut Vec<Result<Reply, RequestError>>) {
+        steps.clear();
+        let outcomes = self.columns.iter().zip(digits);
+        steps.extend(outcomes.map(|(column, digit)| fresh(&column[*digit])));
     }
 }
 
@@ -304,7 +289,7 @@ mod tests {
             .find(|b| b.start <= index && index < b.start + b.count)
             .expect("in the space");
         let mut steps = Vec::new();
-        b.script_into(index - b.start, &mut steps, None);
+        b.script_into(index - b.start, &mut steps);
         (format!("{:?}", b.policy), format!("{steps:?}"))
     }
 

@@ -55,7 +55,7 @@ pub fn cases() -> impl Iterator<Item = Case> {
     blocks().into_iter().flat_map(|block| {
         (0..block.count).map(move |i| {
             let mut steps = Vec::new();
-            block.script_into(i, &mut steps, None);
+            block.script_into(i, &mut steps);
             Case {
                 policy: block.policy.clone(),
                 script: Script::repeating(steps),
@@ -72,7 +72,7 @@ pub fn case(number: usize) -> Option<Case> {
         .iter()
         .find(|b| (b.start..b.start + b.count).contains(&index))?;
     let mut steps = Vec::new();
-    block.script_into(index - block.start, &mut steps, None);
+    block.script_into(index - block.start, &mut steps);
     Some(Case {
         policy: block.policy.clone(),
         script: Script::repeating(steps),
@@ -160,22 +160,15 @@ pub fn reference_digests() -> Vec<u8> {
     let blocks = space::shared();
     let total = space::total(blocks);
     let mut rec = Recording::empty();
-    let mut script = Script::repeating(Vec::new());
-    let mut digests = Vec::with_capacity(total);
-    for block in blocks {
-        let mut previous = None;
-        for index in 0..block.count {
-            block.script_into(index, &mut script.steps, previous);
-            previous = Some(index);
-            digests.push(
-                match reference_into(&mut rec, digests.len(), &block.policy, &script) {
-                    Ok(()) => rec.digest().unwrap_or(0),
-                    Err(_) => 0,
-                },
-            );
+    let mut walk = space::Walk::new(blocks);
+    let digests = (0..total).map(|index| {
+        let (policy, script) = walk.case(index);
+        match reference_into(&mut rec, index, policy, script) {
+            Ok(()) => rec.digest().unwrap_or(0),
+            Err(_) => 0,
         }
-    }
-    crate::digests::encode(DIGESTS_HEADER, total, digests.into_iter())
+    });
+    crate::digests::encode(DIGESTS_HEADER, total, digests)
 }
 
 /// The reference's run of 0-based case `index` (its `policy` and `script`), recorded into
