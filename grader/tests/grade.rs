@@ -839,10 +839,18 @@ const ATTACKS: [(&str, &str); 3] = [
             let path = dir.join(name);
             // Never the working tree's own files (its live guidance log), even if the
             // defence fails: the grading copies' files stand for them.
-            // Compared as the system resolves it too: a folder reached by another spelling
-            // of its path (a symbolic link on the way) is still the working tree.
+            // Compared as the system resolves it too, and by identity: a folder reached by
+            // another spelling of its path (a symbolic link on the way, a bind mount) is
+            // still the working tree.
             let live = std::path::PathBuf::from("@LIVE_KIT@");
-            if dir == live || dir.canonicalize().is_ok_and(|d| d == live) {
+            let same_folder = |a: &std::path::Path, b: &std::path::Path| {
+                use std::os::unix::fs::MetadataExt;
+                match (std::fs::metadata(a), std::fs::metadata(b)) {
+                    (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+                    _ => false,
+                }
+            };
+            if dir == live || dir.canonicalize().is_ok_and(|d| d == live) || same_folder(dir, &live) {
                 continue;
             }
             if std::fs::OpenOptions::new().append(true).open(&path).is_ok() {
