@@ -53,6 +53,12 @@ fn graph(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
             }
         }
     }
+    // Names at the crate's root that are no module (a `#[macro_export]` macro, such as
+    // `crate::wire_struct`, re-exported by the module that defines it) are no dependency.
+    let modules: BTreeSet<String> = graph.keys().cloned().collect();
+    for deps in graph.values_mut() {
+        deps.retain(|d| modules.contains(d));
+    }
     graph
 }
 

@@ -233,7 +233,9 @@ fn take_static(input: &mut &[u8]) -> Option<&'static str> {
 
 /// A struct as its fields, one after the other in the order given: `wire_struct!(T { a, b })`.
 /// Every field must be named (the struct literal of `take` does not build otherwise), and a
-/// field's place in the list is its place on the wire.
+/// field's place in the list is its place on the wire. Exported for the judge's own types
+/// (`grader-checks`), as `kit_runner::wire::wire_struct!`.
+#[macro_export]
 macro_rules! wire_struct {
     ($t:path { $($field:ident),+ $(,)? }) => {
         impl $crate::wire::Wire for $t {
@@ -248,7 +250,7 @@ macro_rules! wire_struct {
         }
     };
 }
-pub(crate) use wire_struct;
+pub use crate::wire_struct;
 
 /// An enum without fields, as its position in a list of every variant.
 macro_rules! wire_unit_enum {

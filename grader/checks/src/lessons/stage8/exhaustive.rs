@@ -337,27 +337,14 @@ struct Looked {
     now: f64,
 }
 
-impl wire::Wire for Looked {
-    fn put(&self, out: &mut Vec<u8>) {
-        self.ran.put(out);
-        self.calls.put(out);
-        self.sleeps.put(out);
-        self.counters.put(out);
-        self.breaker.put(out);
-        self.now.put(out);
-    }
-
-    fn take(input: &mut &[u8]) -> Option<Self> {
-        Some(Looked {
-            ran: wire::Wire::take(input)?,
-            calls: wire::Wire::take(input)?,
-            sleeps: wire::Wire::take(input)?,
-            counters: wire::Wire::take(input)?,
-            breaker: wire::Wire::take(input)?,
-            now: wire::Wire::take(input)?,
-        })
-    }
-}
+kit_runner::wire::wire_struct!(Looked {
+    ran,
+    calls,
+    sleeps,
+    counters,
+    breaker,
+    now,
+});
 
 /// Runs `case` on `imp` through the checks' own gateway ([`super::gateway::Observed`]), a
 /// lookup at a time, and records everything each lookup showed. A `todo!()` goes on as it
