@@ -166,19 +166,34 @@ fn main() -> ExitCode {
         }
         return grader_checks::harness_main_with(&args, served);
     }
-    let args = Arguments::from_args();
-    let mut all = trials();
+    let mut args = Arguments::from_args();
+    // The trials mostly wait (on the processes they start, on a check's timeout), so twice
+    // as many threads as cores keep the cores busy; `--test-threads` and RUST_TEST_THREADS
+    // still choose, as for a test binary of libtest's.
+    args.test_threads = args
+        .test_threads
+        .or_else(|| match std::env::var("RUST_TEST_THREADS") {
+            Ok(n) => n.parse().ok(),
+            Err(_) => std::thread::available_parallelism()
+                .ok()
+                .map(|n| 2 * n.get()),
+        });
+    // In the order they start: the groups whose trials wait longest first (a check stopped
+    // at its timeout, a server that never answers), so that none of them is left to run
+    // alone at the end.
+    let mut all = Vec::new();
+    #[cfg(target_os = "linux")]
+    all.extend(fork_trials());
+    #[cfg(unix)]
+    all.extend(runner_trials());
+    #[cfg(target_os = "linux")]
+    all.extend(sandbox_trials());
+    all.extend(MISTAKES.iter().map(mistake_trial));
+    all.extend(lesson_mistake_trials());
+    all.extend(trials());
     all.extend(stage8_trials());
     all.extend(build2_trials());
     all.extend(lesson_trials());
-    all.extend(MISTAKES.iter().map(mistake_trial));
-    all.extend(lesson_mistake_trials());
-    #[cfg(target_os = "linux")]
-    all.extend(fork_trials());
-    #[cfg(target_os = "linux")]
-    all.extend(sandbox_trials());
-    #[cfg(unix)]
-    all.extend(runner_trials());
     libtest_mimic::run(&args, all).exit_code()
 }
 
@@ -339,7 +354,8 @@ static CONSTRUCTOR: extern "C" fn() = {
 
 /// The expected result of `probes_its_sandbox` where every protection is on.
 const ALL_REFUSED: &str = "refused: a thread, fork, exec, read a kit file, read its own program (the \
-     symbol table), read /etc/passwd, read its own memory, read its parent's memory, read its \
+     symbol table), read /etc/passwd, list the system's libraries, read the libraries' debug \
+     information, read its own memory, read its parent's memory, read its \
      parent's input, read its parent's memory (process_vm_readv), list its folder, write a file, write \
      /tmp, a signal to its parent, a signal to its process group, a file's owner (F_SETOWN), \
      a file's owner (FIOSETOWN), a lock on a file (flock), a lock on a file (fcntl), clear its \

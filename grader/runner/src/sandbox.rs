@@ -402,9 +402,36 @@ mod linux {
 
     /// Lets `ruleset` reach the system's shared libraries with `rights`, and read the
     /// dynamic loader's cache that finds them by name.
+    ///
+    /// Not the libraries' separate debug information (`debug/` in a library folder, as
+    /// Debian's `libc6-dbg` installs it): nothing in a runner needs it but the backtrace of
+    /// a panic, whose symbolizer would read and inflate the C library's for every panic
+    /// (tens of milliseconds each) to name frames a learner is never shown (only their own
+    /// are kept: `panics::learner_frames`). So each library folder is allowed entry by
+    /// entry, and a folder reached by two names (`/lib` as a link to `/usr/lib`) once.
+    ///
+    /// A process already confined this way (a runner forked from a zygote, which adds a
+    /// domain of its own) cannot list the folders: it allows each folder whole, which a
+    /// nested domain narrows to what the outer one allows.
     fn allow_system_libraries(ruleset: &mut Ruleset, rights: u64) -> Result<(), String> {
-        for folder in ["/lib", "/lib64", "/usr/lib", "/usr/lib64"] {
-            ruleset.allow(std::path::Path::new(folder), rights, false)?;
+        let mut seen = std::collections::BTreeSet::new();
+        for folder in LIBRARY_FOLDERS {
+            let Ok(folder) = std::fs::canonicalize(folder) else {
+                continue;
+            };
+            if !seen.insert(folder.clone()) {
+                continue;
+            }
+            match std::fs::read_dir(&folder) {
+                Ok(entries) => {
+                    for entry in entries.filter_map(Result::ok) {
+                        if entry.file_name() != DEBUG_FOLDER {
+                            ruleset.allow(&entry.path(), rights, false)?;
+                        }
+                    }
+                }
+                Err(_) => ruleset.allow(&folder, rights, false)?,
+            }
         }
         ruleset.allow(
             std::path::Path::new("/etc/ld.so.cache"),
@@ -523,6 +550,12 @@ mod linux {
         }
         missing
     }
+
+    /// Where the system's shared libraries are (see [`allow_system_libraries`]).
+    const LIBRARY_FOLDERS: [&str; 4] = ["/lib", "/lib64", "/usr/lib", "/usr/lib64"];
+
+    /// The folder, in a library folder, of the libraries' separate debug information.
+    const DEBUG_FOLDER: &str = "debug";
 
     /// Why a kernel without Landlock gives no filesystem confinement.
     const NO_LANDLOCK: &str = "filesystem confinement (Landlock): this kernel has none (Linux \

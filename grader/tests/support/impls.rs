@@ -543,6 +543,17 @@ pub fn probe_sandbox() -> String {
             std::env::current_exe().is_ok_and(|me| std::fs::read(me).is_ok())
         }),
         ("read /etc/passwd", std::fs::read("/etc/passwd").is_ok()),
+        // Its libraries, yes; their separate debug information (which a backtrace would
+        // read and inflate at every panic), no: not even where a debug package put it.
+        (
+            "list the system's libraries",
+            std::fs::read_dir("/usr/lib").is_ok(),
+        ),
+        ("read the libraries' debug information", {
+            ["/usr/lib/debug", "/lib/debug"]
+                .iter()
+                .any(|folder| std::fs::read_dir(folder).is_ok())
+        }),
         (
             "read its own memory",
             std::fs::File::open("/proc/self/mem").is_ok(),
