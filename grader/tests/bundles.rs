@@ -22,8 +22,8 @@
 //! The scripts are bash, so these tests are for Unix.
 #![cfg(unix)]
 
-mod common;
-mod platforms;
+use crate::common;
+use crate::platforms;
 
 use common::*;
 use grader::bundle::MANIFEST;

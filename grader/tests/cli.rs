@@ -1,7 +1,7 @@
 //! The grader binary end to end, as a learner runs it, always in a temporary copy of the kit:
 //! the tests never read `practice/` and never write this kit's `GUIDANCE_LOG.md`.
 
-mod common;
+use crate::common;
 
 use common::*;
 use std::process::Command;

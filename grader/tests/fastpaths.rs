@@ -3,7 +3,7 @@
 //! lesson, run on the same learner's files with them on and with them off, reports the same
 //! checks with the same statuses and messages. Nothing here reads `practice/`.
 
-mod common;
+use crate::common;
 
 use common::{fresh_kit, grader_command, stub, stub_with, wait_within, write_learner};
 use grader::fast::FAST_PATHS_VAR;

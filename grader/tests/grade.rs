@@ -2,9 +2,8 @@
 //! its own copy of the kit. Nothing here reads `practice/` or the working tree's guidance
 //! log: the copies take the kit's files as a fresh clone has them.
 
-#[path = "support/class.rs"]
-mod class;
-mod common;
+use crate::class;
+use crate::common;
 
 use class::{Expect, VARIANTS};
 use common::{kit_root, text, wait_within, GRADER};

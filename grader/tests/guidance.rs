@@ -1,7 +1,7 @@
 //! Guidance is recorded before it is shown, the log is append-only, and reset loses nothing:
 //! the grader binary end to end in a temporary copy of the kit.
 
-mod common;
+use crate::common;
 
 use common::*;
 use grader::guidance::{parse, Kind, LOG_FILE};

@@ -4,9 +4,8 @@
 //! a compile error worth the lesson's points everywhere, a submitted log that fails
 //! `log --check`, a zipped folder, `Lib.rs`, two differing lesson files).
 
-#[path = "support/class.rs"]
-mod class;
-mod common;
+use crate::class;
+use crate::common;
 
 use common::{kit_root, text, GRADER};
 use grader::guidance::{GuidanceLog, Kind};

@@ -8,7 +8,7 @@
 //! kit's promises, not the writers' code. A few tests feed them broken documents, so a
 //! validator that accepts everything would fail.
 
-mod platforms;
+use crate::platforms;
 
 use grader::reports::weights::{self, Weights};
 use grader::reports::{CheckReport, Guidance, NotRun, ReportFormat, RunReport};

@@ -2,7 +2,7 @@
 //! files run on test-only implementations, the lesson's situations they cover, the
 //! self-review's answers, and the one line that ends the checklist.
 
-mod common;
+use crate::common;
 
 use common::*;
 use grader::guidance::{parse, LOG_FILE};

@@ -1,7 +1,7 @@
 //! What a learner does, or has done, never breaks the kit: a closed pipe, guidance recorded
 //! under the right lesson, files that are missing.
 
-mod common;
+use crate::common;
 
 use common::*;
 use grader::guidance::{parse, Kind, LOG_FILE};

@@ -2,7 +2,7 @@
 //! code holds neither the checks nor the reference answers, and the judge that holds them
 //! runs none of the learner's code. Nothing here reads `practice/`.
 
-mod common;
+use crate::common;
 
 use common::{fresh_kit, grader_command, grader_exits, stub_with, write_learner};
 use serde_json::Value;

@@ -3,7 +3,7 @@
 //! made unknown: it refuses to grade unless told to, and then every row says so.
 #![cfg(target_os = "linux")]
 
-mod common;
+use crate::common;
 #[path = "support/no_landlock.rs"]
 mod no_landlock;
 

@@ -6,7 +6,7 @@
 //! Each test runs the grader binary on hostile input, in a copy of the kit (the learner's
 //! run) or on a class in a temporary folder (`grade`), and bounds it in time.
 
-mod common;
+use crate::common;
 
 use common::*;
 use serde_json::Value;

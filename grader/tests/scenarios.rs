@@ -1,6 +1,6 @@
 //! Scenario files, the worked trace and `--compare`, end to end in a temporary copy of the kit.
 
-mod common;
+use crate::common;
 
 use common::*;
 use grader::guidance::{parse, Kind, LOG_FILE};

@@ -6,9 +6,8 @@
 //! `@dodona/dolos-lib`; `.ci/run` installs it there). Without it the test says so and
 //! compares nothing, unless `KIT_REQUIRE_DOLOS` is set.
 
-#[path = "support/class.rs"]
-mod class;
-mod common;
+use crate::class;
+use crate::common;
 
 use common::kit_root;
 use grader::grade::similarity;

@@ -2,7 +2,7 @@
 //! grader refuses a practice crate that reaches the kit's answers, build2 works like the
 //! others, and `all` reruns every started lesson.
 
-mod common;
+use crate::common;
 
 use common::*;
 use std::path::Path;

@@ -1,7 +1,7 @@
 //! Stage 8 from a fresh copy of the kit: the stub is unfinished, the reference passes, a
 //! finished file passes, reset touches only its own file, and `list` tells where one stands.
 
-mod common;
+use crate::common;
 
 use common::*;
 use std::path::Path;

@@ -4,7 +4,7 @@
 //! cores, which would slow the timed runs of the other bundles' tests past their guards.
 #![cfg(unix)]
 
-mod common;
+use crate::common;
 
 use common::*;
 use grader::guidance::{HEADER, LOG_FILE};

@@ -97,6 +97,17 @@ pub fn warm_from_kit(root: &Path, files: &Files) {
     let _lock = grader::compile::lock_builds(&target()).expect("the kit's build lock");
     seed::seed(&kit_root(), &target().join("debug"), root, files)
         .expect("the kit's build copied into the copy");
+    // The copy's cached builds were made with the units the seed has just replaced, and the
+    // kit's target can hold a unit older than what it depends on (one that only copies of
+    // the kit build: grader-checks' without debug information, which nothing in the kit's
+    // own folder builds again). Without them, the copy's next build asks cargo, which
+    // compiles again whatever is out of date.
+    match std::fs::remove_dir_all(root.join("target").join(grader::cache::CACHE_DIR)) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            panic!("the copy's cached builds could not be removed: {e}")
+        }
+        _ => {}
+    }
     std::fs::write(&stamp, state).expect("the copy's warm state recorded");
 }
 
@@ -105,7 +116,14 @@ pub fn warm_from_kit(root: &Path, files: &Files) {
 fn kit_state(files: &Files) -> String {
     use grader::cache::content_hash;
     let mut text = String::new();
-    for var in ["CARGO", "RUSTC", "RUSTUP_TOOLCHAIN", "RUSTFLAGS"] {
+    // RUSTC_BOOTSTRAP too: cargo compiles every crate again when it changes.
+    for var in [
+        "CARGO",
+        "RUSTC",
+        "RUSTUP_TOOLCHAIN",
+        "RUSTFLAGS",
+        "RUSTC_BOOTSTRAP",
+    ] {
         text.push_str(&format!("{var}={:?}\n", std::env::var_os(var)));
     }
     for (path, content) in files {
