@@ -168,16 +168,18 @@ fn main() -> ExitCode {
     }
     let mut args = Arguments::from_args();
     // The trials mostly wait (on the processes they start, on a check's timeout), so twice
-    // as many threads as cores keep the cores busy; `--test-threads` and RUST_TEST_THREADS
-    // still choose, as for a test binary of libtest's.
+    // as many threads as cores keep the cores busy; no more than 8 (on 2 cores, 8 made
+    // timing-bound trials fail). `--test-threads` and RUST_TEST_THREADS still choose, as for
+    // a test binary of libtest's.
     args.test_threads = args
         .test_threads
         .or_else(|| match std::env::var("RUST_TEST_THREADS") {
             Ok(n) => n.parse().ok(),
             Err(_) => std::thread::available_parallelism()
                 .ok()
-                .map(|n| 2 * n.get()),
-        });
+                .map(|n| (2 * n.get()).min(8)),
+        })
+        .filter(|&n| n > 0);
     // In the order they start: the groups whose trials wait longest first (a check stopped
     // at its timeout, a server that never answers), so that none of them is left to run
     // alone at the end.

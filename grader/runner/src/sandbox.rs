@@ -407,8 +407,15 @@ mod linux {
     /// Debian's `libc6-dbg` installs it): nothing in a runner needs it but the backtrace of
     /// a panic, whose symbolizer would read and inflate the C library's for every panic
     /// (tens of milliseconds each) to name frames a learner is never shown (only their own
-    /// are kept: `panics::learner_frames`). So each library folder is allowed entry by
-    /// entry, and a folder reached by two names (`/lib` as a link to `/usr/lib`) once.
+    /// are kept: `panics::learner_frames`). A folder that holds `debug/` is allowed entry by
+    /// entry without it, any other whole (where the libraries lie in the folder itself, as
+    /// on Arch or Fedora, entry by entry would be thousands of rules, fixed to the files
+    /// there when the rules were made); a folder reached by two names (`/lib` as a link to
+    /// `/usr/lib`) once.
+    ///
+    /// An entry that is a symbolic link is left out: its rule would be on what it points
+    /// to, maybe outside every library folder (`/usr/lib/cpp` to `/usr/bin/cpp-12`). A link
+    /// to a library in these folders is covered by the rule on its target's own entry.
     ///
     /// A process already confined this way (a runner forked from a zygote, which adds a
     /// domain of its own) cannot list the folders: it allows each folder whole, which a
@@ -422,15 +429,21 @@ mod linux {
             if !seen.insert(folder.clone()) {
                 continue;
             }
-            match std::fs::read_dir(&folder) {
-                Ok(entries) => {
-                    for entry in entries.filter_map(Result::ok) {
-                        if entry.file_name() != DEBUG_FOLDER {
-                            ruleset.allow(&entry.path(), rights, false)?;
+            let entries: Option<Vec<std::fs::DirEntry>> = std::fs::read_dir(&folder)
+                .ok()
+                .map(|entries| entries.filter_map(Result::ok).collect());
+            match entries {
+                Some(entries) if entries.iter().any(|e| e.file_name() == DEBUG_FOLDER) => {
+                    for entry in entries {
+                        let link = entry.file_type().map_or(true, |t| t.is_symlink());
+                        if !link && entry.file_name() != DEBUG_FOLDER {
+                            // A rule that cannot be added leaves that entry out: narrower,
+                            // never wider.
+                            let _ = ruleset.allow(&entry.path(), rights, false);
                         }
                     }
                 }
-                Err(_) => ruleset.allow(&folder, rights, false)?,
+                _ => ruleset.allow(&folder, rights, false)?,
             }
         }
         ruleset.allow(

@@ -9,7 +9,7 @@
 //! Each copy builds into its own target folder. cargo names a path crate's artifacts after
 //! its path *inside the workspace*, so two copies sharing one target folder would share
 //! artifacts — and cargo could call one copy's build fresh from the other's sources.
-#![allow(dead_code)] // each test crate uses its own subset
+#![allow(dead_code)] // each test module uses its own subset
 
 use grader::kitcopy::{fresh_files, Files, Slot};
 use grader::seed;
@@ -122,6 +122,7 @@ fn kit_state(files: &Files) -> String {
         "RUSTC",
         "RUSTUP_TOOLCHAIN",
         "RUSTFLAGS",
+        "CARGO_ENCODED_RUSTFLAGS",
         "RUSTC_BOOTSTRAP",
     ] {
         text.push_str(&format!("{var}={:?}\n", std::env::var_os(var)));

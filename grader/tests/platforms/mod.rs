@@ -3,7 +3,7 @@
 //! `docs/report-formats.md`), not from the kit's writers, and shared by the tests of the
 //! report writers (`reports.rs`) and of the autograder bundles (`bundles.rs`); the tests in
 //! `reports.rs` feed them broken documents, so a validator that accepts everything fails.
-#![allow(dead_code)] // each test crate uses its own subset
+#![allow(dead_code)] // each test module uses its own subset
 
 use serde_json::Value;
 
