@@ -357,7 +357,7 @@ static CONSTRUCTOR: extern "C" fn() = {
 /// The expected result of `probes_its_sandbox` where every protection is on.
 const ALL_REFUSED: &str = "refused: a thread, fork, exec, read a kit file, read its own program (the \
      symbol table), read /etc/passwd, list the system's libraries, read the libraries' debug \
-     information, read its own memory, read its parent's memory, read its \
+     information, read a program through a link in the library folders, read its own memory, read its parent's memory, read its \
      parent's input, read its parent's memory (process_vm_readv), list its folder, write a file, write \
      /tmp, a signal to its parent, a signal to its process group, a file's owner (F_SETOWN), \
      a file's owner (FIOSETOWN), a lock on a file (flock), a lock on a file (fcntl), clear its \

@@ -554,6 +554,12 @@ pub fn probe_sandbox() -> String {
                 .iter()
                 .any(|folder| std::fs::read_dir(folder).is_ok())
         }),
+        // A link in a library folder to a file outside them (Debian's `/usr/lib/cpp`, to
+        // `/usr/bin/cpp-12`): a rule on the link would be a rule on the program.
+        (
+            "read a program through a link in the library folders",
+            std::fs::read("/usr/lib/cpp").is_ok(),
+        ),
         (
             "read its own memory",
             std::fs::File::open("/proc/self/mem").is_ok(),
