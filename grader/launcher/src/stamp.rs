@@ -487,7 +487,12 @@ mod tests {
 
         /// The record of a build of the kit as it is.
         fn recorded(&self) -> String {
-            make(&self.place, &before_in(&self.place, None), "e", None).expect("a record")
+            self.recorded_from(None)
+        }
+
+        /// The record of a build of the kit as it is, run from the folder `here`.
+        fn recorded_from(&self, here: Option<&Path>) -> String {
+            make(&self.place, &before_in(&self.place, here), "e", here).expect("a record")
         }
     }
 
@@ -578,13 +583,7 @@ mod tests {
         );
         // Recorded from there, where it was absent: its line says so.
         std::fs::remove_file(here.join(".cargo/config.toml")).unwrap();
-        let there = make(
-            &kit.place,
-            &before_in(&kit.place, Some(&here)),
-            "e",
-            Some(&here),
-        )
-        .unwrap();
+        let there = kit.recorded_from(Some(&here));
         assert!(there.contains(&format!(
             "absent {}",
             here.join(".cargo/config.toml").display()
@@ -604,13 +603,7 @@ mod tests {
             &there.join(".cargo/config.toml"),
             SystemTime::now() - LONG_AGO,
         );
-        let text = make(
-            &kit.place,
-            &before_in(&kit.place, Some(&there)),
-            "e",
-            Some(&there),
-        )
-        .unwrap();
+        let text = kit.recorded_from(Some(&there));
         assert!(text.contains("\nconfig "), "{text}");
         assert!(holds(&text, &kit.place, "e", Some(&there)));
         // From the kit's folder cargo does not read grader/.cargo: that build is not this run's.
@@ -627,7 +620,7 @@ mod tests {
         std::os::unix::fs::symlink(kit.dir.join("nowhere.toml"), &link).unwrap();
         assert!(Signature::of(&link).is_some());
         // There before the build started, and unchanged: recorded, and the record holds.
-        let text = make(&kit.place, &before_in(&kit.place, None), "e", None).expect("a record");
+        let text = kit.recorded();
         assert!(text.contains("\nconfig "), "{text}");
         assert!(holds(&text, &kit.place, "e", None), "{text}");
         // Pointed somewhere that exists now: a change.
