@@ -51,11 +51,16 @@ pub struct Launcher {
     /// When set (by `Launcher::cancel_with`) and raised, every child is stopped at once and
     /// no check starts: a watch does this when a newer save or `q` makes its run moot.
     pub cancel: Option<Arc<AtomicBool>>,
-    /// Whether a `Session` may start the program as a fork server. Only for a program
-    /// that runs no code under test before a job starts: not for a harness with the
-    /// learner's crate linked in, whose code could run before `main` (in the server, outside
-    /// every limit and watch).
+    /// Whether a `Session` may start the program as a fork server (a fast path: off with
+    /// `GRADER_FAST_PATHS=off`). Never for a program with [`Launcher::learner_linked`] set.
     pub fork: bool,
+    /// Whether the learner's crate is linked into the program (cargo's harness), so that
+    /// its code could run before `main`: each check's process is then confined from `exec`
+    /// on (the layer of [`BeforeExec`]), and the program never serves forks (its code would
+    /// run in the server, outside every limit and watch). A program that runs the learner's
+    /// code only in a runner it starts (the grader's judge) needs neither, and must be
+    /// free to start that runner.
+    pub learner_linked: bool,
 }
 
 /// How a harness process ended.
@@ -135,7 +140,14 @@ impl Launcher {
             input: crate::check_input::for_check,
             cancel: None,
             fork: crate::fast::FastPaths::from_env().fork,
+            learner_linked: false,
         }
+    }
+
+    /// Whether a `Session` starts this program as a fork server: when the fast paths allow
+    /// it and no code of the learner's could run in the server.
+    pub(crate) fn serves_forks(&self) -> bool {
+        self.fork && !self.learner_linked
     }
 
     /// Stops every child, and starts none, once `flag` is raised.
@@ -452,7 +464,7 @@ impl Launcher {
         // its constructors before `main` confines it: this layer confines them. A harness
         // without it confines itself before it loads the learner's code.
         #[cfg(target_os = "linux")]
-        if self.limits.sandbox != Mode::Off && !self.fork {
+        if self.limits.sandbox != Mode::Off && self.learner_linked {
             // The one file the harness writes, made here so that the layer can name it.
             let report = scratch.join(REPORT_FILE);
             std::fs::File::create(&report)?;
@@ -572,7 +584,7 @@ mod prestarted {
     /// caller goes on at once (to start its compiler), in place of any still waiting.
     pub(crate) fn start(launcher: &Launcher, count: usize) {
         stop();
-        if !launcher.fork || count == 0 {
+        if !launcher.serves_forks() || count == 0 {
             return;
         }
         let launcher = launcher.clone();
@@ -685,14 +697,16 @@ impl ServerSlot {
         #[cfg(target_os = "linux")]
         {
             // A request carries its arguments and folder as text.
-            let request = request(args, envs, scratch).filter(|_| launcher.fork);
+            let request = request(args, envs, scratch).filter(|_| launcher.serves_forks());
             let Some(request) = request else {
                 crate::fast::not_taken(
                     "fork",
-                    if launcher.fork {
+                    if launcher.learner_linked {
+                        "the learner's crate is linked into the harness: its code could run in a server"
+                    } else if launcher.fork {
                         "the check's arguments or folder are not text"
                     } else {
-                        "forks are off for this run (GRADER_FAST_PATHS=off, or a harness without them)"
+                        "forks are off for this run (GRADER_FAST_PATHS=off)"
                     },
                 );
                 return launcher.spawn(args, envs, scratch);

@@ -88,8 +88,9 @@ pub struct Built {
 
 impl Built {
     /// A launcher for the checks of this build: its executable, told where the learner's
-    /// library is when it loads one. Only a loading harness may serve forks (see
-    /// [`Launcher::fork`](crate::Launcher::fork)).
+    /// library is when it loads one. A harness with the learner's crate linked in is
+    /// confined from `exec` on and never serves forks (see
+    /// [`Launcher::learner_linked`](crate::Launcher::learner_linked)).
     pub(crate) fn launcher(&self) -> crate::Launcher {
         launcher_for(
             &self.executable,
@@ -118,7 +119,7 @@ fn launcher_for(
         }
         // The learner's crate is linked in: its code could run before `main`.
         None => crate::Launcher {
-            fork: false,
+            learner_linked: true,
             ..launcher
         },
     }
@@ -1096,9 +1097,13 @@ mod tests {
             _private: crate::scratch::Scratch::new("compile-test-", None).unwrap(),
         };
         // Linked in, the learner's code could run before main, in the server.
-        assert!(!built(None).launcher().fork);
+        let linked = crate::Launcher {
+            fork: true,
+            ..built(None).launcher()
+        };
+        assert!(linked.learner_linked && !linked.serves_forks());
         let loading = built(Some(PathBuf::from("/kit/learner.so"))).launcher();
-        assert!(loading.fork);
+        assert!(!loading.learner_linked);
         assert!(loading
             .envs
             .iter()

@@ -590,6 +590,11 @@ fn a_copy_seeded_from_a_warm_one_compiles_only_the_learners_crate_and_the_harnes
 /// `limit`: SIGTERM first, which has the grader stop the process groups it started (the
 /// compiler's among them), then SIGKILL.
 fn grade_within(args: &[&str], limit: std::time::Duration) -> Output {
+    grade_within_env(args, limit, &[])
+}
+
+/// [`grade_within`], with the variables `env` set for the grader.
+fn grade_within_env(args: &[&str], limit: std::time::Duration, env: &[(&str, &str)]) -> Output {
     use std::io::Read;
     warm_pool();
     let mut child = Command::new(GRADER)
@@ -597,6 +602,7 @@ fn grade_within(args: &[&str], limit: std::time::Duration) -> Output {
         .arg(kit_root())
         .arg("grade")
         .args(args)
+        .envs(env.iter().copied())
         .env_remove("CARGO_TARGET_DIR")
         .env_remove(grader::compile::COMPILE_TIMEOUT_VAR)
         .env("NO_COLOR", "1")
@@ -982,6 +988,79 @@ fn submissions_that_attack_the_class_change_no_honest_row_now_or_later() {
             let name = path.file_name().unwrap_or_default().to_string_lossy();
             assert_ne!(name, "left-behind.txt", "{round}");
         }
+    }
+}
+
+#[test]
+fn a_class_graded_with_the_fast_paths_off_gets_the_rows_and_reports_it_gets_with_them_on() {
+    // Honest work of each kind, a constructor that forges a report, and the attacks: with the
+    // fast paths off the grader starts each check's judge and runner as programs (no fork
+    // server, no replayed compile), and must see exactly what it sees with them on.
+    let dir = tempfile::tempdir().unwrap();
+    let subs = dir.path().join("class");
+    let mut names = Vec::new();
+    let mut add = |name: &str, source: String| {
+        std::fs::create_dir_all(subs.join(name)).unwrap();
+        std::fs::write(subs.join(name).join("lib.rs"), source).unwrap();
+        names.push(name.to_string());
+    };
+    for variant in [
+        "correct",
+        "stub",
+        "does-not-compile",
+        "attempt-limit-off-by-one",
+    ] {
+        add(
+            variant,
+            class::source(&kit_root(), class::variant(variant), "both ways"),
+        );
+    }
+    let stub = common::stub("build3");
+    add(
+        "panics",
+        common::stub_with("build3", r#"panic!("the learner's own panic")"#),
+    );
+    add("forger", format!("{stub}\n{FORGING_CONSTRUCTOR}"));
+    let live = kit_root().canonicalize().unwrap_or_else(|_| kit_root());
+    for (attack, body) in ATTACKS {
+        let body = body.replace("\"@LIVE_KIT@\"", &format!("{live:?}"));
+        add(attack, common::stub_with("build3", &body));
+    }
+    let graded = |fast: bool| -> (Vec<Value>, std::path::PathBuf) {
+        let out = dir.path().join(if fast { "on" } else { "off" });
+        let env: &[(&str, &str)] = if fast {
+            &[]
+        } else {
+            &[(grader::fast::FAST_PATHS_VAR, "off")]
+        };
+        let output = grade_within_env(
+            &[
+                subs.to_str().unwrap(),
+                "--out",
+                out.to_str().unwrap(),
+                "--jobs",
+                "2",
+            ],
+            std::time::Duration::from_secs(900),
+            env,
+        );
+        assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+        (rows(&out), out)
+    };
+    let (on, on_out) = graded(true);
+    let (off, off_out) = graded(false);
+    assert_eq!(on.len(), names.len(), "{on:?}");
+    for name in &names {
+        let row_on = row(&on, name);
+        assert_eq!(steady(row(&off, name)), steady(row_on), "{name}");
+        let report = |out: &Path| checks_shown(&out.join(name).join("build3.json"));
+        assert_eq!(report(&off_out), report(&on_out), "{name}");
+    }
+    assert_expected(row(&off, "correct"), Expect::Passing);
+    assert_expected(row(&off, "stub"), Expect::Unfinished);
+    for name in ["panics", "forger"] {
+        let row = row(&off, name);
+        assert_eq!(row["passed"], 0, "{row}");
     }
 }
 

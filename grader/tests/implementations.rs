@@ -497,7 +497,7 @@ fn sandbox_trials() -> Vec<Trial> {
                 let scratch = tempfile::tempdir().expect("a scratch folder");
                 let target = scratch.path().join("before-main.txt");
                 let launcher = Launcher {
-                    fork: false,
+                    learner_linked: true,
                     ..Launcher::new(me())
                 }
                 .env(CONSTRUCTOR_VAR, &target)
