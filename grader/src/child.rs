@@ -1596,7 +1596,9 @@ fn death_kind(status: ExitStatus, output: &Captured) -> FailureKind {
             return FailureKind::Limit;
         }
     }
-    let _ = status;
+    if status.code() == Some(i32::from(kit_runner::runner::EXIT_ANSWER_TOO_LARGE)) {
+        return FailureKind::Limit;
+    }
     FailureKind::Crash
 }
 
@@ -1669,6 +1671,15 @@ fn describe_death(status: ExitStatus, output: &Captured, limits: &Limits) -> Str
                  std::process::exit({code})). No check ran without its sandbox."
             )
         }
+        // Said by a runner whose answer was too large to send (or by the code under test,
+        // which may exit with any status): no verdict was seen either way.
+        Some(code) if code == i32::from(kit_runner::runner::EXIT_ANSWER_TOO_LARGE) => format!(
+            "was stopped: what your function did in one run of this check (its calls, waits, \
+             events and results) came to more than {}, more than a check reads (the limit of \
+             a check; or the code under test called std::process::exit({code})). Does \
+             something your function returns (an error's detail, say) grow without end?",
+            bytes(kit_runner::runner::MAX_ANSWER as u64)
+        ),
         Some(code) => format!(
             "crashed: the process exited with status {code} before the check finished \
              (std::process::exit in the code under test?)."

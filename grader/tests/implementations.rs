@@ -1195,6 +1195,19 @@ fn stage8_trials() -> Vec<Trial> {
 fn trials() -> Vec<Trial> {
     let total = build3::LESSON.checks.len();
     vec![
+        Trial::test("an_answer_too_large_to_read_is_named_so", || {
+            // A function whose result is over what a judge reads: the learner is told that,
+            // not that the code exited.
+            let (summary, out) = grade("huge_detail", "fixtures::permanent_error", 30.0);
+            expect_failed(
+                &summary,
+                "fixtures::permanent_error",
+                FailureKind::Limit,
+                &["more than 64 MiB", "an error's detail, say"],
+            )
+            .map_err(|e| format!("{}\n{out}", e.message().unwrap_or_default()))?;
+            ensure(!out.contains("exited with status"), || out.clone())
+        }),
         Trial::test("stub_is_unfinished_everywhere", move || {
             let (summary, out) = grade("stub", "", 10.0);
             ensure(summary.count(Status::Unfinished) == total, || out.clone())?;

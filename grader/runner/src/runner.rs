@@ -26,6 +26,14 @@ pub(crate) const SOCKET_FD: i32 = 3;
 /// The exit status of a runner started wrongly (no socket, an unknown lesson).
 pub(crate) const EXIT_USAGE: u8 = 2;
 
+/// The exit status of a runner whose answer is larger than the judge reads
+/// ([`MAX_ANSWER`]): what the learner's function did in one request (its calls, waits,
+/// events, results) came to more than that. The grader says so, rather than "exited".
+pub const EXIT_ANSWER_TOO_LARGE: u8 = 5;
+
+/// The largest answer a runner sends, in bytes (a frame of [`wire`]).
+pub const MAX_ANSWER: usize = wire::MAX_FRAME;
+
 /// Declares [`Function`] (a lesson's function, as a runner holds it) and the state a runner
 /// keeps for one check, from the lessons' list below. Each lesson's module of this crate
 /// (`crate::NAME`) gives `serve_bytes(function, ask, &mut State) -> Option<Vec<u8>>`, its
@@ -219,6 +227,9 @@ fn serve(function: Function, mut questions: Questions, first: Vec<u8>) -> ! {
             use std::io::Write;
             let _ = std::io::stdout().flush();
             let _ = std::io::stderr().flush();
+        }
+        if told.len() > MAX_ANSWER {
+            end_now(i32::from(EXIT_ANSWER_TOO_LARGE));
         }
         if wire::write_frame(&mut questions.0, &told).is_err() {
             end_now(0);

@@ -791,6 +791,14 @@ pub fn build3(label: &str) -> Option<build3::Learner> {
             };
             reference::retry_request(p, &mut request, s, l)
         },
+        "huge_detail" => |_, r, _, _| {
+            // One call, then a permanent failure whose detail is swollen to 80 MB: more than a
+            // check reads of what the function did.
+            let _ = r();
+            let mut error = PermanentError::new(PermanentKind::NotFound);
+            error.detail = "x".repeat(80 << 20);
+            Err(error.into())
+        },
         "panics" => |_, _, _, _| panic!("boom: index 7 out of range"),
         "aborts" => |_, _, _, _| std::process::abort(),
         "prints_escapes" => |_, _, _, _| {
