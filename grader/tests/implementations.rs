@@ -366,6 +366,45 @@ const ALL_REFUSED: &str = "refused: a thread, fork, exec, read a kit file, read 
      set a priority, watch files (fanotify), watch files (inotify), System V shared memory, \
      read the kernel log's size | allowed: a signal to itself";
 
+/// Whether the files two of the probe's attempts aim at exist here, unconfined: the
+/// libraries' separate debug information (Debian's `libc6-dbg`) and a link in a library
+/// folder to a program (`cpp`'s `/usr/lib/cpp`). Where one is missing, its attempt is
+/// refused whatever the sandbox does: the trial says so, and fails when
+/// `KIT_REQUIRE_PROBE_TARGETS` is set (as `.ci/run`, which installs both, sets it).
+#[cfg(target_os = "linux")]
+fn probe_targets_present() -> Result<(), Failed> {
+    let debug = ["/usr/lib/debug", "/lib/debug"]
+        .iter()
+        .any(|folder| std::fs::read_dir(folder).is_ok_and(|mut entries| entries.next().is_some()));
+    let link = std::fs::symlink_metadata("/usr/lib/cpp").is_ok_and(|m| m.is_symlink())
+        && std::fs::read("/usr/lib/cpp").is_ok();
+    let absent: Vec<&str> = [
+        (!debug).then_some("no debug information in /usr/lib/debug (apt-get install libc6-dbg)"),
+        (!link).then_some("no /usr/lib/cpp link to a program (apt-get install cpp)"),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    if absent.is_empty() {
+        return Ok(());
+    }
+    ensure(
+        std::env::var_os("KIT_REQUIRE_PROBE_TARGETS").is_none(),
+        || {
+            format!(
+                "KIT_REQUIRE_PROBE_TARGETS is set, and {}",
+                absent.join("; ")
+            )
+        },
+    )?;
+    eprintln!(
+        "!! two of the sandbox probe's attempts aim at nothing here, and are refused whatever \
+         the sandbox does: {}",
+        absent.join("; ")
+    );
+    Ok(())
+}
+
 /// The sandbox's (Linux): what a check's process may still do, where the system gives every
 /// protection and where it lacks Landlock.
 #[cfg(target_os = "linux")]
@@ -397,6 +436,7 @@ fn sandbox_trials() -> Vec<Trial> {
                 ensure(missing.is_empty(), || {
                     format!("this system cannot give the whole sandbox: {missing:?}")
                 })?;
+                probe_targets_present()?;
                 // Forked from a fork server, and started as a program of its own: the same.
                 for launcher in [
                     Launcher::new(me()),
