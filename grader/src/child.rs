@@ -460,6 +460,16 @@ impl Launcher {
             .stderr(Stdio::piped());
         #[cfg(unix)]
         std::os::unix::process::CommandExt::process_group(&mut command, 0);
+        // Nothing but its standard streams: no file the grader itself inherited open reaches
+        // the learner's code (first: the layer below may refuse the call once applied).
+        #[cfg(unix)]
+        // SAFETY: `close_on_exec_from` makes system calls only, as the time between fork
+        // and exec requires.
+        unsafe {
+            std::os::unix::process::CommandExt::pre_exec(&mut command, || {
+                kit_runner::descriptors::close_on_exec_from(3)
+            });
+        }
         // A harness with the learner's crate linked in (one that may not serve forks) runs
         // its constructors before `main` confines it: this layer confines them. A harness
         // without it confines itself before it loads the learner's code.

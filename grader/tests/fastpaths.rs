@@ -261,3 +261,37 @@ fn after_an_edit_the_checks_find_their_fork_servers_started_during_the_build() {
         assert!(left.is_empty(), "left running after the run: {left:?}");
     }
 }
+
+#[test]
+fn files_the_grader_was_handed_open_never_reach_the_learners_code_either_way() {
+    // A learner's runs: cargo's first build (the library in a runner), an edit (replayed,
+    // a forked runner), and the fast paths off (cargo's harness with the learner's crate
+    // linked in, started per check).
+    let kit = fresh_kit();
+    let root = kit.root();
+    let dir = tempfile::tempdir().unwrap();
+    let text = stub_with("build3", common::INHERITED_FILES_ATTACK);
+    for (run, fast, edit) in [
+        ("first", true, ""),
+        ("edited", true, "\n// an edit\n"),
+        ("slow", false, ""),
+    ] {
+        write_learner(root, "build3", &format!("{text}{edit}"));
+        let report = dir.path().join(format!("{run}.json"));
+        let log = dir.path().join(format!("{run}.log"));
+        let spec = format!("json:{}", report.display());
+        let mut command = grader_command(root, &["build3", "--report", &spec]);
+        command.stdout(Stdio::null()).stderr(Stdio::null());
+        if !fast {
+            command.env(FAST_PATHS_VAR, "off");
+        }
+        common::hand_open_files(&mut command, &log, dir.path());
+        let mut child = command.spawn().expect("the grader starts");
+        let status = wait_within(&mut child, Duration::from_secs(600), "the run did not end");
+        assert_eq!(status.code(), Some(1), "{run}");
+        assert_eq!(std::fs::read_to_string(&log).unwrap(), "", "{run}: written");
+        let shown = std::fs::read_to_string(&report).expect("the report is written");
+        assert!(!shown.contains(common::HANDED_SECRET), "{run}: read");
+        assert!(shown.contains("inherited: []"), "{run}: {shown}");
+    }
+}

@@ -595,9 +595,14 @@ fn grade_within(args: &[&str], limit: std::time::Duration) -> Output {
 
 /// [`grade_within`], with the variables `env` set for the grader.
 fn grade_within_env(args: &[&str], limit: std::time::Duration, env: &[(&str, &str)]) -> Output {
-    use std::io::Read;
+    finish_within(grade_command(args, env), limit)
+}
+
+/// The command of a `grade` run with `args`, and the variables `env` set.
+fn grade_command(args: &[&str], env: &[(&str, &str)]) -> Command {
     warm_pool();
-    let mut child = Command::new(GRADER)
+    let mut command = Command::new(GRADER);
+    command
         .arg("--root")
         .arg(kit_root())
         .arg("grade")
@@ -605,7 +610,14 @@ fn grade_within_env(args: &[&str], limit: std::time::Duration, env: &[(&str, &st
         .envs(env.iter().copied())
         .env_remove("CARGO_TARGET_DIR")
         .env_remove(grader::compile::COMPILE_TIMEOUT_VAR)
-        .env("NO_COLOR", "1")
+        .env("NO_COLOR", "1");
+    command
+}
+
+/// Runs `command`, stopped (and the test failed) after `limit`; what it printed.
+fn finish_within(mut command: Command, limit: std::time::Duration) -> Output {
+    use std::io::Read;
+    let mut child = command
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -1061,6 +1073,60 @@ fn a_class_graded_with_the_fast_paths_off_gets_the_rows_and_reports_it_gets_with
     for name in ["panics", "forger"] {
         let row = row(&off, name);
         assert_eq!(row["passed"], 0, "{row}");
+    }
+}
+
+#[test]
+fn files_the_grader_was_handed_open_never_reach_a_submission() {
+    // As a shell's `7>>log 8<secret`, a make jobserver's pipe or a CI wrapper's log would:
+    // open files, not close-on-exec, which Landlock (it rules opening) would not stop.
+    let dir = tempfile::tempdir().unwrap();
+    let subs = dir.path().join("class");
+    std::fs::create_dir_all(subs.join("inherits")).unwrap();
+    std::fs::write(
+        subs.join("inherits/lib.rs"),
+        common::stub_with("build3", common::INHERITED_FILES_ATTACK),
+    )
+    .unwrap();
+    for fast in [true, false] {
+        let out = dir.path().join(if fast { "on" } else { "off" });
+        let log = dir.path().join(format!("handed-{fast}.log"));
+        let env: &[(&str, &str)] = if fast {
+            &[]
+        } else {
+            &[(grader::fast::FAST_PATHS_VAR, "off")]
+        };
+        let mut command = grade_command(
+            &[subs.to_str().unwrap(), "--out", out.to_str().unwrap()],
+            env,
+        );
+        common::hand_open_files(&mut command, &log, dir.path());
+        let output = finish_within(command, std::time::Duration::from_secs(600));
+        assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+        let written = std::fs::read_to_string(&log).unwrap();
+        assert_eq!(
+            written, "",
+            "fast paths {fast}: the submission wrote the grader's file"
+        );
+        let rows = rows(&out);
+        let row = row(&rows, "inherits");
+        assert_eq!(
+            (&row["status"], &row["passed"]),
+            (&"failing".into(), &0.into()),
+            "{row}"
+        );
+        let shown = checks_shown(&out.join("inherits/build3.json")).to_string();
+        assert!(
+            shown.contains("inherited: []"),
+            "fast paths {fast}: {shown}"
+        );
+        for (path, content) in every_file(&out) {
+            assert!(
+                !content.contains(common::HANDED_SECRET),
+                "fast paths {fast}: {} holds what the grader was handed to read",
+                path.display()
+            );
+        }
     }
 }
 

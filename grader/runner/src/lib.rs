@@ -17,7 +17,7 @@
 //!   whole check, and the lookups run on it.
 //! - [`wire`]: how requests and reports are written between the two; `cases`: the threads a
 //!   runner runs cases on, and the marks it shares with its judge.
-//! - Leaves: [`panics`] (whose panic it was), [`limits`] (what a process may use),
+//! - Leaves: [`descriptors`] (what a started program inherits), [`panics`] (whose panic it was), [`limits`] (what a process may use),
 //!   [`sandbox`] (what it may still do), [`library`] (the learner's function loaded from the
 //!   library the grader built), [`setup`] (why a runner could not be set up).
 
@@ -28,6 +28,7 @@ pub mod narrow;
 pub mod stage8;
 // END generated: lessons
 mod cases;
+pub mod descriptors;
 pub mod library;
 pub mod limits;
 pub mod panics;

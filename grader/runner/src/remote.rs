@@ -252,8 +252,9 @@ impl Runner {
     }
 
     /// Starts `program` as the runner of `lesson`: its standard input closed, its
-    /// output and error this process's, the socket as `SOCKET_FD`,
-    /// and no other descriptor (the standard library opens every file close-on-exec).
+    /// output and error this process's, the socket as `SOCKET_FD` (and the marks page as
+    /// `MARKS_FD`), and no other descriptor: not even one this process inherited
+    /// ([`crate::descriptors`]).
     #[cfg(unix)]
     pub fn start(program: &Path, lesson: &str) -> Result<Runner, SetupError> {
         use std::os::fd::AsRawFd;
@@ -309,12 +310,15 @@ impl Runner {
                 } else if libc::dup2(fd, target) < 0 {
                     return Err(std::io::Error::last_os_error());
                 }
+                let mut handed = target;
                 if let Some(marks) = marks_fd {
                     // Above the socket, so that the socket's move cannot close it first.
                     if libc::dup2(marks, crate::cases::MARKS_FD) < 0 {
                         return Err(std::io::Error::last_os_error());
                     }
+                    handed = crate::cases::MARKS_FD;
                 }
+                crate::descriptors::close_on_exec_from(handed + 1)?;
                 #[cfg(target_os = "linux")]
                 libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
                 Ok(())

@@ -433,3 +433,71 @@ pub fn files_under(dir: &Path, skip: &[&str]) -> std::collections::BTreeMap<Path
     visit(dir, dir, skip, &mut out);
     out
 }
+
+/// The descriptors [`hand_open_files`] hands the grader: one to write, one to read.
+pub const HANDED_FDS: [i32; 2] = [7, 8];
+
+/// A learner's function body that uses the files the grader was handed open by whatever
+/// started it ([`hand_open_files`]): writes to the first, reads the second, and panics
+/// with what it got. Only regular files: a descriptor of the check's own (a pipe) is left
+/// alone, so the attack never blocks nor breaks its check where it finds one.
+pub const INHERITED_FILES_ATTACK: &str = r#"use std::io::{Read, Write};
+    use std::os::fd::FromRawFd;
+    let mut said = Vec::new();
+    // SAFETY: an attack's; the files are never closed here (ManuallyDrop).
+    let mut log = std::mem::ManuallyDrop::new(unsafe { std::fs::File::from_raw_fd(7) });
+    if log.metadata().is_ok_and(|m| m.is_file()) {
+        said.push(format!("write 7: {:?}", log.write(b"reached\n").is_ok()));
+    }
+    let mut secret = std::mem::ManuallyDrop::new(unsafe { std::fs::File::from_raw_fd(8) });
+    if secret.metadata().is_ok_and(|m| m.is_file()) {
+        let mut text = String::new();
+        let _ = secret.read_to_string(&mut text);
+        said.push(format!("read 8: {text:?}"));
+    }
+    panic!("inherited: {said:?}")"#;
+
+/// What the file handed to be read holds: found in no report.
+pub const HANDED_SECRET: &str = "instructor-secret-5b7d";
+
+/// Hands `command` two files open, as a shell's `7>>log 8<secret` would (not close-on-exec):
+/// `log` (for appending) as descriptor 7 and a file holding [`HANDED_SECRET`] as 8; `dir`
+/// keeps that file. What the learner's code must never reach.
+pub fn hand_open_files(command: &mut Command, log: &Path, dir: &Path) {
+    use std::os::fd::{AsRawFd, OwnedFd};
+    use std::os::unix::process::CommandExt;
+    let secret = dir.join("secret.txt");
+    std::fs::write(&secret, HANDED_SECRET).unwrap();
+    // Moved above 100 first, so that neither lands on the other's target.
+    let high = |file: std::fs::File| -> OwnedFd {
+        // SAFETY: a plain system call; the new descriptor is owned from here.
+        unsafe {
+            let fd = libc::fcntl(file.as_raw_fd(), libc::F_DUPFD_CLOEXEC, 100);
+            assert!(fd >= 0, "{}", std::io::Error::last_os_error());
+            std::os::fd::FromRawFd::from_raw_fd(fd)
+        }
+    };
+    let files: [OwnedFd; 2] = [
+        high(
+            std::fs::OpenOptions::new()
+                .append(true)
+                .create(true)
+                .open(log)
+                .unwrap(),
+        ),
+        high(std::fs::File::open(&secret).unwrap()),
+    ];
+    let raw = [files[0].as_raw_fd(), files[1].as_raw_fd()];
+    // SAFETY: dup2 only, between fork and exec; the files live as long as the closure.
+    unsafe {
+        command.pre_exec(move || {
+            let _keep = &files;
+            for (from, to) in raw.into_iter().zip(HANDED_FDS) {
+                if libc::dup2(from, to) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
+            Ok(())
+        });
+    }
+}
