@@ -264,9 +264,10 @@ fn after_an_edit_the_checks_find_their_fork_servers_started_during_the_build() {
 
 #[test]
 fn files_the_grader_was_handed_open_never_reach_the_learners_code_either_way() {
-    // A learner's runs: cargo's first build (the library in a runner), an edit (replayed,
-    // a forked runner), and the fast paths off (cargo's harness with the learner's crate
-    // linked in, started per check).
+    // A learner's runs (the checks run every time; only builds are kept): the library in a
+    // runner, after cargo's build (or the copy's kept one); after an edit (replayed); and
+    // with the fast paths off (cargo's harness with the learner's crate linked in, started
+    // per check).
     let kit = fresh_kit();
     let root = kit.root();
     let dir = tempfile::tempdir().unwrap();
