@@ -430,8 +430,9 @@ impl Launcher {
                 leaked,
             },
             _ => JobEnd::Failed {
-                kind: death_kind(status, &captured),
-                message: describe_death(status, &captured, &limits),
+                // Only a harness without the learner's crate starts a runner.
+                kind: death_kind(status, &captured, !self.learner_linked),
+                message: describe_death(status, &captured, &limits, !self.learner_linked),
                 output: captured.text,
             },
         }
@@ -1595,7 +1596,9 @@ fn allocation_failed(output: &Captured) -> bool {
 const MEMORY_CAUSES: &str = "Something that grows without end does this, as do many threads \
                              at once (each reserves a stack of its own).";
 
-fn death_kind(status: ExitStatus, output: &Captured) -> FailureKind {
+/// The kind of a check's death by `status`; `runner`: whether the check's process started a
+/// runner (whose own ending it then takes on).
+fn death_kind(status: ExitStatus, output: &Captured, runner: bool) -> FailureKind {
     if (allocation_failed(output) && died_of_abort(status)) || aborted_for_memory(status, output) {
         return FailureKind::Limit;
     }
@@ -1606,7 +1609,7 @@ fn death_kind(status: ExitStatus, output: &Captured) -> FailureKind {
             return FailureKind::Limit;
         }
     }
-    if status.code() == Some(i32::from(kit_runner::runner::EXIT_ANSWER_TOO_LARGE)) {
+    if runner && status.code() == Some(i32::from(kit_runner::runner::EXIT_ANSWER_TOO_LARGE)) {
         return FailureKind::Limit;
     }
     FailureKind::Crash
@@ -1618,7 +1621,8 @@ pub(crate) const REPORT_FILE: &str = "report.json";
 /// How a check's process that could not be confined says so on its standard error.
 const SANDBOX_REFUSED: &str = "the sandbox could not be set up";
 
-fn describe_death(status: ExitStatus, output: &Captured, limits: &Limits) -> String {
+/// What a learner is told of a check's death by `status` (`runner` as for [`death_kind`]).
+fn describe_death(status: ExitStatus, output: &Captured, limits: &Limits, runner: bool) -> String {
     if allocation_failed(output) && died_of_abort(status) {
         return format!(
             "used more than {} of memory and was stopped (the limit of a check). {MEMORY_CAUSES}",
@@ -1683,13 +1687,16 @@ fn describe_death(status: ExitStatus, output: &Captured, limits: &Limits) -> Str
         }
         // Said by a runner whose answer was too large to send (or by the code under test,
         // which may exit with any status): no verdict was seen either way.
-        Some(code) if code == i32::from(kit_runner::runner::EXIT_ANSWER_TOO_LARGE) => format!(
-            "was stopped: what your function did in one run of this check (its calls, waits, \
-             events and results) came to more than {}, more than a check reads (the limit of \
-             a check; or the code under test called std::process::exit({code})). Does \
-             something your function returns (an error's detail, say) grow without end?",
-            bytes(kit_runner::runner::MAX_ANSWER as u64)
-        ),
+        Some(code) if runner && code == i32::from(kit_runner::runner::EXIT_ANSWER_TOO_LARGE) => {
+            format!(
+                "ended: what your function did for one request of this check (its calls, \
+                 waits, events and results; for the exhaustive check, a batch of cases) came \
+                 to more than {}, more than a check reads (the limit of a check; or the code \
+                 under test called std::process::exit({code})). Does something your function \
+                 returns (an error's detail, say) grow without end?",
+                bytes(kit_runner::runner::MAX_ANSWER as u64)
+            )
+        }
         Some(code) => format!(
             "crashed: the process exited with status {code} before the check finished \
              (std::process::exit in the code under test?)."
@@ -1859,8 +1866,8 @@ mod tests {
     fn an_allocation_failure_printed_by_code_that_then_segfaults_is_a_crash() {
         // The line is text a learner can print; only the allocator's abort is believed.
         let out = captured("memory allocation of 41 bytes failed\n");
-        assert_eq!(death_kind(segv_status(), &out), FailureKind::Crash);
-        assert!(!describe_death(segv_status(), &out, &Limits::default()).contains("memory"));
+        assert_eq!(death_kind(segv_status(), &out, true), FailureKind::Crash);
+        assert!(!describe_death(segv_status(), &out, &Limits::default(), true).contains("memory"));
     }
 
     #[test]
@@ -1869,8 +1876,8 @@ mod tests {
         // allocator, not the C library, then reports the failure).
         let abort = ExitStatus::from_raw(6);
         let out = captured("memory allocation of 41 bytes failed\n");
-        assert_eq!(death_kind(abort, &out), FailureKind::Limit);
-        let said = describe_death(abort, &out, &Limits::default());
+        assert_eq!(death_kind(abort, &out, true), FailureKind::Limit);
+        let said = describe_death(abort, &out, &Limits::default(), true);
         assert!(
             said.contains("used more than 1 GiB of memory")
                 && said.contains("grows without end")
@@ -1889,8 +1896,8 @@ mod tests {
         // RLIMIT_AS, then SIGABRT: seen with 500 threads under the 1 GiB limit.
         let abort = ExitStatus::from_raw(6);
         let out = captured("Fatal glibc error: failed to register TLS destructor: out of memory\n");
-        assert_eq!(death_kind(abort, &out), FailureKind::Limit);
-        let said = describe_death(abort, &out, &Limits::default());
+        assert_eq!(death_kind(abort, &out, true), FailureKind::Limit);
+        let said = describe_death(abort, &out, &Limits::default(), true);
         assert!(
             said.contains("ran out of memory") && said.contains("threads"),
             "{said}"
@@ -1899,16 +1906,35 @@ mod tests {
         // threads under the limit: the spawn that failed made the code panic).
         let runtime =
             captured("fatal runtime error: failed to initiate panic, error 5, aborting\n");
-        assert_eq!(death_kind(abort, &runtime), FailureKind::Limit);
-        assert!(describe_death(abort, &runtime, &Limits::default()).contains("ran out of memory"));
-        assert_eq!(death_kind(segv_status(), &runtime), FailureKind::Crash);
+        assert_eq!(death_kind(abort, &runtime, true), FailureKind::Limit);
+        assert!(
+            describe_death(abort, &runtime, &Limits::default(), true).contains("ran out of memory")
+        );
+        assert_eq!(
+            death_kind(segv_status(), &runtime, true),
+            FailureKind::Crash
+        );
         // An abort of any other kind stays a crash.
         let other = captured("thread panicked while processing panic. aborting.\n");
-        assert_eq!(death_kind(abort, &other), FailureKind::Crash);
+        assert_eq!(death_kind(abort, &other, true), FailureKind::Crash);
         // The line printed by code that then dies otherwise (a segfault) is not believed.
         let segv = ExitStatus::from_raw(11);
-        assert_eq!(death_kind(segv, &out), FailureKind::Crash);
-        assert!(!describe_death(segv, &out, &Limits::default()).contains("ran out of memory"));
+        assert_eq!(death_kind(segv, &out, true), FailureKind::Crash);
+        assert!(!describe_death(segv, &out, &Limits::default(), true).contains("ran out of memory"));
+    }
+
+    #[test]
+    fn status_5_is_an_answer_too_large_only_from_a_check_that_started_a_runner() {
+        let five = ExitStatus::from_raw(5 << 8);
+        let out = captured("");
+        assert_eq!(death_kind(five, &out, true), FailureKind::Limit);
+        let said = describe_death(five, &out, &Limits::default(), true);
+        assert!(said.contains("more than 64 MiB"), "{said}");
+        // In cargo's harness the learner's code runs in the check's own process: a 5 is its
+        // own exit.
+        assert_eq!(death_kind(five, &out, false), FailureKind::Crash);
+        let said = describe_death(five, &out, &Limits::default(), false);
+        assert!(said.contains("exited with status 5"), "{said}");
     }
 
     /// What the item's documentation once showed as an example.

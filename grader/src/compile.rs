@@ -1104,6 +1104,11 @@ mod tests {
         assert!(linked.learner_linked && !linked.serves_forks());
         let loading = built(Some(PathBuf::from("/kit/learner.so"))).launcher();
         assert!(!loading.learner_linked);
+        let loading_fast = crate::Launcher {
+            fork: true,
+            ..loading.clone()
+        };
+        assert!(loading_fast.serves_forks());
         assert!(loading
             .envs
             .iter()

@@ -1123,9 +1123,10 @@ mod tests {
         }
     }
 
-    /// A judge and its runner, as files (in a folder of this test process's own).
+    /// A judge and its runner, as files: one folder for every run of these tests (their
+    /// content never changes), so that none is left behind per run.
     fn built_harness() -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("kit-replay-test-{}", std::process::id()));
+        let dir = std::env::temp_dir().join("kit-replay-test");
         std::fs::create_dir_all(&dir).unwrap();
         let harness = dir.join("practice_harness-kit");
         std::fs::write(&harness, "judge").unwrap();

@@ -271,7 +271,7 @@ fn files_the_grader_was_handed_open_never_reach_the_learners_code_either_way() {
     let kit = fresh_kit();
     let root = kit.root();
     let dir = tempfile::tempdir().unwrap();
-    let text = stub_with("build3", common::INHERITED_FILES_ATTACK);
+    let text = stub_with("build3", &common::inherited_files_attack());
     for (run, fast, edit) in [
         ("first", true, ""),
         ("edited", true, "\n// an edit\n"),

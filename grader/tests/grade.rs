@@ -1078,14 +1078,22 @@ fn a_class_graded_with_the_fast_paths_off_gets_the_rows_and_reports_it_gets_with
 
 #[test]
 fn files_the_grader_was_handed_open_never_reach_a_submission() {
-    // As a shell's `7>>log 8<secret`, a make jobserver's pipe or a CI wrapper's log would:
-    // open files, not close-on-exec, which Landlock (it rules opening) would not stop.
+    // As a shell's `207>>log 208<secret 209< <(echo secret)`, a make jobserver's pipe or a CI
+    // wrapper's log would: open files, not close-on-exec, which Landlock (it rules opening)
+    // would not stop.
     let dir = tempfile::tempdir().unwrap();
     let subs = dir.path().join("class");
     std::fs::create_dir_all(subs.join("inherits")).unwrap();
     std::fs::write(
         subs.join("inherits/lib.rs"),
-        common::stub_with("build3", common::INHERITED_FILES_ATTACK),
+        common::stub_with("build3", &common::inherited_files_attack()),
+    )
+    .unwrap();
+    // Compiled in: the pipe read by the compiler, where the learner's code never runs.
+    std::fs::create_dir_all(subs.join("includes")).unwrap();
+    std::fs::write(
+        subs.join("includes/lib.rs"),
+        common::pipe_included_attack("build3"),
     )
     .unwrap();
     for fast in [true, false] {
@@ -1109,12 +1117,17 @@ fn files_the_grader_was_handed_open_never_reach_a_submission() {
             "fast paths {fast}: the submission wrote the grader's file"
         );
         let rows = rows(&out);
-        let row = row(&rows, "inherits");
+        let inherits = row(&rows, "inherits");
         assert_eq!(
-            (&row["status"], &row["passed"]),
+            (&inherits["status"], &inherits["passed"]),
             (&"failing".into(), &0.into()),
-            "{row}"
+            "{inherits}"
         );
+        // The pipe is not there to read: the file does not compile.
+        let includes = row(&rows, "includes");
+        assert_eq!(includes["status"], "does-not-compile", "{includes}");
+        let note = includes["note"].as_str().unwrap_or_default();
+        assert!(note.contains("/dev/fd/209"), "{includes}");
         let shown = checks_shown(&out.join("inherits/build3.json")).to_string();
         assert!(
             shown.contains("inherited: []"),

@@ -135,7 +135,17 @@ fn the_runners_leaves_depend_on_nothing_above_them() {
                 "stage8", "wire",
             ],
         ),
-        ("zygote", &["cases", "limits", "runner", "sandbox", "setup"]),
+        (
+            "zygote",
+            &[
+                "cases",
+                "descriptors",
+                "limits",
+                "runner",
+                "sandbox",
+                "setup",
+            ],
+        ),
         (
             "remote",
             &[

@@ -162,6 +162,11 @@ fn command() -> clap::Command {
 /// Runs the command line on this process's arguments and gives the exit status: the whole
 /// of the `grader` program (its `main` calls this).
 pub fn main() -> ExitCode {
+    // No program this one starts gets a file it was itself started with open (a shell's
+    // redirection, a jobserver's pipe, a CI wrapper's log), only its standard streams:
+    // before any thread, so that none starts a program in between. Each start of a program
+    // that runs or compiles the learner's code marks them again (`kit_runner::descriptors`).
+    let _ = kit_runner::descriptors::close_on_exec_from(3);
     let matches = match command().try_get_matches() {
         Ok(matches) => matches,
         Err(error) => return unknown_command(error),

@@ -434,60 +434,93 @@ pub fn files_under(dir: &Path, skip: &[&str]) -> std::collections::BTreeMap<Path
     out
 }
 
-/// The descriptors [`hand_open_files`] hands the grader: one to write, one to read.
-pub const HANDED_FDS: [i32; 2] = [7, 8];
+/// The descriptors [`hand_open_files`] hands the grader: a file to write, a file to read,
+/// and a pipe to read. Above what the programs between the grader and the learner's code
+/// open of their own (cargo's jobserver pipe, the compiler's files), so that an attack finds
+/// the handed file or nothing.
+pub const HANDED_FDS: [i32; 3] = [207, 208, 209];
 
 /// A learner's function body that uses the files the grader was handed open by whatever
 /// started it ([`hand_open_files`]): writes to the first, reads the second, and panics
 /// with what it got. Only regular files: a descriptor of the check's own (a pipe) is left
 /// alone, so the attack never blocks nor breaks its check where it finds one.
-pub const INHERITED_FILES_ATTACK: &str = r#"use std::io::{Read, Write};
+pub fn inherited_files_attack() -> String {
+    let [write, read, _] = HANDED_FDS;
+    format!(
+        r#"use std::io::{{Read, Write}};
     use std::os::fd::FromRawFd;
     let mut said = Vec::new();
     // SAFETY: an attack's; the files are never closed here (ManuallyDrop).
-    let mut log = std::mem::ManuallyDrop::new(unsafe { std::fs::File::from_raw_fd(7) });
-    if log.metadata().is_ok_and(|m| m.is_file()) {
-        said.push(format!("write 7: {:?}", log.write(b"reached\n").is_ok()));
-    }
-    let mut secret = std::mem::ManuallyDrop::new(unsafe { std::fs::File::from_raw_fd(8) });
-    if secret.metadata().is_ok_and(|m| m.is_file()) {
+    let mut log = std::mem::ManuallyDrop::new(unsafe {{ std::fs::File::from_raw_fd({write}) }});
+    if log.metadata().is_ok_and(|m| m.is_file()) {{
+        said.push(format!("write {write}: {{:?}}", log.write(b"reached\n").is_ok()));
+    }}
+    let mut secret = std::mem::ManuallyDrop::new(unsafe {{ std::fs::File::from_raw_fd({read}) }});
+    if secret.metadata().is_ok_and(|m| m.is_file()) {{
         let mut text = String::new();
         let _ = secret.read_to_string(&mut text);
-        said.push(format!("read 8: {text:?}"));
-    }
-    panic!("inherited: {said:?}")"#;
+        said.push(format!("read {read}: {{text:?}}"));
+    }}
+    panic!("inherited: {{said:?}}")"#
+    )
+}
 
-/// What the file handed to be read holds: found in no report.
+/// A lesson file that compiles in what the handed pipe holds (a pipe is opened again by its
+/// path whatever Landlock says), then panics with it.
+pub fn pipe_included_attack(lesson: &str) -> String {
+    let pipe = HANDED_FDS[2];
+    stub_with(
+        lesson,
+        &format!(r#"panic!("included: {{}}", include_str!("/dev/fd/{pipe}"))"#),
+    )
+}
+
+/// What the file and the pipe handed to be read hold: found in no report.
 pub const HANDED_SECRET: &str = "instructor-secret-5b7d";
 
-/// Hands `command` two files open, as a shell's `7>>log 8<secret` would (not close-on-exec):
-/// `log` (for appending) as descriptor 7 and a file holding [`HANDED_SECRET`] as 8; `dir`
-/// keeps that file. What the learner's code must never reach.
+/// Hands `command` open files, as a shell's `207>>log 208<secret 209< <(echo secret)` would
+/// (not close-on-exec), as [`HANDED_FDS`]: `log` (for appending), a file holding
+/// [`HANDED_SECRET`], and a pipe holding it; `dir` keeps the file. What the learner's code must never
+/// reach, compiled or run.
 pub fn hand_open_files(command: &mut Command, log: &Path, dir: &Path) {
     use std::os::fd::{AsRawFd, OwnedFd};
     use std::os::unix::process::CommandExt;
     let secret = dir.join("secret.txt");
     std::fs::write(&secret, HANDED_SECRET).unwrap();
-    // Moved above 100 first, so that neither lands on the other's target.
-    let high = |file: std::fs::File| -> OwnedFd {
+    // Moved above 300 first, so that none lands on another's target.
+    let high = |fd: &dyn AsRawFd| -> OwnedFd {
         // SAFETY: a plain system call; the new descriptor is owned from here.
         unsafe {
-            let fd = libc::fcntl(file.as_raw_fd(), libc::F_DUPFD_CLOEXEC, 100);
+            let fd = libc::fcntl(fd.as_raw_fd(), libc::F_DUPFD_CLOEXEC, 300);
             assert!(fd >= 0, "{}", std::io::Error::last_os_error());
             std::os::fd::FromRawFd::from_raw_fd(fd)
         }
     };
-    let files: [OwnedFd; 2] = [
+    let pipe = {
+        let mut ends = [0; 2];
+        // SAFETY: a plain system call writing two descriptors, owned from here.
+        let [read, write]: [OwnedFd; 2] = unsafe {
+            assert_eq!(libc::pipe2(ends.as_mut_ptr(), libc::O_CLOEXEC), 0);
+            ends.map(|fd| std::os::fd::FromRawFd::from_raw_fd(fd))
+        };
+        let mut write = std::fs::File::from(write);
+        std::io::Write::write_all(&mut write, HANDED_SECRET.as_bytes()).unwrap();
+        // Written and closed: a reader gets the secret, then its end.
+        drop(write);
+        high(&read)
+    };
+    let files: [OwnedFd; 3] = [
         high(
-            std::fs::OpenOptions::new()
+            &std::fs::OpenOptions::new()
                 .append(true)
                 .create(true)
                 .open(log)
                 .unwrap(),
         ),
-        high(std::fs::File::open(&secret).unwrap()),
+        high(&std::fs::File::open(&secret).unwrap()),
+        pipe,
     ];
-    let raw = [files[0].as_raw_fd(), files[1].as_raw_fd()];
+    let raw = files.each_ref().map(AsRawFd::as_raw_fd);
     // SAFETY: dup2 only, between fork and exec; the files live as long as the closure.
     unsafe {
         command.pre_exec(move || {

@@ -599,7 +599,13 @@ pub fn probe_sandbox() -> String {
             std::fs::File::create("escape.txt").is_ok_and(|mut f| f.write_all(b"x").is_ok())
         }),
         ("write /tmp", {
-            std::fs::File::create(format!("/tmp/kit-sandbox-probe-{}", std::process::id())).is_ok()
+            // Removed again where it could be made (unconfined): the probe leaves nothing.
+            let path = format!("/tmp/kit-sandbox-probe-{}", std::process::id());
+            let made = std::fs::File::create(&path).is_ok();
+            if made {
+                let _ = std::fs::remove_file(&path);
+            }
+            made
         }),
         ("a signal to its parent", {
             parent.is_some_and(|p| rustix::process::test_kill_process(p).is_ok())
