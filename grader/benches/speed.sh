@@ -26,7 +26,7 @@ Sections (in this order; the first run is last because it takes minutes):
              line's program alone (target/debug/kit-grader), to show cargo's and the
              launcher's share
   grade      `cargo bench -q -p kit-grader --bench grade`: submissions graded per minute
-             (target >= 100); its lines are passed through
+             (target >= 200); its lines are passed through
   first-run  a fresh git clone and an empty cargo home: `cargo run -q -p grader -- build3`
              to the first verdict (target <= 45 s, downloads included), then
              `cargo test --workspace --exclude practice` warm: its second run, after a first
@@ -673,25 +673,25 @@ bench_grade() {
     section "5. grade throughput: cargo bench -q -p kit-grader --bench grade"
     prepare_kit
     [[ -f $KIT_COPY/grader/benches/grade.rs ]] ||
-        { failed_row "grade throughput" ">= 100/min" "no grader/benches/grade.rs in the kit"; return; }
+        { failed_row "grade throughput" ">= 200/min" "no grader/benches/grade.rs in the kit"; return; }
     say "(builds the bench profile first: minutes when cold, untimed by the bench)"
     local rc=0 log=$WORK/grade.log
     run_bg "$KIT_COPY" "$log" cargo bench -q -p kit-grader --bench grade || rc=$?
     sed 's/^/  grade | /' "$log" | grep -v '^  grade | *$' | grep -iv 'warning' || true
     if ((rc != 0)); then
-        failed_row "grade throughput" ">= 100/min" "cargo bench exited $rc"
+        failed_row "grade throughput" ">= 200/min" "cargo bench exited $rc"
         return
     fi
     local per_minute
     per_minute=$(sed -n 's/.* \([0-9][0-9]*\) per minute.*/\1/p' "$log" | tail -n 1)
     if [[ -z $per_minute ]]; then
-        failed_row "grade throughput" ">= 100/min" "no 'N per minute' line in the bench's output"
+        failed_row "grade throughput" ">= 200/min" "no 'N per minute' line in the bench's output"
         return
     fi
     local r met
-    r=$(ratio "$per_minute" 100)
+    r=$(ratio "$per_minute" 200)
     if at_most 1 "$r"; then met="met"; else met="not met"; fi
-    row "grade throughput" "$per_minute/min" ">= 100/min" "$r" "$met"
+    row "grade throughput" "$per_minute/min" ">= 200/min" "$r" "$met"
 }
 
 # ---------------------------------------------------------------- 3. first run
