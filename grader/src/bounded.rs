@@ -281,6 +281,9 @@ pub(crate) struct BoundedEnd {
 /// ([`Line::Cut`]), never held whole.
 const LINE_KEPT: usize = 256 * 1024;
 
+/// The most lines read from a bounded run and not yet looked at.
+const LINES_QUEUED: usize = 1024;
+
 /// Runs `command` (cargo, or the compiler) under `limits`: in a process group of its own
 /// (see [`crate::child`]), its data memory limited, its standard output and error read line
 /// by line and handed to `each`, whose answer starts or stops the clock (`timed` says
@@ -299,7 +302,9 @@ pub(crate) fn run_bounded(
         .stderr(Stdio::piped());
     limit_memory(command, limits.memory);
     let mut process = crate::child::Contained::spawn(command)?;
-    let (sender, lines) = std::sync::mpsc::channel::<Line>();
+    // Bounded: a compiler that floods its output waits on its pipe, rather than filling
+    // the grader's memory with lines not yet looked at.
+    let (sender, lines) = std::sync::mpsc::sync_channel::<Line>(LINES_QUEUED);
     let child = process.child();
     let streams: [Option<Box<dyn std::io::Read + Send>>; 2] = [
         child
@@ -333,6 +338,15 @@ pub(crate) fn run_bounded(
     let mut out_of_memory = false;
     loop {
         let next = match deadline {
+            // Looked at before every line: lines waiting in the queue never hold the clock
+            // back (a receive with no time left still hands over what is queued).
+            Some(at) if Instant::now() >= at => {
+                let status = process.stop()?;
+                return Ok(BoundedEnd {
+                    status,
+                    exceeded: Some(Exceeded::Time(limits.time)),
+                });
+            }
             Some(at) => match lines.recv_timeout(at.saturating_duration_since(Instant::now())) {
                 Ok(line) => Some(line),
                 Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
@@ -659,6 +673,35 @@ mod tests {
         assert_eq!(seen, ["start", "stop", "start"]);
         assert!(
             started.elapsed() < Duration::from_secs(20),
+            "{:?}",
+            started.elapsed()
+        );
+    }
+
+    #[test]
+    fn a_flood_of_output_does_not_hold_back_the_clock() {
+        // Three million lines, read faster than they are looked at: the bound still stops
+        // the run on time (it once took the queue's length to notice). Bounded if it fails:
+        // the writer ends by itself.
+        let limits = CompileLimits {
+            time: Duration::from_millis(500),
+            ..CompileLimits::default()
+        };
+        let started = Instant::now();
+        let ended = run_bounded(
+            Command::new("sh").args(["-c", "yes | head -n 3000000; sleep 30"]),
+            &limits,
+            true,
+            |_| {
+                let spin = Instant::now();
+                while spin.elapsed() < Duration::from_micros(2) {}
+                Clock::Keep
+            },
+        )
+        .unwrap();
+        assert_eq!(ended.exceeded, Some(Exceeded::Time(limits.time)));
+        assert!(
+            started.elapsed() < Duration::from_secs(3),
             "{:?}",
             started.elapsed()
         );
