@@ -274,14 +274,26 @@ pub(crate) fn inspect(root: &Path, dep_info: Option<&Path>) -> Result<Vec<Borrow
 
 /// The first inline-assembly macro `text` names (`asm!`, `global_asm!`, `naked_asm!`), as
 /// Rust's tokens show it: `global_asm` and `naked_asm` anywhere (a `use … as` renaming
-/// included), `asm` as a macro, a path's segment or a renamed import. In a comment or a
-/// string it is no use. `None` for text that does not tokenize (the compiler has said why).
+/// included), `asm` as a macro, a path's segment or a renamed import; else `core::arch` when
+/// the name `arch` appears anywhere. Every way to those macros names the module they live in
+/// (`core::arch`, `std::arch`: none is in the prelude), and a name cannot be made from
+/// pieces on stable Rust, so a macro that is handed `asm` and calls `core::arch::$name!`
+/// still shows `arch`. In a comment or a string it is no use. `None` for text that does not
+/// tokenize (the compiler has said why).
 fn assembly_macro(text: &str) -> Option<String> {
     use proc_macro2::{TokenStream, TokenTree};
     // Every name it looks for holds these letters; most files have none, and are not
     // tokenized.
-    if !text.contains("asm") {
+    if !text.contains("asm") && !text.contains("arch") {
         return None;
+    }
+    /// Whether the name `arch` is among `tokens`, at any depth.
+    fn names_arch(tokens: TokenStream) -> bool {
+        tokens.into_iter().any(|token| match token {
+            TokenTree::Ident(ident) => ident == "arch",
+            TokenTree::Group(group) => names_arch(group.stream()),
+            _ => false,
+        })
     }
     fn find(tokens: TokenStream) -> Option<String> {
         let tokens: Vec<TokenTree> = tokens.into_iter().collect();
@@ -314,7 +326,8 @@ fn assembly_macro(text: &str) -> Option<String> {
         }
         None
     }
-    find(text.parse().ok()?)
+    let tokens: TokenStream = text.parse().ok()?;
+    find(tokens.clone()).or_else(|| names_arch(tokens).then(|| "core::arch".to_string()))
 }
 
 #[cfg(test)]
@@ -452,5 +465,13 @@ mod tests {
         assert_eq!(assembly_macro(renamed).as_deref(), Some("global_asm!"));
         let grouped = "use std::arch::{asm as a};\npub fn f() { unsafe { a!(\"nop\") } }\n";
         assert_eq!(assembly_macro(grouped).as_deref(), Some("asm!"));
+        // Handed in to a macro that names it (helper-28's): the module still shows.
+        let handed = "macro_rules! m { ($i:ident, $p:ident) => { core::arch::$i!(\".incbin \\\"x\\\"\") } }\nm!(asm, ptr);\n";
+        assert_eq!(assembly_macro(handed).as_deref(), Some("core::arch"));
+        let split = "macro_rules! m { ($a:ident) => { core::$a::global_asm!(\"\") } }\nm!(arch);\n";
+        assert_eq!(assembly_macro(split).as_deref(), Some("global_asm!"));
+        let only_module =
+            "macro_rules! m { ($a:ident, $i:ident) => { core::$a::$i!(\"\") } }\nm!(arch, asm);\n";
+        assert_eq!(assembly_macro(only_module).as_deref(), Some("core::arch"));
     }
 }
