@@ -212,6 +212,29 @@ pub(crate) fn outside_source(root: &Path, sources: &[String]) -> Option<Borrowed
     })
 }
 
+/// The first file outside `root/practice/src/` that a submission's compile (whose errors are
+/// `errors`) was refused reading: what its code pointed the compiler at (`include_str!`, a
+/// `#[path]` module) in a copy whose answers the compile may not read
+/// (`bounded::confine`). rustc says `couldn't read `PATH`: Permission denied` (an
+/// `include_*!`) or `couldn't read PATH: Permission denied` (a module).
+pub(crate) fn refused_read(root: &Path, errors: &[String]) -> Option<Borrowed> {
+    let files: Vec<String> = errors
+        .iter()
+        .flat_map(|error| error.lines())
+        .map(crate::compile::strip_ansi)
+        .filter(|line| line.contains("Permission denied"))
+        .filter_map(|line| {
+            let rest = line.split("couldn't read ").nth(1)?;
+            let path = match rest.strip_prefix('`') {
+                Some(quoted) => quoted.split('`').next()?,
+                None => rest.split(": Permission denied").next()?,
+            };
+            Some(path.trim().to_string())
+        })
+        .collect();
+    outside_source(root, &files)
+}
+
 /// The cache entry holding the last `Cargo.lock` in which no chain of dependencies led from
 /// the practice crate to an answer ([`inspect`]).
 const CLEAR_LOCK: &str = "lock-without-answers.lock";
@@ -444,6 +467,27 @@ mod tests {
                 file: "reference/src/retry.rs".into()
             })
         );
+    }
+
+    #[test]
+    fn a_refused_read_names_the_file_the_code_pointed_at() {
+        let root = Path::new("/k");
+        let include = "error: couldn't read `practice/src/../../reference/src/retry.rs`: \
+                       Permission denied (os error 13)\n --> practice/src/lib.rs:39:23";
+        let module = "error: couldn't read practice/src/../../reference/src/fetch.rs: \
+                      Permission denied (os error 13)";
+        for error in [include, module] {
+            let found = refused_read(root, &[error.to_string()]);
+            assert!(
+                matches!(&found, Some(Borrowed::Source { file }) if file.starts_with("reference/src/")),
+                "{error}: {found:?}"
+            );
+        }
+        // Another error, or a refused read inside practice/src/, is not one.
+        let typo = "error[E0308]: mismatched types\n --> practice/src/lib.rs:3:1";
+        assert_eq!(refused_read(root, &[typo.to_string()]), None);
+        let own = "error: couldn't read `practice/src/data.txt`: Permission denied";
+        assert_eq!(refused_read(root, &[own.to_string()]), None);
     }
 
     #[test]

@@ -59,10 +59,56 @@ impl CompileLimits {
     }
 }
 
+/// What a submission's compile may read of the kit copy at `root`: what cargo and the
+/// compiler read when the kit's own crates are already built (a grading copy is warmed from
+/// the kit's files alone, and built again from them whenever the kit changed, before any
+/// submission compiles there: `grade`'s `prepare_slot`): the practice crate, the harness's
+/// source (compiled with it), the types' crate, and the workspace's manifests and
+/// configuration. Never the answers (`reference/src/` but its types), the checks'
+/// expectations (`grader/checks/src/`), the tests' implementations (`grader/tests/`) or the
+/// lessons' help: a compile quotes what it reads (`include_str!` in a `const` that panics),
+/// and a grade's report shows what the compiler said.
+fn readable_of_copy(root: &Path) -> Vec<PathBuf> {
+    let mut readable: Vec<PathBuf> = ["practice", "grader/harness", "reference/src/types"]
+        .iter()
+        .map(|dir| root.join(dir))
+        .collect();
+    for file in [
+        "Cargo.lock",
+        ".cargo",
+        "rust-toolchain",
+        "rust-toolchain.toml",
+    ] {
+        readable.push(root.join(file));
+    }
+    // Every package's manifest: cargo reads the whole workspace's.
+    fn manifests(dir: &Path, depth: usize, found: &mut Vec<PathBuf>) {
+        let manifest = dir.join("Cargo.toml");
+        if manifest.is_file() {
+            found.push(manifest);
+        }
+        if depth == 0 {
+            return;
+        }
+        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let name = entry.file_name();
+            let skip = name == "target" || name.to_string_lossy().starts_with('.');
+            if !skip && entry.file_type().is_ok_and(|t| t.is_dir()) {
+                manifests(&entry.path(), depth - 1, found);
+            }
+        }
+    }
+    manifests(root, 4, &mut readable);
+    readable.retain(|path| path.exists());
+    readable
+}
+
 /// Confines `command`, a compile in the kit copy at `root` that writes to `target`, with a
-/// [`grader_checks::sandbox::CompileLayer`]: it reads only the copy, the toolchain, the parts
-/// of cargo's home a build uses and the system's programs and libraries, and writes only
-/// `target` (its temporary files too) and cargo's registry and locks. Returns the protections the system could not give.
+/// [`grader_checks::sandbox::CompileLayer`]: it reads only what a build needs of the copy
+/// ([`readable_of_copy`]; the rest may be listed, not read), the toolchain, the parts of
+/// cargo's home a build uses and the system's programs and libraries, and writes only
+/// `target` (its temporary files too) and cargo's registry and locks. Returns the
+/// protections the system could not give.
 pub(crate) fn confine(command: &mut Command, root: &Path, target: &Path) -> Vec<String> {
     let home = std::env::var_os("HOME").map(PathBuf::from);
     let from_env = |var: &str, default: &str| {
@@ -73,7 +119,7 @@ pub(crate) fn confine(command: &mut Command, root: &Path, target: &Path) -> Vec<
     };
     let temp = target.join("kit-tmp");
     let _ = std::fs::create_dir_all(&temp);
-    let mut readable: Vec<PathBuf> = vec![root.to_path_buf()];
+    let mut readable: Vec<PathBuf> = readable_of_copy(root);
     readable.extend(from_env("RUSTUP_HOME", ".rustup").filter(|p| p.is_dir()));
     // The program itself, found on PATH when it is a bare name: its folder (a rustup proxy's,
     // `~/.cargo/bin`, which need not be cargo's home) and the toolchain it leads to
@@ -147,7 +193,8 @@ pub(crate) fn confine(command: &mut Command, root: &Path, target: &Path) -> Vec<
     }
     let readable: Vec<&Path> = readable.iter().map(PathBuf::as_path).collect();
     let writable: Vec<&Path> = writable.iter().map(PathBuf::as_path).collect();
-    let layer = grader_checks::sandbox::CompileLayer::prepare(&readable, &writable);
+    // The whole copy may be listed (cargo looks for its packages' targets), not read.
+    let layer = grader_checks::sandbox::CompileLayer::prepare(&readable, &[root], &writable);
     let missing = layer.missing.clone();
     keep_only_build_env(command);
     command.env("TMPDIR", &temp);
@@ -519,7 +566,7 @@ mod tests {
         if !grader_checks::sandbox::probe().is_empty() {
             // Where Landlock is missing, grade refuses without --allow-weak-sandbox (tests
             // of that live in tests/sandbox.rs); there is nothing to confine with here.
-            assert!(grader_checks::sandbox::CompileLayer::prepare(&[], &[])
+            assert!(grader_checks::sandbox::CompileLayer::prepare(&[], &[], &[])
                 .missing
                 .iter()
                 .any(|m| m.contains("Landlock")));

@@ -60,6 +60,17 @@ pub enum BuildError {
     /// cargo succeeded but named no executable.
     #[error("cargo built {PRACTICE_HARNESS} but reported no executable")]
     NoExecutable,
+    /// A submission's confined compile had to compile the kit's own crates (`crate`
+    /// among them), whose sources it may not read: the copy was not built for this state of
+    /// the kit first. The kit's fault, never the submission's.
+    #[error(
+        "the grading copy's build of the kit is out of date (cargo began compiling `{krate}` \
+         in a submission's build, which may not read it)"
+    )]
+    KitNotBuilt {
+        /// The first of the kit's crates cargo began compiling.
+        krate: String,
+    },
     /// The built binary could not be given a private path.
     #[error("cannot keep a private copy of the harness in {dir}: {source}")]
     Private {
@@ -493,6 +504,7 @@ fn build_with_cargo(
     let mut shown = Vec::new();
     let mut kept = Kept::new(place.limits.output);
     let mut harness_started = false;
+    let mut kit_compiled: Option<String> = None;
     let ended = run_bounded(&mut command, &place.limits, false, |line| match line {
         Line::Err(bytes) => {
             // cargo's status lines (`   Compiling practice v0.1.0 (…)`) say when a crate's
@@ -506,6 +518,14 @@ fn build_with_cargo(
                 }
                 Some(("Compiling", what)) if what.starts_with(&format!("{PRACTICE} v")) => {
                     Clock::Start
+                }
+                // A submission's confined build may not read the kit's crates: that one of
+                // them is being compiled is the kit's failure, whatever comes of it.
+                Some(("Compiling", what)) if place.limits.confine => {
+                    if kit_compiled.is_none() {
+                        kit_compiled = what.split(" v").next().map(str::to_string);
+                    }
+                    Clock::Keep
                 }
                 Some(_) => Clock::Keep,
                 // cargo's own summary of a failed build: the kit's message says it.
@@ -578,6 +598,11 @@ fn build_with_cargo(
         cargo: cargo.to_string(),
         source,
     })?;
+    if let Some(krate) = kit_compiled {
+        if !(ended.status.success() && success) {
+            return Err(BuildError::KitNotBuilt { krate });
+        }
+    }
     if let Some(more) = kept.more() {
         let _ = write!(messages, "{more}");
         shown.push(more.clone());
@@ -1059,6 +1084,15 @@ fn private_copy(
         practice_dep_info: built.dep_info.clone(),
         _private: private,
     })
+}
+
+/// Whether the kit copy of `place` holds a recipe for `lesson` made for the present state
+/// of the kit ([`replay::fits`]): made by a build there since the kit last changed, so the
+/// kit's own crates are built for it.
+pub(crate) fn recipe_fits(place: &BuildPlace, lesson: &str) -> bool {
+    let (_, key) = cache::fingerprints(&place.root, lesson);
+    cache::load::<Recipe>(&place.cache_dir(), &format!("replay-{lesson}.json"))
+        .is_some_and(|recipe| replay::fits(&recipe, &key, &place.root, &place.target, false))
 }
 
 /// Whether a cargo package id names the practice crate (`path+file:///…/practice#0.1.0`,

@@ -1143,6 +1143,83 @@ fn files_the_grader_was_handed_open_never_reach_a_submission() {
     }
 }
 
+#[test]
+fn the_kits_answers_cannot_be_compiled_into_a_report() {
+    // A compile quotes what it reads: a `const` that panics with an included file, a
+    // `compile_error!` of one, a module from outside practice/src/. The answers, the checks'
+    // expectations and the tests' correct implementations are not readable to a submission's
+    // compile, with the fast paths on or off: refused, and not a line of them in any report.
+    let dir = tempfile::tempdir().unwrap();
+    let subs = dir.path().join("class");
+    let kept_from = [
+        "reference/src/retry.rs",
+        "grader/checks/src/digests.rs",
+        "grader/tests/support/impls.rs",
+    ];
+    let stub = common::stub("build3");
+    let attacks = [
+        (
+            "const-panic",
+            format!(
+                "{stub}\nconst R: &str = include_str!(\"../../{}\");\nconst _: () = panic!(\"{{}}\", R);\n",
+                kept_from[0]
+            ),
+        ),
+        (
+            "compile-error",
+            format!("{stub}\ncompile_error!(include_str!(\"../../{}\"));\n", kept_from[1]),
+        ),
+        (
+            "module",
+            format!("{stub}\n#[path = \"../../{}\"]\nmod borrowed;\n", kept_from[2]),
+        ),
+    ];
+    for (name, source) in &attacks {
+        std::fs::create_dir_all(subs.join(name)).unwrap();
+        std::fs::write(subs.join(name).join("lib.rs"), source).unwrap();
+    }
+    // Lines long enough to be the file's own, not a common line of Rust.
+    let secret_lines: Vec<String> = kept_from
+        .iter()
+        .flat_map(|file| {
+            let text = std::fs::read_to_string(kit_root().join(file)).unwrap();
+            text.lines()
+                .map(str::trim)
+                .filter(|l| l.len() >= 40)
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    assert!(secret_lines.len() > 30, "{}", secret_lines.len());
+    for fast in [true, false] {
+        let out = dir.path().join(if fast { "on" } else { "off" });
+        let env: &[(&str, &str)] = if fast {
+            &[]
+        } else {
+            &[(grader::fast::FAST_PATHS_VAR, "off")]
+        };
+        let output = grade_within_env(
+            &[subs.to_str().unwrap(), "--out", out.to_str().unwrap()],
+            std::time::Duration::from_secs(600),
+            env,
+        );
+        assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+        let rows = rows(&out);
+        for ((name, _), file) in attacks.iter().zip(kept_from) {
+            let row = row(&rows, name);
+            assert_eq!(row["status"], "refused", "fast paths {fast}: {row}");
+            let note = row["note"].as_str().unwrap_or_default();
+            assert!(note.contains(file), "fast paths {fast}: {row}");
+        }
+        let said = format!("{}{}", text(&output.stdout), text(&output.stderr));
+        for (path, content) in every_file(&out).into_iter().chain([(out.clone(), said)]) {
+            if let Some(line) = secret_lines.iter().find(|l| content.contains(l.as_str())) {
+                panic!("fast paths {fast}: {} quotes {line:?}", path.display());
+            }
+        }
+    }
+}
+
 /// A constructor that writes a passing report with the token it reads from standard input,
 /// then ends the process: what code linked into a harness could do before `main`.
 const FORGING_CONSTRUCTOR: &str = r##"

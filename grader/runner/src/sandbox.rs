@@ -252,12 +252,17 @@ pub struct CompileLayer {
 
 impl CompileLayer {
     /// Makes the layer ready (allocates: call it before `fork`): `readable` may be read and
-    /// its programs run, `writable` also written. The system's folders of programs and
-    /// libraries are readable too.
-    pub fn prepare(readable: &[&std::path::Path], writable: &[&std::path::Path]) -> CompileLayer {
+    /// its programs run, `listable` only listed (the names of what a folder holds, at any
+    /// depth, never a file's content), `writable` also written. The system's folders of
+    /// programs and libraries are readable too.
+    pub fn prepare(
+        readable: &[&std::path::Path],
+        listable: &[&std::path::Path],
+        writable: &[&std::path::Path],
+    ) -> CompileLayer {
         #[cfg(target_os = "linux")]
         {
-            match linux::compile_ruleset(readable, writable) {
+            match linux::compile_ruleset(readable, listable, writable) {
                 Ok(ruleset) => CompileLayer {
                     ruleset: Some(ruleset),
                     missing: Vec::new(),
@@ -270,7 +275,7 @@ impl CompileLayer {
         }
         #[cfg(not(target_os = "linux"))]
         {
-            let _ = (readable, writable);
+            let _ = (readable, listable, writable);
             CompileLayer {
                 missing: vec!["the sandbox (Landlock, seccomp) exists only on Linux".to_string()],
             }
@@ -456,6 +461,7 @@ mod linux {
     /// The Landlock ruleset of a [`super::CompileLayer`], as a descriptor to apply later.
     pub(super) fn compile_ruleset(
         readable: &[&std::path::Path],
+        listable: &[&std::path::Path],
         writable: &[&std::path::Path],
     ) -> Result<std::os::fd::OwnedFd, String> {
         let abi = landlock::abi();
@@ -466,6 +472,9 @@ mod linux {
         let read = access::READ_FILE | access::READ_DIR | access::EXECUTE;
         for folder in readable {
             ruleset.allow(folder, read, true)?;
+        }
+        for folder in listable {
+            ruleset.allow(folder, access::READ_DIR, true)?;
         }
         for folder in writable {
             ruleset.allow(folder, u64::MAX, true)?;

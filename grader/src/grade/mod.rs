@@ -1068,6 +1068,21 @@ fn prepare_slots(
     Ok(slots)
 }
 
+/// Builds the kit's own crates in `slot` for the present state of the kit, from the kit's
+/// files alone (`base`: the lessons' stubs), when no build there since the kit last changed
+/// did ([`compile::recipe_fits`]): a submission's compile may not read their sources
+/// (`bounded::confine`), so it must find them built. Unconfined, untimed: the kit's own code.
+/// A build that fails here is left to show in the submission's (as the kit's failure).
+fn prepare_slot(slot: &Slot, base: &Files, lesson: &str) -> std::io::Result<()> {
+    let place = BuildPlace::isolated(slot.root());
+    if compile::recipe_fits(&place, lesson) {
+        return Ok(());
+    }
+    kitcopy::sync(slot.root(), base)?;
+    let _ = compile::build_harness_at(&place, lesson, false, &mut std::io::sink());
+    Ok(())
+}
+
 /// Seeds the cold copy `to` (see [`seed::seed`]); if that fails, the copy is left cold (its
 /// first build compiles everything), not half seeded: only slower, never a wrong build.
 fn warm_or_leave_cold(from: &Path, from_debug: &Path, to: &Path, files: &Files) {
@@ -1079,6 +1094,9 @@ fn warm_or_leave_cold(from: &Path, from_debug: &Path, to: &Path, files: &Files) 
 /// Grades one job in `slot` and writes its reports.
 fn grade_job(slot: &Slot, base: &Files, job: &Job, settings: &Settings) -> Row {
     let started = SystemTime::now();
+    if let Err(e) = prepare_slot(slot, base, job.lesson.name) {
+        return kit_error(job, format!("cannot prepare its copy of the kit: {e}"));
+    }
     let mut files = base.clone();
     // A refused job's copy keeps the stub: nothing of the submission is compiled.
     if job.refused.is_none() {
@@ -1229,6 +1247,19 @@ fn run_checks(
     let built = match compile::build_harness_at(&place, job.lesson.name, false, text) {
         Ok(built) => built,
         Err(BuildError::Compile { errors }) => {
+            // Refused a file outside its own: the code reached for what the kit keeps from
+            // it (as the dep-info check below finds of a build that read one).
+            if let Some(first) = borrowed::refused_read(root, &errors) {
+                let why = crate::sanitise::escape_string(format!(
+                    "refused: {}; nothing was run",
+                    first.what()
+                ));
+                let _ = writeln!(text, "{why}");
+                return Err(Stopped::NotRun {
+                    status: RowStatus::Refused,
+                    why,
+                });
+            }
             return Err(Stopped::NotRun {
                 status: RowStatus::DoesNotCompile,
                 // The compiler quotes the learner's source; the toolchains the kit
