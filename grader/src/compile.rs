@@ -1086,6 +1086,14 @@ fn private_copy(
     })
 }
 
+/// Makes the next build of `lesson` in `place` one by cargo: no build kept, no recipe
+/// ([`forget_learners_builds`], and the lesson's recipe), so that cargo looks at every crate
+/// again (and rebuilds what is out of date).
+pub(crate) fn forget_builds_and_recipe(place: &BuildPlace, lesson: &str) {
+    forget_learners_builds(place);
+    let _ = std::fs::remove_file(place.cache_dir().join(format!("replay-{lesson}.json")));
+}
+
 /// Whether the kit copy of `place` holds a recipe for `lesson` made for the present state
 /// of the kit ([`replay::fits`]): made by a build there since the kit last changed, so the
 /// kit's own crates are built for it.
@@ -1151,6 +1159,58 @@ mod tests {
             .envs
             .iter()
             .any(|(k, v)| k == kit_runner::remote::PROGRAM_VAR && v == "/kit/runner"));
+    }
+
+    /// A submission's confined build that begins compiling one of the kit's crates (their
+    /// sources unreadable to it) fails as the kit's failure, naming the crate, whatever the
+    /// compiler then says: never as the submission's compile error.
+    #[cfg(unix)]
+    #[test]
+    fn a_confined_build_that_compiles_the_kits_crates_is_the_kits_failure() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let cargo = dir.path().join("cargo");
+        std::fs::write(
+            &cargo,
+            "#!/bin/sh\necho '   Compiling reference v0.1.0 (/k/reference)' >&2\n\
+             echo 'error: could not compile `reference`' >&2\nexit 101\n",
+        )
+        .unwrap();
+        std::fs::set_permissions(&cargo, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let place = |confine| BuildPlace {
+            limits: CompileLimits {
+                confine,
+                ..CompileLimits::default()
+            },
+            ..BuildPlace::isolated(dir.path())
+        };
+        let fingerprint = cache::Fingerprint("f".into());
+        let cargo = cargo.to_str().unwrap();
+        let built = build_with_cargo(
+            &place(true),
+            "build3",
+            false,
+            cargo,
+            fingerprint.clone(),
+            &mut std::io::sink(),
+        );
+        assert!(
+            matches!(&built, Err(BuildError::KitNotBuilt { krate }) if krate == "reference"),
+            "{built:?}"
+        );
+        // The kit's own build (unconfined) may compile them: its failure is a compile's.
+        let built = build_with_cargo(
+            &place(false),
+            "build3",
+            false,
+            cargo,
+            fingerprint,
+            &mut std::io::sink(),
+        );
+        assert!(
+            matches!(built, Err(BuildError::Compile { .. })),
+            "{built:?}"
+        );
     }
 
     #[test]

@@ -1073,10 +1073,15 @@ fn prepare_slots(
 /// did ([`compile::recipe_fits`]): a submission's compile may not read their sources
 /// (`bounded::confine`), so it must find them built. Unconfined, untimed: the kit's own code.
 /// A build that fails here is left to show in the submission's (as the kit's failure).
-fn prepare_slot(slot: &Slot, base: &Files, lesson: &str) -> std::io::Result<()> {
+/// `again`: whatever its recipe says (a submission's build found them out of date all the
+/// same).
+fn prepare_slot(slot: &Slot, base: &Files, lesson: &str, again: bool) -> std::io::Result<()> {
     let place = BuildPlace::isolated(slot.root());
-    if compile::recipe_fits(&place, lesson) {
+    if !again && compile::recipe_fits(&place, lesson) {
         return Ok(());
+    }
+    if again {
+        compile::forget_builds_and_recipe(&place, lesson);
     }
     kitcopy::sync(slot.root(), base)?;
     let _ = compile::build_harness_at(&place, lesson, false, &mut std::io::sink());
@@ -1094,7 +1099,7 @@ fn warm_or_leave_cold(from: &Path, from_debug: &Path, to: &Path, files: &Files) 
 /// Grades one job in `slot` and writes its reports.
 fn grade_job(slot: &Slot, base: &Files, job: &Job, settings: &Settings) -> Row {
     let started = SystemTime::now();
-    if let Err(e) = prepare_slot(slot, base, job.lesson.name) {
+    if let Err(e) = prepare_slot(slot, base, job.lesson.name, false) {
         return kit_error(job, format!("cannot prepare its copy of the kit: {e}"));
     }
     let mut files = base.clone();
@@ -1144,12 +1149,31 @@ fn grade_job(slot: &Slot, base: &Files, job: &Job, settings: &Settings) -> Row {
                 why: why.clone(),
             })
         }
-        None => run_checks(root, job, settings, &mut text),
+        None => {
+            let header = text.len();
+            match run_checks(root, job, settings, &mut text) {
+                // The copy's build of the kit's own crates was out of date all the same
+                // (something touched them since): built again from the kit's files alone,
+                // then the submission once more.
+                Err(Stopped::KitNotBuilt(_)) => {
+                    text.truncate(header);
+                    match prepare_slot(slot, base, job.lesson.name, true)
+                        .and_then(|()| kitcopy::sync(root, &files))
+                    {
+                        Ok(()) => run_checks(root, job, settings, &mut text),
+                        Err(e) => Err(Stopped::Kit(format!(
+                            "cannot prepare its copy of the kit: {e}"
+                        ))),
+                    }
+                }
+                other => other,
+            }
+        }
     };
     let (summary, not_run) = match outcome {
         Ok(summary) => (Some(summary), None),
         Err(Stopped::NotRun { status, why }) => (None, Some((status, why))),
-        Err(Stopped::Kit(why)) => return kit_error(job, why),
+        Err(Stopped::Kit(why) | Stopped::KitNotBuilt(why)) => return kit_error(job, why),
     };
     let report = RunReport::new(
         root,
@@ -1222,6 +1246,10 @@ enum Stopped {
     NotRun { status: RowStatus, why: String },
     /// The kit failed.
     Kit(String),
+    /// The copy's build of the kit's own crates was out of date: the submission's compile
+    /// began compiling one (`BuildError::KitNotBuilt`). The kit's failure; worth building
+    /// the copy again and trying once more.
+    KitNotBuilt(String),
 }
 
 /// Builds the job's harness in the copy at `root` and runs every check, writing what a
@@ -1267,6 +1295,7 @@ fn run_checks(
                 why: crate::sanitise::escape_string(compile::errors_text(&errors)),
             });
         }
+        Err(e @ BuildError::KitNotBuilt { .. }) => return Err(Stopped::KitNotBuilt(e.to_string())),
         Err(other) => return Err(Stopped::Kit(other.to_string())),
     };
     let found = borrowed::inspect(root, built.practice_dep_info.as_deref())
