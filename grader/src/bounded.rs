@@ -578,12 +578,23 @@ mod tests {
         let copy = tempfile::tempdir().unwrap();
         let target = copy.path().join("target");
         std::fs::create_dir_all(&target).unwrap();
-        std::fs::write(copy.path().join("inside.txt"), "mine").unwrap();
+        let src = copy.path().join("practice/src");
+        std::fs::create_dir_all(&src).unwrap();
+        std::fs::write(src.join("inside.txt"), "mine").unwrap();
+        // The copy's answers: in it, and not the learner's to read.
+        let answers = copy.path().join("reference/src");
+        std::fs::create_dir_all(&answers).unwrap();
+        std::fs::write(answers.join("retry.rs"), "the reference answer").unwrap();
         let compile = |source: String| {
-            std::fs::write(copy.path().join("lib.rs"), source).unwrap();
+            std::fs::write(src.join("lib.rs"), source).unwrap();
             let mut command = Command::new(std::env::var("RUSTC").unwrap_or("rustc".into()));
             command
-                .args(["--crate-type=lib", "--edition=2021", "lib.rs", "--out-dir"])
+                .args([
+                    "--crate-type=lib",
+                    "--edition=2021",
+                    "practice/src/lib.rs",
+                    "--out-dir",
+                ])
                 .arg(&target)
                 .current_dir(copy.path());
             let missing = confine(&mut command, copy.path(), &target);
@@ -608,6 +619,11 @@ mod tests {
         assert!(!ok, "a file outside the copy was read");
         assert!(said.contains("Permission denied"), "{said}");
         assert!(!said.contains("another learner's answer"), "{said}");
+        let (ok, said) =
+            compile("pub const R: &str = include_str!(\"../../reference/src/retry.rs\");\n".into());
+        assert!(!ok, "the copy's answers were read");
+        assert!(said.contains("Permission denied"), "{said}");
+        assert!(!said.contains("the reference answer"), "{said}");
         // Cargo's home is open only where a build needs it: its credentials are not.
         let credentials = std::env::var_os("HOME")
             .map(PathBuf::from)
