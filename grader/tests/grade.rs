@@ -1003,137 +1003,172 @@ fn submissions_that_attack_the_class_change_no_honest_row_now_or_later() {
     }
 }
 
+/// The kit's files a submission's compile may not read, and how [`REACHES_OUT`] tries: a
+/// `const` that panics with an included file, a `compile_error!` of one, a module from
+/// outside practice/src/.
+/// By the submission of [`graded_both_ways`] that tries it: [`REACHES_OUT`] includes two
+/// (the compiler reports each), a module of its own the third (a module the compiler cannot
+/// read ends the compile).
+const KEPT_FROM: [(&str, &str); 3] = [
+    (REACHES_OUT, "reference/src/retry.rs"),
+    (REACHES_OUT, "grader/checks/src/digests.rs"),
+    ("module", "grader/tests/support/impls.rs"),
+];
+
+/// The submission of [`graded_both_ways`] that includes into its compile two of the kit's
+/// files ([`KEPT_FROM`]) and the pipe the grader was handed.
+const REACHES_OUT: &str = "reaches-out";
+
+/// One class graded twice, with the fast paths on and off, by a grader started with files
+/// open (as a shell's `207>>log 208<secret 209< <(echo secret)` would): honest work of each
+/// kind, a constructor that forges a report, the attacks, code that uses the handed files,
+/// and code that compiles in the kit's answers. Graded once for the tests that read it.
+struct BothWays {
+    /// The submissions' names.
+    names: Vec<String>,
+    /// With the fast paths on, then off: the gradebook's rows, the output folder, what the
+    /// grader printed, and the file it was handed to append to.
+    runs: [(Vec<Value>, std::path::PathBuf, String, std::path::PathBuf); 2],
+}
+
+fn graded_both_ways() -> &'static BothWays {
+    static GRADED: std::sync::OnceLock<BothWays> = std::sync::OnceLock::new();
+    GRADED.get_or_init(|| {
+        // Under the tests' own target folder (a static is never dropped: no temporary
+        // folder would be removed), made afresh.
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("grade-both-ways");
+        let _ = std::fs::remove_dir_all(&dir);
+        let subs = dir.join("class");
+        let mut names = Vec::new();
+        let mut add = |name: &str, source: String| {
+            std::fs::create_dir_all(subs.join(name)).unwrap();
+            std::fs::write(subs.join(name).join("lib.rs"), source).unwrap();
+            names.push(name.to_string());
+        };
+        for variant in [
+            "correct",
+            "stub",
+            "does-not-compile",
+            "attempt-limit-off-by-one",
+        ] {
+            add(
+                variant,
+                class::source(&kit_root(), class::variant(variant), "both ways"),
+            );
+        }
+        let stub = common::stub("build3");
+        add(
+            "panics",
+            common::stub_with("build3", r#"panic!("the learner's own panic")"#),
+        );
+        add("forger", format!("{stub}\n{FORGING_CONSTRUCTOR}"));
+        let live = kit_root().canonicalize().unwrap_or_else(|_| kit_root());
+        for (attack, body) in ATTACKS {
+            let body = body.replace("\"@LIVE_KIT@\"", &format!("{live:?}"));
+            add(attack, common::stub_with("build3", &body));
+        }
+        add(
+            "inherits",
+            common::stub_with("build3", &common::inherited_files_attack()),
+        );
+        // Every way at once (the compiler reports each): the kit's files it may not read,
+        // and the pipe the grader was handed, read by the compiler, where the learner's code
+        // never runs.
+        let [(_, answers), (_, digests), (module, tests)] = KEPT_FROM;
+        let pipe = common::HANDED_FDS[2];
+        add(
+            REACHES_OUT,
+            format!(
+                "{stub}\nconst R: &str = include_str!(\"../../{answers}\");\n\
+                 const _: () = panic!(\"{{}}\", R);\n\
+                 compile_error!(include_str!(\"../../{digests}\"));\n\
+                 const P: &str = include_str!(\"/dev/fd/{pipe}\");\n\
+                 const _: () = panic!(\"{{}}\", P);\n"
+            ),
+        );
+        add(
+            module,
+            format!("{stub}\n#[path = \"../../{tests}\"]\nmod borrowed;\n"),
+        );
+        let run = |fast: bool| {
+            let out = dir.join(if fast { "on" } else { "off" });
+            let log = dir.join(format!("handed-{fast}.log"));
+            let env: &[(&str, &str)] = if fast {
+                &[]
+            } else {
+                &[(grader::fast::FAST_PATHS_VAR, "off")]
+            };
+            let mut command = grade_command(
+                &[
+                    subs.to_str().unwrap(),
+                    "--out",
+                    out.to_str().unwrap(),
+                    "--jobs",
+                    "2",
+                ],
+                env,
+            );
+            common::hand_open_files(&mut command, &log, &dir);
+            let output = finish_within(command, std::time::Duration::from_secs(900));
+            assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+            let said = format!("{}{}", text(&output.stdout), text(&output.stderr));
+            (rows(&out), out, said, log)
+        };
+        BothWays {
+            runs: [run(true), run(false)],
+            names,
+        }
+    })
+}
+
 #[test]
 fn a_class_graded_with_the_fast_paths_off_gets_the_rows_and_reports_it_gets_with_them_on() {
-    // Honest work of each kind, a constructor that forges a report, and the attacks: with the
-    // fast paths off the grader starts each check's judge and runner as programs (no fork
-    // server, no replayed compile), and must see exactly what it sees with them on.
-    let dir = tempfile::tempdir().unwrap();
-    let subs = dir.path().join("class");
-    let mut names = Vec::new();
-    let mut add = |name: &str, source: String| {
-        std::fs::create_dir_all(subs.join(name)).unwrap();
-        std::fs::write(subs.join(name).join("lib.rs"), source).unwrap();
-        names.push(name.to_string());
-    };
-    for variant in [
-        "correct",
-        "stub",
-        "does-not-compile",
-        "attempt-limit-off-by-one",
-    ] {
-        add(
-            variant,
-            class::source(&kit_root(), class::variant(variant), "both ways"),
-        );
-    }
-    let stub = common::stub("build3");
-    add(
-        "panics",
-        common::stub_with("build3", r#"panic!("the learner's own panic")"#),
-    );
-    add("forger", format!("{stub}\n{FORGING_CONSTRUCTOR}"));
-    let live = kit_root().canonicalize().unwrap_or_else(|_| kit_root());
-    for (attack, body) in ATTACKS {
-        let body = body.replace("\"@LIVE_KIT@\"", &format!("{live:?}"));
-        add(attack, common::stub_with("build3", &body));
-    }
-    let graded = |fast: bool| -> (Vec<Value>, std::path::PathBuf) {
-        let out = dir.path().join(if fast { "on" } else { "off" });
-        let env: &[(&str, &str)] = if fast {
-            &[]
-        } else {
-            &[(grader::fast::FAST_PATHS_VAR, "off")]
-        };
-        let output = grade_within_env(
-            &[
-                subs.to_str().unwrap(),
-                "--out",
-                out.to_str().unwrap(),
-                "--jobs",
-                "2",
-            ],
-            std::time::Duration::from_secs(900),
-            env,
-        );
-        assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
-        (rows(&out), out)
-    };
-    let (on, on_out) = graded(true);
-    let (off, off_out) = graded(false);
-    assert_eq!(on.len(), names.len(), "{on:?}");
-    for name in &names {
-        let row_on = row(&on, name);
-        assert_eq!(steady(row(&off, name)), steady(row_on), "{name}");
+    // With the fast paths off the grader starts each check's judge and runner as programs
+    // (no fork server, no replayed compile), and must see exactly what it sees with them on.
+    let graded = graded_both_ways();
+    let [(on, on_out, _, _), (off, off_out, _, _)] = &graded.runs;
+    assert_eq!(on.len(), graded.names.len(), "{on:?}");
+    for name in &graded.names {
+        assert_eq!(steady(row(off, name)), steady(row(on, name)), "{name}");
         let report = |out: &Path| checks_shown(&out.join(name).join("build3.json"));
-        assert_eq!(report(&off_out), report(&on_out), "{name}");
+        assert_eq!(report(off_out), report(on_out), "{name}");
     }
-    assert_expected(row(&off, "correct"), Expect::Passing);
-    assert_expected(row(&off, "stub"), Expect::Unfinished);
+    assert_expected(row(off, "correct"), Expect::Passing);
+    assert_expected(row(off, "stub"), Expect::Unfinished);
     for name in ["panics", "forger"] {
-        let row = row(&off, name);
+        let row = row(off, name);
         assert_eq!(row["passed"], 0, "{row}");
     }
 }
 
 #[test]
 fn files_the_grader_was_handed_open_never_reach_a_submission() {
-    // As a shell's `207>>log 208<secret 209< <(echo secret)`, a make jobserver's pipe or a CI
-    // wrapper's log would: open files, not close-on-exec, which Landlock (it rules opening)
-    // would not stop.
-    let dir = tempfile::tempdir().unwrap();
-    let subs = dir.path().join("class");
-    std::fs::create_dir_all(subs.join("inherits")).unwrap();
-    std::fs::write(
-        subs.join("inherits/lib.rs"),
-        common::stub_with("build3", &common::inherited_files_attack()),
-    )
-    .unwrap();
-    // Compiled in: the pipe read by the compiler, where the learner's code never runs.
-    std::fs::create_dir_all(subs.join("includes")).unwrap();
-    std::fs::write(
-        subs.join("includes/lib.rs"),
-        common::pipe_included_attack("build3"),
-    )
-    .unwrap();
-    for fast in [true, false] {
-        let out = dir.path().join(if fast { "on" } else { "off" });
-        let log = dir.path().join(format!("handed-{fast}.log"));
-        let env: &[(&str, &str)] = if fast {
-            &[]
-        } else {
-            &[(grader::fast::FAST_PATHS_VAR, "off")]
-        };
-        let mut command = grade_command(
-            &[subs.to_str().unwrap(), "--out", out.to_str().unwrap()],
-            env,
-        );
-        common::hand_open_files(&mut command, &log, dir.path());
-        let output = finish_within(command, std::time::Duration::from_secs(600));
-        assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
-        let written = std::fs::read_to_string(&log).unwrap();
+    // Open files, not close-on-exec, which Landlock (it rules opening) would not stop.
+    for (fast, (rows, out, said, log)) in [true, false].into_iter().zip(&graded_both_ways().runs) {
+        let written = std::fs::read_to_string(log).unwrap();
         assert_eq!(
             written, "",
-            "fast paths {fast}: the submission wrote the grader's file"
+            "fast paths {fast}: a submission wrote the grader's file"
         );
-        let rows = rows(&out);
-        let inherits = row(&rows, "inherits");
+        let inherits = row(rows, "inherits");
         assert_eq!(
             (&inherits["status"], &inherits["passed"]),
             (&"failing".into(), &0.into()),
             "{inherits}"
         );
-        // The pipe is not there to read: the file does not compile.
-        let includes = row(&rows, "includes");
-        assert_eq!(includes["status"], "does-not-compile", "{includes}");
-        let note = includes["note"].as_str().unwrap_or_default();
-        assert!(note.contains("/dev/fd/209"), "{includes}");
         let shown = checks_shown(&out.join("inherits/build3.json")).to_string();
         assert!(
             shown.contains("inherited: []"),
             "fast paths {fast}: {shown}"
         );
-        for (path, content) in every_file(&out) {
+        // The pipe is not there for the compiler to read.
+        let report = std::fs::read_to_string(out.join(REACHES_OUT).join("build3.txt")).unwrap();
+        let pipe = format!("couldn't read `/dev/fd/{}`", common::HANDED_FDS[2]);
+        assert!(report.contains(&pipe), "fast paths {fast}: {report}");
+        for (path, content) in every_file(out)
+            .into_iter()
+            .chain([(out.clone(), said.clone())])
+        {
             assert!(
                 !content.contains(common::HANDED_SECRET),
                 "fast paths {fast}: {} holds what the grader was handed to read",
@@ -1145,44 +1180,14 @@ fn files_the_grader_was_handed_open_never_reach_a_submission() {
 
 #[test]
 fn the_kits_answers_cannot_be_compiled_into_a_report() {
-    // A compile quotes what it reads: a `const` that panics with an included file, a
-    // `compile_error!` of one, a module from outside practice/src/. The answers, the checks'
-    // expectations and the tests' correct implementations are not readable to a submission's
-    // compile, with the fast paths on or off: refused, and not a line of them in any report.
-    let dir = tempfile::tempdir().unwrap();
-    let subs = dir.path().join("class");
-    let kept_from = [
-        "reference/src/retry.rs",
-        "grader/checks/src/digests.rs",
-        "grader/tests/support/impls.rs",
-    ];
-    let stub = common::stub("build3");
-    let attacks = [
-        (
-            "const-panic",
-            format!(
-                "{stub}\nconst R: &str = include_str!(\"../../{}\");\nconst _: () = panic!(\"{{}}\", R);\n",
-                kept_from[0]
-            ),
-        ),
-        (
-            "compile-error",
-            format!("{stub}\ncompile_error!(include_str!(\"../../{}\"));\n", kept_from[1]),
-        ),
-        (
-            "module",
-            format!("{stub}\n#[path = \"../../{}\"]\nmod borrowed;\n", kept_from[2]),
-        ),
-    ];
-    for (name, source) in &attacks {
-        std::fs::create_dir_all(subs.join(name)).unwrap();
-        std::fs::write(subs.join(name).join("lib.rs"), source).unwrap();
-    }
-    // Lines long enough to be the file's own, not a common line of Rust.
-    let secret_lines: Vec<String> = kept_from
+    // The answers, the checks' expectations and the tests' correct implementations are not
+    // readable to a submission's compile, with the fast paths on or off: refused, and not a
+    // line of them in any report.
+    let secret_lines: Vec<String> = KEPT_FROM
         .iter()
-        .flat_map(|file| {
+        .flat_map(|(_, file)| {
             let text = std::fs::read_to_string(kit_root().join(file)).unwrap();
+            // Lines long enough to be the file's own, not a common line of Rust.
             text.lines()
                 .map(str::trim)
                 .filter(|l| l.len() >= 40)
@@ -1191,28 +1196,26 @@ fn the_kits_answers_cannot_be_compiled_into_a_report() {
         })
         .collect();
     assert!(secret_lines.len() > 30, "{}", secret_lines.len());
-    for fast in [true, false] {
-        let out = dir.path().join(if fast { "on" } else { "off" });
-        let env: &[(&str, &str)] = if fast {
-            &[]
-        } else {
-            &[(grader::fast::FAST_PATHS_VAR, "off")]
-        };
-        let output = grade_within_env(
-            &[subs.to_str().unwrap(), "--out", out.to_str().unwrap()],
-            std::time::Duration::from_secs(600),
-            env,
-        );
-        assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
-        let rows = rows(&out);
-        for ((name, _), file) in attacks.iter().zip(kept_from) {
-            let row = row(&rows, name);
+    for (fast, (rows, out, said, _)) in [true, false].into_iter().zip(&graded_both_ways().runs) {
+        for (name, file) in KEPT_FROM {
+            let row = row(rows, name);
             assert_eq!(row["status"], "refused", "fast paths {fast}: {row}");
             let note = row["note"].as_str().unwrap_or_default();
-            assert!(note.contains(file), "fast paths {fast}: {row}");
+            assert!(
+                KEPT_FROM.iter().any(|(_, file)| note.contains(file)),
+                "fast paths {fast}: {row}"
+            );
+            // Each file refused, as the report says.
+            let report = std::fs::read_to_string(out.join(name).join("build3.txt")).unwrap();
+            assert!(
+                report.contains(&format!("{file}`: Permission denied")),
+                "fast paths {fast}, {file}: {report}"
+            );
         }
-        let said = format!("{}{}", text(&output.stdout), text(&output.stderr));
-        for (path, content) in every_file(&out).into_iter().chain([(out.clone(), said)]) {
+        for (path, content) in every_file(out)
+            .into_iter()
+            .chain([(out.clone(), said.clone())])
+        {
             if let Some(line) = secret_lines.iter().find(|l| content.contains(l.as_str())) {
                 panic!("fast paths {fast}: {} quotes {line:?}", path.display());
             }
