@@ -624,6 +624,14 @@ mod tests {
         assert!(!ok, "the copy's answers were read");
         assert!(said.contains("Permission denied"), "{said}");
         assert!(!said.contains("the reference answer"), "{said}");
+        // The system's git settings may hold credentials: not read either.
+        if Path::new("/etc/gitconfig").is_file() {
+            let (ok, said) =
+                compile("pub const G: &str = include_str!(\"/etc/gitconfig\");\n".into());
+            assert!(!ok && said.contains("Permission denied"), "{said}");
+        } else {
+            eprintln!("!! no /etc/gitconfig here: its refusal is not tested");
+        }
         // Cargo's home is open only where a build needs it: its credentials are not.
         let credentials = std::env::var_os("HOME")
             .map(PathBuf::from)

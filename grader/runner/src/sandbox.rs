@@ -483,7 +483,9 @@ mod linux {
             ruleset.allow(std::path::Path::new(folder), read, false)?;
         }
         // What the dynamic loader, the C library and cargo read of the system's settings:
-        // named one by one, so that the rest of /etc (its secrets) stays out of a build.
+        // named one by one, so that the rest of /etc (its secrets) stays out of a build. Not
+        // /etc/gitconfig: a build of path crates needs no git, and it may hold credentials
+        // (a helper's settings, a token in a URL) that a compile would quote.
         for file in [
             "/etc/ld.so.cache",
             "/etc/ld.so.conf",
@@ -492,7 +494,6 @@ mod linux {
             "/etc/group",
             "/etc/nsswitch.conf",
             "/etc/localtime",
-            "/etc/gitconfig",
         ] {
             ruleset.allow(
                 std::path::Path::new(file),
