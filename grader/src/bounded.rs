@@ -81,24 +81,33 @@ fn readable_of_copy(root: &Path) -> Vec<PathBuf> {
     ] {
         readable.push(root.join(file));
     }
-    // Every package's manifest: cargo reads the whole workspace's.
-    fn manifests(dir: &Path, depth: usize, found: &mut Vec<PathBuf>) {
-        let manifest = dir.join("Cargo.toml");
-        if manifest.is_file() {
-            found.push(manifest);
-        }
-        if depth == 0 {
-            return;
-        }
-        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-            let name = entry.file_name();
-            let skip = name == "target" || name.to_string_lossy().starts_with('.');
-            if !skip && entry.file_type().is_ok_and(|t| t.is_dir()) {
-                manifests(&entry.path(), depth - 1, found);
-            }
+    // The workspace's manifest and its members' (cargo reads them all): the members as the
+    // manifest names them, so that no other manifest in the copy (a test's fixture) is
+    // read. A manifest that cannot be read leaves only its own.
+    let manifest = root.join("Cargo.toml");
+    let members: Vec<String> = std::fs::read_to_string(&manifest)
+        .ok()
+        .and_then(|text| text.parse::<toml::Table>().ok())
+        .and_then(|table| {
+            let members = table.get("workspace")?.get("members")?.as_array()?.clone();
+            Some(
+                members
+                    .iter()
+                    .filter_map(|m| m.as_str().map(str::to_string))
+                    .collect(),
+            )
+        })
+        .unwrap_or_default();
+    readable.push(manifest);
+    for member in members {
+        // A member is a plain folder of the copy (no glob, no way out of it).
+        let plain = Path::new(&member)
+            .components()
+            .all(|c| matches!(c, std::path::Component::Normal(_)));
+        if plain && !member.contains('*') {
+            readable.push(root.join(member).join("Cargo.toml"));
         }
     }
-    manifests(root, 4, &mut readable);
     readable.retain(|path| path.exists());
     readable
 }
@@ -747,6 +756,48 @@ mod tests {
             "{:?}",
             started.elapsed()
         );
+    }
+
+    #[test]
+    fn a_copy_is_readable_only_where_a_build_reads_it() {
+        let copy = tempfile::tempdir().unwrap();
+        let root = copy.path();
+        let write = |path: &str, text: &str| {
+            let path = root.join(path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        };
+        write(
+            "Cargo.toml",
+            "[workspace]\nmembers = [\"practice\", \"reference\", \"grader/checks\", \"../outside\"]\n",
+        );
+        for member in ["practice", "reference", "grader/checks"] {
+            write(&format!("{member}/Cargo.toml"), "[package]\n");
+        }
+        write("practice/src/lib.rs", "");
+        write("reference/src/retry.rs", "");
+        write("reference/src/types/lib.rs", "");
+        write("grader/tests/fixture/Cargo.toml", "[package]\n");
+        write("Cargo.lock", "");
+        let readable = readable_of_copy(root);
+        let relative: Vec<String> = readable
+            .iter()
+            .map(|p| p.strip_prefix(root).unwrap().display().to_string())
+            .collect();
+        let mut expected = vec![
+            "practice",
+            "reference/src/types",
+            "Cargo.lock",
+            "Cargo.toml",
+            "practice/Cargo.toml",
+            "reference/Cargo.toml",
+            "grader/checks/Cargo.toml",
+        ];
+        let mut relative: Vec<&str> = relative.iter().map(String::as_str).collect();
+        expected.sort_unstable();
+        relative.sort_unstable();
+        // Not the answers, the checks' sources, another manifest, nor a member outside.
+        assert_eq!(relative, expected);
     }
 
     #[test]
