@@ -119,6 +119,19 @@ fn readable_of_copy(root: &Path) -> Vec<PathBuf> {
 /// `target` (its temporary files too) and cargo's registry and locks. Returns the
 /// protections the system could not give.
 pub(crate) fn confine(command: &mut Command, root: &Path, target: &Path) -> Vec<String> {
+    confine_to(command, root, target, &[], &[target])
+}
+
+/// [`confine`], reading also `readable` and writing only `writable` of the copy (not the
+/// whole target folder: the compiler run the grader makes itself, which reads the kit's
+/// compiled crates only as links it was given, never the reference's or the checks').
+pub(crate) fn confine_to(
+    command: &mut Command,
+    root: &Path,
+    target: &Path,
+    readable_too: &[&Path],
+    writable_in_copy: &[&Path],
+) -> Vec<String> {
     let home = std::env::var_os("HOME").map(PathBuf::from);
     let from_env = |var: &str, default: &str| {
         std::env::var_os(var)
@@ -129,6 +142,7 @@ pub(crate) fn confine(command: &mut Command, root: &Path, target: &Path) -> Vec<
     let temp = target.join("kit-tmp");
     let _ = std::fs::create_dir_all(&temp);
     let mut readable: Vec<PathBuf> = readable_of_copy(root);
+    readable.extend(readable_too.iter().map(|p| p.to_path_buf()));
     readable.extend(from_env("RUSTUP_HOME", ".rustup").filter(|p| p.is_dir()));
     // The program itself, found on PATH when it is a bare name: its folder (a rustup proxy's,
     // `~/.cargo/bin`, which need not be cargo's home) and the toolchain it leads to
@@ -162,7 +176,8 @@ pub(crate) fn confine(command: &mut Command, root: &Path, target: &Path) -> Vec<
             }
         }
     }
-    let mut writable: Vec<PathBuf> = vec![target.to_path_buf()];
+    let mut writable: Vec<PathBuf> = writable_in_copy.iter().map(|p| p.to_path_buf()).collect();
+    writable.push(temp.clone());
     // Of cargo's home, only what a build uses: the registry's sources and index, git
     // checkouts, cargo's programs, its configuration and the lock files at its top (made
     // first if missing: a rule needs the file). Never the rest: `credentials.toml` holds a

@@ -63,13 +63,10 @@ pub enum BuildError {
     /// A submission's confined compile had to compile the kit's own crates (`crate`
     /// among them), whose sources it may not read: the copy was not built for this state of
     /// the kit first. The kit's fault, never the submission's.
-    #[error(
-        "the grading copy's build of the kit is out of date (cargo began compiling `{krate}` \
-         in a submission's build, which may not read it)"
-    )]
+    #[error("the grading copy's build of the kit is out of date: {what}")]
     KitNotBuilt {
-        /// The first of the kit's crates cargo began compiling.
-        krate: String,
+        /// What showed it.
+        what: String,
     },
     /// The built binary could not be given a private path.
     #[error("cannot keep a private copy of the harness in {dir}: {source}")]
@@ -338,6 +335,45 @@ pub fn build_harness_at(
         None => Some("no recipe kept yet: cargo builds this once, and one is made"),
         Some(r) => replay::misfit(r, &key, root, &target, color),
     };
+    // A submission's confined build (`grade`) never runs cargo on its code: cargo's build
+    // reads the kit's compiled crates (the reference's among them), which the submission's
+    // compile may not. Its library is built by the recipe alone, which the copy's own build
+    // of the kit's files made (`grade`'s `prepare_slot`), whatever the fast paths say.
+    if place.limits.confine {
+        let recipe = kept
+            .filter(|r| replay::fits(r, &key, root, &target, color))
+            .ok_or_else(|| BuildError::KitNotBuilt {
+                what: "it has no recipe for this state of the kit".to_string(),
+            })?;
+        let harness = match replay::run(&recipe, &place.limits) {
+            Ok(done) => {
+                if let Some(new) = &done.new_recipe {
+                    cache::store(&cache_dir, &recipe_name, new);
+                }
+                replayed_entry(done, fingerprint, color, messages)
+            }
+            Err(replay::Unreplayed::Exceeded(exceeded)) => {
+                let text = exceeded.message();
+                let _ = write!(messages, "{text}");
+                return Err(BuildError::Compile { errors: vec![text] });
+            }
+            Err(replay::Unreplayed::Errors(errors)) => {
+                for text in &errors {
+                    let _ = write!(messages, "{text}");
+                }
+                return Err(BuildError::Compile { errors });
+            }
+            Err(replay::Unreplayed::Cargo) => {
+                return Err(BuildError::KitNotBuilt {
+                    what: "its compile of the submission ended in a way it cannot read".to_string(),
+                })
+            }
+        };
+        input.wait();
+        let built = private_copy(&target, &keep(&cache_dir, lesson, harness), None);
+        drop(lock);
+        return built;
+    }
     let recipe = kept.filter(|_| misfit.is_none());
     // While the compiler runs, the checks' fork servers start, with the harness and runner
     // the replayed build keeps, in the private folder the build will have.
@@ -380,6 +416,13 @@ pub fn build_harness_at(
             let text = exceeded.message();
             let _ = write!(messages, "{text}");
             return Err(BuildError::Compile { errors: vec![text] });
+        }
+        // Only a confined build's compile keeps its errors, and it returned above.
+        Err(replay::Unreplayed::Errors(errors)) => {
+            for text in &errors {
+                let _ = write!(messages, "{text}");
+            }
+            return Err(BuildError::Compile { errors });
         }
         Ok(done) => replayed_entry(done, fingerprint, color, messages),
         Err(replay::Unreplayed::Cargo) => {
@@ -425,6 +468,9 @@ pub fn build_harness_at(
                     return Err(BuildError::Compile {
                         errors: vec![exceeded.message()],
                     })
+                }
+                Some(Err(replay::Unreplayed::Errors(errors))) => {
+                    return Err(BuildError::Compile { errors })
                 }
                 Some(Err(replay::Unreplayed::Cargo)) if place.loaded_only => {
                     return Err(BuildError::Compile {
@@ -600,7 +646,12 @@ fn build_with_cargo(
     })?;
     if let Some(krate) = kit_compiled {
         if !(ended.status.success() && success) {
-            return Err(BuildError::KitNotBuilt { krate });
+            return Err(BuildError::KitNotBuilt {
+                what: format!(
+                    "cargo began compiling `{krate}` in a submission's build, which may not \
+                     read it"
+                ),
+            });
         }
     }
     if let Some(more) = kept.more() {
@@ -1195,7 +1246,7 @@ mod tests {
             &mut std::io::sink(),
         );
         assert!(
-            matches!(&built, Err(BuildError::KitNotBuilt { krate }) if krate == "reference"),
+            matches!(&built, Err(BuildError::KitNotBuilt { what }) if what.contains("`reference`")),
             "{built:?}"
         );
         // The kit's own build (unconfined) may compile them: its failure is a compile's.

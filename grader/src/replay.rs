@@ -699,30 +699,34 @@ struct RustcLine {
 }
 
 /// Why a replay made no library.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Unreplayed {
     /// Build with cargo instead: the compiler failed, reported an error, or printed
     /// something this cannot read (or more than [`CompileLimits::output`]).
     Cargo,
     /// The compiler reached a bound on the learner's code: cargo would only reach it again.
     Exceeded(Exceeded),
+    /// The learner's code does not compile: the compiler's errors, rendered (a confined
+    /// build's, [`CompileLimits::confine`], which never goes to cargo).
+    Errors(Vec<String>),
 }
 
 /// Why one compiler run made nothing.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 enum Failure {
     /// As [`Unreplayed`] says.
     Stopped(Unreplayed),
     /// The compiler said its linker failed (`linking with … failed`), and nothing else
-    /// stopped it.
-    Linking,
+    /// stopped it: with the errors it rendered, for a confined build.
+    Linking(Vec<String>),
 }
 
 impl From<Failure> for Unreplayed {
     fn from(failure: Failure) -> Unreplayed {
         match failure {
             Failure::Stopped(why) => why,
-            Failure::Linking => Unreplayed::Cargo,
+            Failure::Linking(errors) if !errors.is_empty() => Unreplayed::Errors(errors),
+            Failure::Linking(_) => Unreplayed::Cargo,
         }
     }
 }
@@ -732,7 +736,7 @@ impl From<Failure> for Unreplayed {
 pub(crate) fn run(recipe: &Recipe, limits: &CompileLimits) -> Result<Replayed, Unreplayed> {
     let first = compile(recipe, &recipe.library, limits, true);
     let (lines, new_recipe) = match (first, &recipe.fallback) {
-        (Err(Failure::Linking), Some(fallback)) => (
+        (Err(Failure::Linking(_)), Some(fallback)) => (
             compile(recipe, fallback, limits, true)?,
             recipe.linked_through_cc(),
         ),
@@ -773,24 +777,49 @@ fn compile(
     limits: &CompileLimits,
     timed: bool,
 ) -> Result<Vec<RustcLine>, Failure> {
+    // A confined build's compile reads, of the target folder, only links to the crates the
+    // practice crate depends on, and writes a folder of its own.
+    let confined = if limits.confine {
+        Some(
+            Confined::make(step, &recipe.target)
+                .map_err(|_| Failure::Stopped(Unreplayed::Cargo))?,
+        )
+    } else {
+        None
+    };
+    let step = confined.as_ref().map_or(step, |c| &c.step);
     let mut command = Command::new(&step.program);
     command
         .args(&step.args)
         .envs(step.env.iter().map(|(k, v)| (k, v)))
         .current_dir(&recipe.root);
-    if limits.confine {
-        crate::bounded::confine(&mut command, &recipe.root, &recipe.target);
+    if let Some(confined) = &confined {
+        crate::bounded::confine_to(
+            &mut command,
+            &recipe.root,
+            &recipe.target,
+            &[&confined.links],
+            &[&confined.out],
+        );
     }
     let mut lines = Vec::new();
     let mut readable = true;
     let mut linking_failed = false;
+    // A confined build (a submission's, in `grade`) keeps the compiler's errors itself: it
+    // never goes to cargo, whose build reads the kit's compiled crates.
+    let collect = limits.confine;
+    let mut errors: Vec<String> = Vec::new();
     let mut kept = Kept::new(limits.output);
     let ended = run_bounded(&mut command, limits, timed, |line| {
         let text = match line {
             Line::Err(text) => text,
             Line::Out(_) => return Clock::Keep,
-            Line::Cut(_) => {
-                readable = false;
+            Line::Cut(len) => {
+                if collect {
+                    kept.lose(len);
+                } else {
+                    readable = false;
+                }
                 return Clock::Keep;
             }
         };
@@ -798,7 +827,9 @@ fn compile(
             return Clock::Keep;
         }
         if !kept.take(text.len()) {
-            readable = false;
+            if !collect {
+                readable = false;
+            }
             return Clock::Keep;
         }
         let Ok(line) = serde_json::from_slice::<RustcLine>(&text) else {
@@ -814,8 +845,17 @@ fn compile(
             "future_incompat" => {}
             "diagnostic" if line.level == "error" && line.message.starts_with("linking with ") => {
                 linking_failed = true;
-                readable = false;
+                if collect {
+                    errors.extend(line.rendered);
+                } else {
+                    readable = false;
+                }
             }
+            "diagnostic" if collect && line.level.starts_with("error") => {
+                errors.extend(line.rendered)
+            }
+            // What follows errors (`failure-note`: "For more information about this error…").
+            "diagnostic" if collect => {}
             _ => readable = false,
         }
         Clock::Keep
@@ -824,13 +864,107 @@ fn compile(
     if let Some(exceeded) = ended.exceeded {
         return Err(Failure::Stopped(Unreplayed::Exceeded(exceeded)));
     }
+    if collect {
+        errors.extend(kept.more());
+    }
     if linking_failed && !ended.status.success() {
-        return Err(Failure::Linking);
+        return Err(Failure::Linking(errors));
+    }
+    if !ended.status.success() && readable && !errors.is_empty() {
+        return Err(Failure::Stopped(Unreplayed::Errors(errors)));
     }
     if !ended.status.success() || !readable {
         return Err(Failure::Stopped(Unreplayed::Cargo));
     }
     Ok(lines)
+}
+
+/// A confined build's compiler run ([`CompileLimits::confine`]): `step` reading its
+/// dependencies from `links` (links to the crates in the target folder, but the kit's own
+/// holding the answers, the checks or the harness) and writing to `out`, both made afresh
+/// under the target folder. So a submission's compile cannot include the reference's
+/// compiled crate, the checks' digests or the judge.
+struct Confined {
+    step: Step,
+    links: PathBuf,
+    out: PathBuf,
+}
+
+/// The crates of the kit a submission's compile never reads (by the name in their files).
+const KEPT_CRATES: [&str; 7] = [
+    "reference",
+    "grader_checks",
+    "kit_runner",
+    "kit_grader",
+    "grader_launcher",
+    "practice",
+    "practice_harness",
+];
+
+impl Confined {
+    fn make(step: &Step, target: &Path) -> std::io::Result<Confined> {
+        let base = target.join("kit-confined");
+        let links = base.join("links");
+        // Named `deps`, as cargo's: the dep-info file is looked for there.
+        let out = base.join("deps");
+        let _ = std::fs::remove_dir_all(&base);
+        std::fs::create_dir_all(&links)?;
+        std::fs::create_dir_all(&out)?;
+        let folders: Vec<PathBuf> = step
+            .args
+            .iter()
+            .filter_map(|a| a.strip_prefix("dependency="))
+            .map(PathBuf::from)
+            .collect();
+        for folder in &folders {
+            for entry in std::fs::read_dir(folder)?.flatten() {
+                let name = entry.file_name();
+                let Some(text) = name.to_str() else { continue };
+                if !entry.file_type().is_ok_and(|t| t.is_file()) || Self::kept(text) {
+                    continue;
+                }
+                let to = links.join(&name);
+                if std::fs::hard_link(entry.path(), &to).is_err() {
+                    std::fs::copy(entry.path(), &to)?;
+                }
+            }
+        }
+        let moved = |path: &str| -> String {
+            let file = Path::new(path).file_name().map(|n| links.join(n));
+            file.map_or_else(|| path.to_string(), |f| f.display().to_string())
+        };
+        let args = rewrite(&step.args, |option, value| match option {
+            "--out-dir" => Some(out.display().to_string()),
+            "--extern" => Some(match value.split_once('=') {
+                Some((name, path)) => format!("{name}={}", moved(path)),
+                None => value.to_string(),
+            }),
+            _ if value.starts_with("dependency=") => {
+                Some(format!("dependency={}", links.display()))
+            }
+            _ => Some(value.to_string()),
+        });
+        Ok(Confined {
+            step: Step {
+                args,
+                ..step.clone()
+            },
+            links,
+            out,
+        })
+    }
+
+    /// Whether the file `name` in a dependency folder is one of [`KEPT_CRATES`]'.
+    fn kept(name: &str) -> bool {
+        let stem = name.split('-').next().unwrap_or(name);
+        let library = [".rlib", ".rmeta", ".so"].iter().any(|e| name.ends_with(e));
+        let krate = if library {
+            stem.strip_prefix("lib").unwrap_or(stem)
+        } else {
+            stem
+        };
+        KEPT_CRATES.contains(&krate) || name.starts_with("practice_harness")
+    }
 }
 
 /// Whether `recipe` was made by this grader's way of making them, for this kit state,
@@ -887,6 +1021,29 @@ pub(crate) fn misfit(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_confined_compile_is_given_no_crate_of_the_kits_answers_checks_or_harness() {
+        for name in [
+            "libreference-5697b63d7967e139.rlib",
+            "libreference-5697b63d7967e139.rmeta",
+            "reference-5697b63d7967e139.d",
+            "libgrader_checks-ed3b6519fc012996.rlib",
+            "libkit_runner-0123.rlib",
+            "practice_harness-0123",
+            "libpractice-0123.so",
+        ] {
+            assert!(Confined::kept(name), "{name}");
+        }
+        for name in [
+            "libkit_types-0cc20c65f746aac5.rlib",
+            "liblibc-0123.rlib",
+            "libserde_json-45f7db8d6de53c54.rlib",
+            "libserde_derive-0123.so",
+        ] {
+            assert!(!Confined::kept(name), "{name}");
+        }
+    }
 
     /// Lines as cargo 1.9x prints them with `-vv` (shortened).
     const CARGO_VV: &str = "\

@@ -1019,6 +1019,15 @@ const KEPT_FROM: [(&str, &str); 3] = [
 /// files ([`KEPT_FROM`]) and the pipe the grader was handed.
 const REACHES_OUT: &str = "reaches-out";
 
+/// The submission of [`graded_both_ways`] that includes a file of its copy's target folder,
+/// where the kit's compiled crates are: [`COMPILED_STAND_IN`].
+const REACHES_TARGET: &str = "reaches-target";
+
+/// A file the test puts in each grading copy's target folder, standing for the compiled
+/// crates there (the reference's `.rlib`, the checks' digests, the judge), and what it holds.
+const COMPILED_STAND_IN: &str = "kit-test-compiled.txt";
+const COMPILED_SECRET: &str = "compiled-kit-stand-in-91c3";
+
 /// One class graded twice, with the fast paths on and off, by a grader started with files
 /// open (as a shell's `207>>log 208<secret 209< <(echo secret)` would): honest work of each
 /// kind, a constructor that forges a report, the attacks, code that uses the handed files,
@@ -1038,6 +1047,16 @@ fn graded_both_ways() -> &'static BothWays {
         // folder would be removed), made afresh.
         let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("grade-both-ways");
         let _ = std::fs::remove_dir_all(&dir);
+        // In every grading copy's target folder, beside the kit's compiled crates (the
+        // reference's, the checks' digests, the judge), a file that stands for them.
+        warm_pool();
+        let pool = common::grading_pool(&kit_root());
+        for slot in std::fs::read_dir(&pool).unwrap().flatten() {
+            let target = slot.path().join("target");
+            if target.is_dir() {
+                std::fs::write(target.join(COMPILED_STAND_IN), COMPILED_SECRET).unwrap();
+            }
+        }
         let subs = dir.join("class");
         let mut names = Vec::new();
         let mut add = |name: &str, source: String| {
@@ -1089,6 +1108,13 @@ fn graded_both_ways() -> &'static BothWays {
         add(
             module,
             format!("{stub}\n#[path = \"../../{tests}\"]\nmod borrowed;\n"),
+        );
+        add(
+            REACHES_TARGET,
+            format!(
+                "{stub}\nconst T: &str = include_str!(\"../../target/{COMPILED_STAND_IN}\");\n\
+                 const _: () = panic!(\"{{}}\", T);\n"
+            ),
         );
         let run = |fast: bool| {
             let out = dir.join(if fast { "on" } else { "off" });
@@ -1197,6 +1223,27 @@ fn the_kits_answers_cannot_be_compiled_into_a_report() {
         .collect();
     assert!(secret_lines.len() > 30, "{}", secret_lines.len());
     for (fast, (rows, out, said, _)) in [true, false].into_iter().zip(&graded_both_ways().runs) {
+        // The copy's target folder, where the kit's compiled crates are: not read either.
+        let target_row = row(rows, REACHES_TARGET);
+        assert_eq!(
+            target_row["status"], "refused",
+            "fast paths {fast}: {target_row}"
+        );
+        let note = target_row["note"].as_str().unwrap_or_default();
+        assert!(
+            note.contains(COMPILED_STAND_IN),
+            "fast paths {fast}: {target_row}"
+        );
+        for (path, content) in every_file(out)
+            .into_iter()
+            .chain([(out.clone(), said.clone())])
+        {
+            assert!(
+                !content.contains(COMPILED_SECRET),
+                "fast paths {fast}: {} quotes the target folder",
+                path.display()
+            );
+        }
         for (name, file) in KEPT_FROM {
             let row = row(rows, name);
             assert_eq!(row["status"], "refused", "fast paths {fast}: {row}");
@@ -1250,8 +1297,9 @@ fn a_constructor_that_forges_a_report_gets_no_pass() {
     let dir = tempfile::tempdir().unwrap();
     let (subs, out) = (dir.path().join("class"), dir.path().join("grades"));
     let stub = common::stub("build3");
-    // The second also keeps the grader's own build from compiling, so that only cargo's
-    // (with the learner's crate linked into the harness) does.
+    // The second also keeps the grader's own build from compiling (the only build of a
+    // submission's code in `grade`: cargo's, with the learner's crate linked into the
+    // harness, never runs there).
     for (name, extra) in [
         ("forger", FORGING_CONSTRUCTOR.to_string()),
         (
@@ -1282,7 +1330,7 @@ fn a_constructor_that_forges_a_report_gets_no_pass() {
     assert_eq!(cargo_only["status"], "does-not-compile", "{cargo_only}");
     assert_eq!(cargo_only["passed"], 0, "{cargo_only}");
     let note = cargo_only["note"].as_str().unwrap_or_default();
-    assert!(note.contains("kit_glue"), "{cargo_only}");
+    assert!(note.contains("not here"), "{cargo_only}");
 }
 
 /// A cached build is checked against the files that built it, not against whatever the
