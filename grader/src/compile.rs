@@ -358,6 +358,12 @@ pub fn build_harness_at(
                 return Err(BuildError::Compile { errors: vec![text] });
             }
             Err(replay::Unreplayed::Errors(errors)) => {
+                // The compiler renders in colour for cargo, which takes it out itself.
+                let errors: Vec<String> = if color {
+                    errors
+                } else {
+                    errors.iter().map(|e| strip_ansi(e)).collect()
+                };
                 for text in &errors {
                     let _ = write!(messages, "{text}");
                 }

@@ -809,6 +809,9 @@ fn compile(
     // never goes to cargo, whose build reads the kit's compiled crates.
     let collect = limits.confine;
     let mut errors: Vec<String> = Vec::new();
+    // What the compiler said that is not its JSON (a crash's message): a confined build's
+    // failure shows it, since the kit's crates are built and the input is the learner's.
+    let mut unread: Vec<String> = Vec::new();
     let mut kept = Kept::new(limits.output);
     let ended = run_bounded(&mut command, limits, timed, |line| {
         let text = match line {
@@ -833,6 +836,9 @@ fn compile(
             return Clock::Keep;
         }
         let Ok(line) = serde_json::from_slice::<RustcLine>(&text) else {
+            if collect && unread.len() < 20 {
+                unread.push(String::from_utf8_lossy(&text).into_owned());
+            }
             readable = false;
             return Clock::Keep;
         };
@@ -871,6 +877,21 @@ fn compile(
         return Err(Failure::Linking(errors));
     }
     if !ended.status.success() && readable && !errors.is_empty() {
+        return Err(Failure::Stopped(Unreplayed::Errors(errors)));
+    }
+    // The compiler failed on the learner's code without a message it could render (it
+    // crashed: a stack overflow on deeply nested code): the learner's compile error, with
+    // what it said, never the kit's.
+    if collect && !ended.status.success() && !unread.is_empty() {
+        let mut said = format!(
+            "error: the compiler stopped on this code without a message of its own ({})\n",
+            ended.status
+        );
+        for line in &unread {
+            said.push_str(line);
+            said.push('\n');
+        }
+        errors.push(said);
         return Err(Failure::Stopped(Unreplayed::Errors(errors)));
     }
     if !ended.status.success() || !readable {

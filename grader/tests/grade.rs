@@ -1109,6 +1109,16 @@ fn graded_both_ways() -> &'static BothWays {
             module,
             format!("{stub}\n#[path = \"../../{tests}\"]\nmod borrowed;\n"),
         );
+        // Code the compiler crashes on (its stack overflows): the learner's compile error,
+        // never the kit's.
+        add(
+            "nested",
+            format!(
+                "{stub}\npub const N: i32 = {}1{};\n",
+                "(".repeat(30_000),
+                ")".repeat(30_000)
+            ),
+        );
         add(
             REACHES_TARGET,
             format!(
@@ -1161,6 +1171,17 @@ fn a_class_graded_with_the_fast_paths_off_gets_the_rows_and_reports_it_gets_with
     }
     assert_expected(row(off, "correct"), Expect::Passing);
     assert_expected(row(off, "stub"), Expect::Unfinished);
+    for (rows, out) in [(on, on_out), (off, off_out)] {
+        let nested = row(rows, "nested");
+        assert_eq!(nested["status"], "does-not-compile", "{nested}");
+        // The compiler's messages as a learner reads them: no colour codes, raw or escaped.
+        let report = std::fs::read_to_string(out.join("does-not-compile/build3.txt")).unwrap();
+        assert!(report.contains("error"), "{report}");
+        assert!(
+            !report.contains('\u{1b}') && !report.contains("\\u{1b}"),
+            "{report}"
+        );
+    }
     for name in ["panics", "forger"] {
         let row = row(off, name);
         assert_eq!(row["passed"], 0, "{row}");
