@@ -60,9 +60,9 @@ pub enum BuildError {
     /// cargo succeeded but named no executable.
     #[error("cargo built {PRACTICE_HARNESS} but reported no executable")]
     NoExecutable,
-    /// A submission's confined compile had to compile the kit's own crates (`crate`
-    /// among them), whose sources it may not read: the copy was not built for this state of
-    /// the kit first. The kit's fault, never the submission's.
+    /// A submission's confined compile found the copy not built for this state of the kit
+    /// (no recipe for it), or ended in a way the grader cannot read: the kit's fault, never
+    /// the submission's.
     #[error("the grading copy's build of the kit is out of date: {what}")]
     KitNotBuilt {
         /// What showed it.
@@ -556,7 +556,6 @@ fn build_with_cargo(
     let mut shown = Vec::new();
     let mut kept = Kept::new(place.limits.output);
     let mut harness_started = false;
-    let mut kit_compiled: Option<String> = None;
     let ended = run_bounded(&mut command, &place.limits, false, |line| match line {
         Line::Err(bytes) => {
             // cargo's status lines (`   Compiling practice v0.1.0 (…)`) say when a crate's
@@ -570,14 +569,6 @@ fn build_with_cargo(
                 }
                 Some(("Compiling", what)) if what.starts_with(&format!("{PRACTICE} v")) => {
                     Clock::Start
-                }
-                // A submission's confined build may not read the kit's crates: that one of
-                // them is being compiled is the kit's failure, whatever comes of it.
-                Some(("Compiling", what)) if place.limits.confine => {
-                    if kit_compiled.is_none() {
-                        kit_compiled = what.split(" v").next().map(str::to_string);
-                    }
-                    Clock::Keep
                 }
                 Some(_) => Clock::Keep,
                 // cargo's own summary of a failed build: the kit's message says it.
@@ -650,16 +641,6 @@ fn build_with_cargo(
         cargo: cargo.to_string(),
         source,
     })?;
-    if let Some(krate) = kit_compiled {
-        if !(ended.status.success() && success) {
-            return Err(BuildError::KitNotBuilt {
-                what: format!(
-                    "cargo began compiling `{krate}` in a submission's build, which may not \
-                     read it"
-                ),
-            });
-        }
-    }
     if let Some(more) = kept.more() {
         let _ = write!(messages, "{more}");
         shown.push(more.clone());
@@ -1216,58 +1197,6 @@ mod tests {
             .envs
             .iter()
             .any(|(k, v)| k == kit_runner::remote::PROGRAM_VAR && v == "/kit/runner"));
-    }
-
-    /// A submission's confined build that begins compiling one of the kit's crates (their
-    /// sources unreadable to it) fails as the kit's failure, naming the crate, whatever the
-    /// compiler then says: never as the submission's compile error.
-    #[cfg(unix)]
-    #[test]
-    fn a_confined_build_that_compiles_the_kits_crates_is_the_kits_failure() {
-        use std::os::unix::fs::PermissionsExt;
-        let dir = tempfile::tempdir().unwrap();
-        let cargo = dir.path().join("cargo");
-        std::fs::write(
-            &cargo,
-            "#!/bin/sh\necho '   Compiling reference v0.1.0 (/k/reference)' >&2\n\
-             echo 'error: could not compile `reference`' >&2\nexit 101\n",
-        )
-        .unwrap();
-        std::fs::set_permissions(&cargo, std::fs::Permissions::from_mode(0o755)).unwrap();
-        let place = |confine| BuildPlace {
-            limits: CompileLimits {
-                confine,
-                ..CompileLimits::default()
-            },
-            ..BuildPlace::isolated(dir.path())
-        };
-        let fingerprint = cache::Fingerprint("f".into());
-        let cargo = cargo.to_str().unwrap();
-        let built = build_with_cargo(
-            &place(true),
-            "build3",
-            false,
-            cargo,
-            fingerprint.clone(),
-            &mut std::io::sink(),
-        );
-        assert!(
-            matches!(&built, Err(BuildError::KitNotBuilt { what }) if what.contains("`reference`")),
-            "{built:?}"
-        );
-        // The kit's own build (unconfined) may compile them: its failure is a compile's.
-        let built = build_with_cargo(
-            &place(false),
-            "build3",
-            false,
-            cargo,
-            fingerprint,
-            &mut std::io::sink(),
-        );
-        assert!(
-            matches!(built, Err(BuildError::Compile { .. })),
-            "{built:?}"
-        );
     }
 
     #[test]

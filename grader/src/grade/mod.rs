@@ -1246,9 +1246,8 @@ enum Stopped {
     NotRun { status: RowStatus, why: String },
     /// The kit failed.
     Kit(String),
-    /// The copy's build of the kit's own crates was out of date: the submission's compile
-    /// began compiling one (`BuildError::KitNotBuilt`). The kit's failure; worth building
-    /// the copy again and trying once more.
+    /// The copy's build of the kit's own crates was out of date (`BuildError::KitNotBuilt`).
+    /// The kit's failure; worth building the copy again and trying once more.
     KitNotBuilt(String),
 }
 
